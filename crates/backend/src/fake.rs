@@ -1,0 +1,257 @@
+//! `FakeDesktop`: a scriptable in-memory desktop for unit tests.
+//!
+//! It holds monitors, a stack of windows and one BGRX framebuffer covering the virtual
+//! desktop. Tests add windows (which paints them), paint regions, change window state and
+//! read pixels back; the engine sees exactly what a real backend would return. Nothing here
+//! sleeps or touches the OS.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use deskpilot_types::{Monitor, Rect, WindowId, WindowInfo, WindowState};
+
+use crate::{BackendInfo, Capture, Desktop, Error, Frame, PixelFormat, Screens, Windows};
+
+/// A scriptable desktop: monitors, windows (topmost first) and a framebuffer.
+#[derive(Debug, Clone)]
+pub struct FakeDesktop {
+    state: Arc<Mutex<State>>,
+}
+
+#[derive(Debug)]
+struct State {
+    monitors: Vec<Monitor>,
+    windows: Vec<WindowInfo>,
+    framebuffer: Frame,
+    next_id: u64,
+    captures: usize,
+}
+
+/// What a test says about a window it adds.
+#[derive(Debug, Clone)]
+pub struct FakeWindow {
+    pub title: String,
+    pub class: String,
+    pub pid: u32,
+    pub process: String,
+    pub frame: Rect,
+    /// Colour the client area is painted with.
+    pub fill: [u8; 3],
+}
+
+impl FakeWindow {
+    pub fn new(title: &str, frame: Rect) -> Self {
+        FakeWindow {
+            title: title.to_string(),
+            class: "Fake".to_string(),
+            pid: 4242,
+            process: "fake".to_string(),
+            frame,
+            fill: [200, 200, 200],
+        }
+    }
+}
+
+impl FakeDesktop {
+    /// One monitor of `width`×`height` at the origin.
+    pub fn new(width: u32, height: u32) -> Self {
+        Self::with_monitors(&[Rect::new(0, 0, width, height)])
+    }
+
+    /// Several monitors; the first is primary. Origins may be negative.
+    pub fn with_monitors(rects: &[Rect]) -> Self {
+        let bounds = rects.iter().fold(Rect::default(), |acc, r| acc.union(r));
+        let monitors = rects
+            .iter()
+            .enumerate()
+            .map(|(i, r)| Monitor {
+                index: i as u32,
+                name: format!("FAKE-{i}"),
+                rect: *r,
+                primary: i == 0,
+                scale: 1.0,
+            })
+            .collect();
+        let framebuffer = Frame {
+            rect: bounds,
+            format: PixelFormat::Bgrx,
+            data: vec![0; bounds.area() as usize * 4],
+        };
+        FakeDesktop {
+            state: Arc::new(Mutex::new(State {
+                monitors,
+                windows: Vec::new(),
+                framebuffer,
+                next_id: 0x40_0001,
+                captures: 0,
+            })),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panicking test thread must not poison every later assertion.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A [`Desktop`] whose capabilities are all this fake.
+    pub fn desktop(&self) -> Desktop {
+        let info = BackendInfo {
+            platform: "fake",
+            display: "fake:0".to_string(),
+            capture_method: "memory".to_string(),
+            window_manager: Some("fake-wm".to_string()),
+        };
+        Desktop::from_backend(info, Arc::new(self.clone()))
+    }
+
+    /// Adds a window on top of the stack, makes it active and paints its client area.
+    pub fn add_window(&self, w: FakeWindow) -> WindowId {
+        let mut s = self.lock();
+        let id = WindowId(s.next_id);
+        s.next_id += 1;
+        for other in &mut s.windows {
+            other.state.active = false;
+        }
+        // A 20 px title bar, like a simple window manager draws.
+        let client = Rect::new(
+            w.frame.x,
+            w.frame.y + 20,
+            w.frame.width,
+            w.frame.height.saturating_sub(20),
+        );
+        s.framebuffer.fill(w.frame, [40, 40, 90]);
+        s.framebuffer.fill(client, w.fill);
+        s.windows.insert(
+            0,
+            WindowInfo {
+                id,
+                title: w.title,
+                class: w.class,
+                pid: Some(w.pid),
+                process: Some(w.process),
+                frame: w.frame,
+                client,
+                state: WindowState {
+                    minimized: false,
+                    maximized: false,
+                    active: true,
+                    visible: true,
+                },
+                z: 0,
+                monitor: None,
+            },
+        );
+        renumber(&mut s.windows);
+        id
+    }
+
+    /// Removes a window (its pixels stay until painted over, like a real screen without redraw).
+    pub fn remove_window(&self, id: WindowId) {
+        let mut s = self.lock();
+        s.windows.retain(|w| w.id != id);
+        renumber(&mut s.windows);
+    }
+
+    /// Changes a window's state flags.
+    pub fn set_state(&self, id: WindowId, state: WindowState) {
+        let mut s = self.lock();
+        if let Some(w) = s.windows.iter_mut().find(|w| w.id == id) {
+            w.state = state;
+        }
+    }
+
+    /// Paints a rectangle of the framebuffer (physical coordinates).
+    pub fn paint(&self, rect: Rect, rgb: [u8; 3]) {
+        self.lock().framebuffer.fill(rect, rgb);
+    }
+
+    /// How many captures have been taken.
+    pub fn capture_count(&self) -> usize {
+        self.lock().captures
+    }
+}
+
+fn renumber(windows: &mut [WindowInfo]) {
+    for (z, w) in windows.iter_mut().enumerate() {
+        w.z = z as u32;
+    }
+}
+
+impl Screens for FakeDesktop {
+    fn monitors(&self) -> Result<Vec<Monitor>, Error> {
+        Ok(self.lock().monitors.clone())
+    }
+
+    fn desktop_bounds(&self) -> Result<Rect, Error> {
+        Ok(self.lock().framebuffer.rect)
+    }
+}
+
+impl Windows for FakeDesktop {
+    fn list_windows(&self) -> Result<Vec<WindowInfo>, Error> {
+        Ok(self.lock().windows.clone())
+    }
+}
+
+impl Capture for FakeDesktop {
+    fn capture(&self, rect: Rect) -> Result<Frame, Error> {
+        let mut s = self.lock();
+        s.captures += 1;
+        let fb = &s.framebuffer;
+        if rect.is_empty() || rect.intersect(&fb.rect) != Some(rect) {
+            return Err(Error::OutsideDesktop {
+                rect,
+                desktop: fb.rect,
+            });
+        }
+        let stride = fb.rect.width as usize * 4;
+        let x0 = (rect.x as i64 - fb.rect.x as i64) as usize;
+        let y0 = (rect.y as i64 - fb.rect.y as i64) as usize;
+        let mut data = Vec::with_capacity(rect.area() as usize * 4);
+        for row in y0..y0 + rect.height as usize {
+            data.extend_from_slice(
+                &fb.data[row * stride + x0 * 4..row * stride + (x0 + rect.width as usize) * 4],
+            );
+        }
+        Ok(Frame {
+            rect,
+            format: fb.format,
+            data,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use deskpilot_types::Point;
+
+    use super::*;
+
+    #[test]
+    fn windows_stack_topmost_first_and_paint_the_framebuffer() {
+        let fake =
+            FakeDesktop::with_monitors(&[Rect::new(0, 0, 100, 100), Rect::new(-50, 0, 50, 100)]);
+        let a = fake.add_window(FakeWindow {
+            fill: [255, 0, 0],
+            ..FakeWindow::new("a", Rect::new(-40, 10, 60, 50))
+        });
+        let b = fake.add_window(FakeWindow::new("b", Rect::new(30, 30, 40, 40)));
+        let list = fake.list_windows().unwrap();
+        assert_eq!(
+            list.iter()
+                .map(|w| (w.id, w.z, w.state.active))
+                .collect::<Vec<_>>(),
+            [(b, 0, true), (a, 1, false)]
+        );
+        let frame = fake.capture(Rect::new(-50, 0, 150, 100)).unwrap();
+        assert_eq!(frame.rgb_at(Point::new(-40, 40)), Some([255, 0, 0]));
+        assert_eq!(
+            frame.rgb_at(Point::new(-40, 10)),
+            Some([40, 40, 90]),
+            "title bar"
+        );
+        assert!(matches!(
+            fake.capture(Rect::new(90, 90, 20, 20)),
+            Err(Error::OutsideDesktop { .. })
+        ));
+    }
+}

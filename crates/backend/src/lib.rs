@@ -1,0 +1,92 @@
+//! The seam between the engine and the operating system.
+//!
+//! Each capability is a small trait ([`Screens`], [`Windows`], [`Capture`]); input, tree,
+//! clipboard and overlay traits join them as they are built. A platform backend implements
+//! the ones it supports and is bundled into a [`Desktop`] that the engine holds. Nothing here
+//! knows about images formats, coordinates of screenshots or MCP: backends speak physical
+//! virtual-desktop pixels and raw frames only.
+//!
+//! [`FakeDesktop`] is a scriptable in-memory desktop (windows + framebuffer) that implements
+//! every trait, so engine and surface tests run without a display and without sleeps.
+//!
+//! Invariant: trait methods are blocking and may be slow (they talk to other processes);
+//! callers run them on worker threads, never on the async reactor.
+
+mod error;
+pub mod fake;
+mod frame;
+
+use std::sync::Arc;
+
+use deskpilot_types::{Monitor, Rect, WindowInfo};
+
+pub use error::Error;
+pub use fake::FakeDesktop;
+pub use frame::{Frame, PixelFormat};
+
+/// Monitors and the bounds of the virtual desktop.
+pub trait Screens: Send + Sync {
+    /// Every active monitor, primary first when the platform says which one is primary.
+    fn monitors(&self) -> Result<Vec<Monitor>, Error>;
+
+    /// The bounding box of the whole virtual desktop (may have a negative origin).
+    fn desktop_bounds(&self) -> Result<Rect, Error>;
+}
+
+/// Top-level window listing.
+pub trait Windows: Send + Sync {
+    /// Every managed top-level window, topmost first (`z == 0` is on top).
+    fn list_windows(&self) -> Result<Vec<WindowInfo>, Error>;
+}
+
+/// Pixel capture.
+pub trait Capture: Send + Sync {
+    /// Grabs what is on screen inside `rect`, which must lie within
+    /// [`Screens::desktop_bounds`]; the engine clips before calling.
+    fn capture(&self, rect: Rect) -> Result<Frame, Error>;
+}
+
+/// What a backend says about itself, for `status` and `doctor`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BackendInfo {
+    /// `"x11"`, `"windows"` or `"fake"`.
+    pub platform: &'static str,
+    /// The display or session the backend is attached to (`":99"`, `"WinSta0\\Default"`).
+    pub display: String,
+    /// How captures are taken right now, e.g. `"mit-shm"` or `"getimage"`.
+    pub capture_method: String,
+    /// The window manager or shell, when known.
+    pub window_manager: Option<String>,
+}
+
+/// One platform's implementation of every capability, as the engine holds it.
+#[derive(Clone)]
+pub struct Desktop {
+    pub info: BackendInfo,
+    pub screens: Arc<dyn Screens>,
+    pub windows: Arc<dyn Windows>,
+    pub capture: Arc<dyn Capture>,
+}
+
+impl std::fmt::Debug for Desktop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Desktop")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Desktop {
+    /// Bundles one object that implements every capability.
+    pub fn from_backend<B>(info: BackendInfo, backend: Arc<B>) -> Self
+    where
+        B: Screens + Windows + Capture + 'static,
+    {
+        Desktop {
+            info,
+            screens: backend.clone(),
+            windows: backend.clone(),
+            capture: backend,
+        }
+    }
+}

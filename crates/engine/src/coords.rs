@@ -1,0 +1,231 @@
+//! The one place where image pixels and physical pixels meet.
+//!
+//! A screenshot shows `capture` (physical virtual-desktop pixels) as an image of
+//! `width`×`height`. Image pixel `i` covers physical columns `[i/s, (i+1)/s)` relative to
+//! the capture origin, where `s` is the per-axis scale `width / capture.width`. Mapping an
+//! image point to physical takes the physical pixel under the image pixel's centre, so a
+//! point read off the image lands inside the area that pixel shows (within 1 physical px of
+//! the model's intent even when downscaled) and never outside the capture.
+
+use deskpilot_types::{Point, Rect};
+use serde::Serialize;
+
+use crate::Error;
+
+/// Geometry of one image handed to a model: which physical rectangle it shows and how.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct ViewGeometry {
+    /// The physical rectangle the image shows.
+    pub capture: Rect,
+    /// Image width in pixels.
+    pub width: u32,
+    /// Image height in pixels.
+    pub height: u32,
+    /// Image pixels per physical pixel, horizontally (`physical = capture + image / scale`).
+    pub scale: f64,
+    /// Image pixels per physical pixel, vertically (equal to `scale` up to rounding).
+    pub scale_y: f64,
+}
+
+/// Limits an image must fit in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageBudget {
+    /// Widest image allowed.
+    pub max_width: u32,
+    /// Most pixels allowed (applied after `max_width`).
+    pub max_pixels: u64,
+}
+
+impl Default for ImageBudget {
+    fn default() -> Self {
+        ImageBudget {
+            max_width: 1280,
+            max_pixels: 600_000,
+        }
+    }
+}
+
+impl ViewGeometry {
+    /// The largest image of `capture`'s aspect ratio that fits `budget`, never upscaled.
+    pub fn fit(capture: Rect, budget: ImageBudget) -> ViewGeometry {
+        let (cw, ch) = (capture.width.max(1) as f64, capture.height.max(1) as f64);
+        let by_width = budget.max_width.max(1) as f64 / cw;
+        let by_pixels = (budget.max_pixels.max(1) as f64 / (cw * ch)).sqrt();
+        let s = by_width.min(by_pixels).min(1.0);
+        // Floor keeps the image inside the budget; never below one pixel.
+        let width = ((cw * s).floor() as u32).clamp(1, capture.width.max(1));
+        let height = ((ch * s).floor() as u32).clamp(1, capture.height.max(1));
+        ViewGeometry::new(capture, width, height)
+    }
+
+    /// The geometry of an image of `width`×`height` showing `capture`.
+    pub fn new(capture: Rect, width: u32, height: u32) -> ViewGeometry {
+        ViewGeometry {
+            capture,
+            width,
+            height,
+            scale: width as f64 / capture.width.max(1) as f64,
+            scale_y: height as f64 / capture.height.max(1) as f64,
+        }
+    }
+
+    /// Maps a point read off the image to the physical pixel it shows.
+    ///
+    /// Fails with `InvalidArgument` when the point is outside the image.
+    pub fn image_to_physical(&self, x: f64, y: f64) -> Result<Point, Error> {
+        if !(x.is_finite() && y.is_finite())
+            || x < 0.0
+            || y < 0.0
+            || x >= self.width as f64
+            || y >= self.height as f64
+        {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "point ({x}, {y}) is outside the {}x{} image; image coordinates run from (0, 0) to ({}, {})",
+                    self.width,
+                    self.height,
+                    self.width.saturating_sub(1),
+                    self.height.saturating_sub(1)
+                ),
+            });
+        }
+        Ok(Point::new(
+            axis_to_physical(x, self.scale, self.capture.x, self.capture.width),
+            axis_to_physical(y, self.scale_y, self.capture.y, self.capture.height),
+        ))
+    }
+
+    /// Maps a physical pixel to the image pixel showing it, `None` outside the capture.
+    pub fn physical_to_image(&self, p: Point) -> Option<(u32, u32)> {
+        if !self.capture.contains(p) {
+            return None;
+        }
+        let ix = ((p.x as f64 - self.capture.x as f64 + 0.5) * self.scale).floor();
+        let iy = ((p.y as f64 - self.capture.y as f64 + 0.5) * self.scale_y).floor();
+        Some((
+            (ix.max(0.0) as u32).min(self.width.saturating_sub(1)),
+            (iy.max(0.0) as u32).min(self.height.saturating_sub(1)),
+        ))
+    }
+}
+
+fn axis_to_physical(image: f64, scale: f64, origin: i32, extent: u32) -> i32 {
+    // Centre of the image pixel the point falls in, divided back into physical pixels.
+    let offset = ((image.floor() + 0.5) / scale).floor() as i64;
+    let offset = offset.clamp(0, extent.max(1) as i64 - 1);
+    (origin as i64 + offset) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fhd() -> Rect {
+        Rect::new(0, 0, 1920, 1080)
+    }
+
+    #[test]
+    fn fit_applies_width_then_pixel_budget_and_never_upscales() {
+        let v = ViewGeometry::fit(fhd(), ImageBudget::default());
+        assert!(
+            v.width <= 1280 && (v.width as u64 * v.height as u64) <= 600_000,
+            "{v:?}"
+        );
+        assert_eq!((v.width, v.height), (1032, 580));
+        let v = ViewGeometry::fit(
+            fhd(),
+            ImageBudget {
+                max_width: 800,
+                max_pixels: 600_000,
+            },
+        );
+        assert_eq!((v.width, v.height), (800, 450));
+        let small = ViewGeometry::fit(Rect::new(10, 10, 300, 200), ImageBudget::default());
+        assert_eq!((small.width, small.height, small.scale), (300, 200, 1.0));
+        let sliver = ViewGeometry::fit(Rect::new(0, 0, 100_000, 1), ImageBudget::default());
+        assert_eq!((sliver.width, sliver.height), (1280, 1));
+    }
+
+    #[test]
+    fn scale_one_is_identity_with_offset_origin() {
+        let v = ViewGeometry::new(Rect::new(100, 50, 640, 480), 640, 480);
+        assert_eq!(v.image_to_physical(0.0, 0.0).unwrap(), Point::new(100, 50));
+        assert_eq!(
+            v.image_to_physical(639.0, 479.0).unwrap(),
+            Point::new(739, 529)
+        );
+        assert_eq!(
+            v.image_to_physical(10.7, 20.2).unwrap(),
+            Point::new(110, 70)
+        );
+        assert_eq!(v.physical_to_image(Point::new(739, 529)), Some((639, 479)));
+    }
+
+    #[test]
+    fn edges_round_inside_the_capture() {
+        let v = ViewGeometry::fit(
+            fhd(),
+            ImageBudget {
+                max_width: 800,
+                max_pixels: 600_000,
+            },
+        );
+        let last = v.image_to_physical(799.0, 449.0).unwrap();
+        assert!(last.x <= 1919 && last.y <= 1079, "{last:?}");
+        assert!(last.x >= 1917 && last.y >= 1077, "{last:?}");
+        assert_eq!(
+            v.image_to_physical(0.0, 0.0).unwrap(),
+            Point::new(1, 1),
+            "centre of the first 2.4 px"
+        );
+        assert!(v.image_to_physical(800.0, 0.0).is_err());
+        assert!(v.image_to_physical(-0.1, 0.0).is_err());
+        assert!(v.image_to_physical(f64::NAN, 0.0).is_err());
+    }
+
+    #[test]
+    fn fractional_scale_round_trips_within_one_physical_pixel() {
+        for budget in [
+            ImageBudget {
+                max_width: 800,
+                max_pixels: 600_000,
+            },
+            ImageBudget::default(),
+        ] {
+            let v = ViewGeometry::fit(fhd(), budget);
+            for px in (0..1920).step_by(7) {
+                let p = Point::new(px, (px * 1080 / 1920).min(1079));
+                let (ix, iy) = v.physical_to_image(p).unwrap();
+                let back = v.image_to_physical(ix as f64, iy as f64).unwrap();
+                let tolerance = (1.0 / v.scale).ceil() as i32;
+                assert!(
+                    (back.x - p.x).abs() <= tolerance && (back.y - p.y).abs() <= tolerance,
+                    "{p:?} -> {back:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn negative_monitor_origins_map_correctly() {
+        let left = Rect::new(-1280, -200, 1280, 1024);
+        let v = ViewGeometry::fit(
+            left,
+            ImageBudget {
+                max_width: 640,
+                max_pixels: 600_000,
+            },
+        );
+        assert_eq!((v.width, v.height), (640, 512));
+        assert_eq!(
+            v.image_to_physical(0.0, 0.0).unwrap(),
+            Point::new(-1279, -199)
+        );
+        assert_eq!(
+            v.image_to_physical(639.0, 511.0).unwrap(),
+            Point::new(-1, 823)
+        );
+        assert_eq!(v.physical_to_image(Point::new(-1, 823)), Some((639, 511)));
+        assert_eq!(v.physical_to_image(Point::new(0, 0)), None);
+    }
+}

@@ -1,0 +1,453 @@
+//! `Engine`: the operations surfaces call, built from backend capabilities.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use deskpilot_backend::{BackendInfo, Desktop};
+use deskpilot_types::{Monitor, Rect, WindowId, WindowInfo};
+
+use crate::Error;
+use crate::coords::{ImageBudget, ViewGeometry};
+use crate::pipeline::{self, EncodedImage, ImageFormat};
+use crate::registry::{Registry, ScreenshotId, ScreenshotRecord};
+
+/// Smallest and largest `max_width` a caller may ask for.
+pub const MAX_WIDTH_RANGE: (u32, u32) = (64, 8192);
+
+/// Deployment settings the engine applies to every call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineConfig {
+    /// Default image budget.
+    pub budget: ImageBudget,
+    /// Default encoding.
+    pub format: ImageFormat,
+    /// Physical rectangles painted black in every capture. Set by the deployment, never by a tool argument.
+    pub mask_regions: Vec<Rect>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            budget: ImageBudget::default(),
+            format: ImageFormat::Jpeg { quality: 80 },
+            mask_regions: Vec::new(),
+        }
+    }
+}
+
+/// What to capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaptureTarget {
+    /// The whole virtual desktop.
+    Screen,
+    /// One monitor by index.
+    Monitor(u32),
+    /// One window's frame as it appears on screen.
+    Window(WindowId),
+    /// A physical rectangle; clipped to the desktop.
+    Region(Rect),
+}
+
+/// A screenshot request after argument parsing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScreenshotRequest {
+    pub target: CaptureTarget,
+    /// Overrides the configured `max_width` for this call.
+    pub max_width: Option<u32>,
+    /// Overrides the configured format for this call.
+    pub format: Option<ImageFormat>,
+}
+
+/// A screenshot as handed to a surface.
+#[derive(Debug, Clone)]
+pub struct Screenshot {
+    pub id: ScreenshotId,
+    pub view: ViewGeometry,
+    pub image: EncodedImage,
+    /// The window the screenshot is pinned to.
+    pub window: Option<WindowInfo>,
+    /// How many privacy masks were painted.
+    pub masked_regions: usize,
+    /// Things the caller should know (clamped arguments, clipped regions, covered windows).
+    pub notes: Vec<String>,
+    pub capture_time: Duration,
+}
+
+/// Filter for `list_windows`: case-insensitive substrings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WindowFilter {
+    /// Matches the title or the process name.
+    pub text: String,
+}
+
+/// What `status` reports.
+#[derive(Debug, Clone)]
+pub struct StatusReport {
+    pub backend: BackendInfo,
+    pub monitors: Vec<Monitor>,
+    pub desktop: Rect,
+    pub window_count: usize,
+    pub active_window: Option<WindowInfo>,
+    pub last_screenshot: Option<ScreenshotRecord>,
+    pub mask_regions: usize,
+}
+
+/// The platform-neutral core. Cheap to share behind an `Arc`; every method blocks.
+#[derive(Debug)]
+pub struct Engine {
+    desktop: Desktop,
+    config: EngineConfig,
+    shots: Mutex<Registry>,
+}
+
+impl Engine {
+    pub fn new(desktop: Desktop, config: EngineConfig) -> Self {
+        Engine {
+            desktop,
+            config,
+            shots: Mutex::new(Registry::default()),
+        }
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Windows topmost first, narrowed by `filter`.
+    pub fn list_windows(&self, filter: &WindowFilter) -> Result<Vec<WindowInfo>, Error> {
+        let mut windows = self.desktop.windows.list_windows()?;
+        let needle = filter.text.trim().to_lowercase();
+        if !needle.is_empty() {
+            windows.retain(|w| {
+                w.title.to_lowercase().contains(&needle)
+                    || w.process
+                        .as_deref()
+                        .is_some_and(|p| p.to_lowercase().contains(&needle))
+                    || w.class.to_lowercase().contains(&needle)
+            });
+        }
+        Ok(windows)
+    }
+
+    /// One window by id.
+    pub fn window(&self, id: WindowId) -> Result<WindowInfo, Error> {
+        self.desktop
+            .windows
+            .list_windows()?
+            .into_iter()
+            .find(|w| w.id == id)
+            .ok_or(Error::WindowNotFound(id))
+    }
+
+    /// Captures, masks, scales and encodes; records the geometry under a new screenshot id.
+    pub fn screenshot(&self, request: &ScreenshotRequest) -> Result<Screenshot, Error> {
+        let mut notes = Vec::new();
+        let desktop = self.desktop.screens.desktop_bounds()?;
+        let mut window = None;
+        let rect = match request.target {
+            CaptureTarget::Screen => desktop,
+            CaptureTarget::Monitor(index) => {
+                let monitors = self.desktop.screens.monitors()?;
+                let Some(m) = monitors.iter().find(|m| m.index == index) else {
+                    return Err(Error::InvalidArgument {
+                        message: format!(
+                            "no monitor {index}; monitors are {}",
+                            monitors
+                                .iter()
+                                .map(|m| format!("{} ({})", m.index, m.rect))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    });
+                };
+                m.rect
+            }
+            CaptureTarget::Region(region) => {
+                if region.is_empty() {
+                    return Err(Error::InvalidArgument {
+                        message: format!(
+                            "region {region} is empty: width and height must be at least 1"
+                        ),
+                    });
+                }
+                let clipped = region
+                    .intersect(&desktop)
+                    .ok_or(Error::RegionOutsideScreen { region, desktop })?;
+                if clipped != region {
+                    notes.push(format!(
+                        "region {region} was clipped to the desktop: {clipped}"
+                    ));
+                }
+                clipped
+            }
+            CaptureTarget::Window(id) => {
+                let windows = self.desktop.windows.list_windows()?;
+                let w = windows
+                    .iter()
+                    .find(|w| w.id == id)
+                    .ok_or(Error::WindowNotFound(id))?;
+                if w.state.minimized {
+                    return Err(Error::WindowMinimized {
+                        id,
+                        title: w.title.clone(),
+                    });
+                }
+                let on_screen = w.frame.intersect(&desktop).filter(|_| w.state.visible);
+                let Some(clipped) = on_screen else {
+                    return Err(Error::WindowNotVisible {
+                        id,
+                        title: w.title.clone(),
+                    });
+                };
+                if clipped != w.frame {
+                    notes.push(format!(
+                        "only the part of the window on screen is shown: {clipped}"
+                    ));
+                }
+                let covering: Vec<_> = windows
+                    .iter()
+                    .filter(|o| {
+                        o.z < w.z && o.state.visible && o.frame.intersect(&clipped).is_some()
+                    })
+                    .map(|o| format!("\"{}\" ({})", o.title, o.id))
+                    .collect();
+                if !covering.is_empty() {
+                    notes.push(format!(
+                        "the window is partly covered by {}; focus it first to see all of it",
+                        covering.join(", ")
+                    ));
+                }
+                window = Some(w.clone());
+                clipped
+            }
+        };
+
+        let mut budget = self.config.budget;
+        if let Some(requested) = request.max_width {
+            let (lo, hi) = MAX_WIDTH_RANGE;
+            let clamped = requested.clamp(lo, hi);
+            if clamped != requested {
+                notes.push(format!(
+                    "max_width {requested} is outside {lo}..={hi}; used {clamped}"
+                ));
+            }
+            budget.max_width = clamped;
+        }
+        let format = request.format.unwrap_or(self.config.format);
+
+        let started = Instant::now();
+        let mut frame = self.desktop.capture.capture(rect)?;
+        let capture_time = started.elapsed();
+        let masked_regions = pipeline::apply_masks(&mut frame, &self.config.mask_regions);
+        let view = ViewGeometry::fit(frame.rect, budget);
+        let image = pipeline::encode(&frame, &view, format)?;
+
+        let pin = window.as_ref().map(|w: &WindowInfo| (w.id, w.pid, w.frame));
+        let id = self
+            .shots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(view, pin);
+        tracing::debug!(
+            id,
+            capture_ms = capture_time.as_secs_f64() * 1e3,
+            resize_ms = image.resize_time.as_secs_f64() * 1e3,
+            encode_ms = image.encode_time.as_secs_f64() * 1e3,
+            bytes = image.bytes.len(),
+            "screenshot"
+        );
+        Ok(Screenshot {
+            id,
+            view,
+            image,
+            window,
+            masked_regions,
+            notes,
+            capture_time,
+        })
+    }
+
+    /// A remembered screenshot, or `UnknownScreenshot`.
+    pub fn screenshot_record(&self, id: ScreenshotId) -> Result<ScreenshotRecord, Error> {
+        self.shots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned()
+            .ok_or(Error::UnknownScreenshot(id))
+    }
+
+    /// Backend, monitors, windows and the last screenshot.
+    pub fn status(&self) -> Result<StatusReport, Error> {
+        let monitors = self.desktop.screens.monitors()?;
+        let desktop = self.desktop.screens.desktop_bounds()?;
+        let windows = self.desktop.windows.list_windows()?;
+        let last_screenshot = self
+            .shots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .last()
+            .cloned();
+        Ok(StatusReport {
+            backend: self.desktop.info.clone(),
+            monitors,
+            desktop,
+            window_count: windows.len(),
+            active_window: windows.iter().find(|w| w.state.active).cloned(),
+            last_screenshot,
+            mask_regions: self.config.mask_regions.len(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use deskpilot_backend::FakeDesktop;
+    use deskpilot_backend::fake::FakeWindow;
+    use deskpilot_types::{ErrorCode, Point, WindowState};
+
+    use super::*;
+
+    fn engine(fake: &FakeDesktop, config: EngineConfig) -> Engine {
+        Engine::new(fake.desktop(), config)
+    }
+
+    fn req(target: CaptureTarget) -> ScreenshotRequest {
+        ScreenshotRequest {
+            target,
+            max_width: None,
+            format: Some(ImageFormat::Png),
+        }
+    }
+
+    fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+        let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        (info.width, info.height, buf)
+    }
+
+    #[test]
+    fn window_screenshot_shows_the_window_and_maps_back() {
+        let fake = FakeDesktop::new(1920, 1080);
+        let id = fake.add_window(FakeWindow {
+            fill: [0, 255, 0],
+            ..FakeWindow::new("editor", Rect::new(100, 100, 400, 300))
+        });
+        let e = engine(&fake, EngineConfig::default());
+        let shot = e.screenshot(&req(CaptureTarget::Window(id))).unwrap();
+        assert_eq!(shot.view.capture, Rect::new(100, 100, 400, 300));
+        let (w, h, px) = decode_png(&shot.image.bytes);
+        assert_eq!((w, h), (400, 300));
+        let i = ((150 * w + 200) * 3) as usize;
+        assert_eq!(&px[i..i + 3], &[0, 255, 0]);
+        assert_eq!(
+            shot.view.image_to_physical(0.0, 0.0).unwrap(),
+            Point::new(100, 100)
+        );
+        assert_eq!(
+            e.screenshot_record(shot.id).unwrap().window,
+            Some((id, Some(4242), Rect::new(100, 100, 400, 300)))
+        );
+    }
+
+    #[test]
+    fn masks_apply_to_every_capture_and_are_counted() {
+        let fake = FakeDesktop::new(200, 100);
+        fake.paint(Rect::new(0, 0, 200, 100), [255, 255, 255]);
+        let config = EngineConfig {
+            mask_regions: vec![Rect::new(0, 0, 10, 10)],
+            ..EngineConfig::default()
+        };
+        let e = engine(&fake, config);
+        let shot = e.screenshot(&req(CaptureTarget::Screen)).unwrap();
+        assert_eq!(shot.masked_regions, 1);
+        let (_, _, px) = decode_png(&shot.image.bytes);
+        assert_eq!(&px[..3], &[0, 0, 0]);
+        assert_eq!(&px[30..33], &[255, 255, 255]);
+    }
+
+    #[test]
+    fn bad_targets_get_their_codes() {
+        let fake =
+            FakeDesktop::with_monitors(&[Rect::new(0, 0, 800, 600), Rect::new(-800, 0, 800, 600)]);
+        let id = fake.add_window(FakeWindow::new("min", Rect::new(10, 10, 100, 100)));
+        fake.set_state(
+            id,
+            WindowState {
+                minimized: true,
+                ..WindowState::default()
+            },
+        );
+        let e = engine(&fake, EngineConfig::default());
+        let code = |t| e.screenshot(&req(t)).unwrap_err().code();
+        assert_eq!(
+            code(CaptureTarget::Window(WindowId(1))),
+            ErrorCode::WindowNotFound
+        );
+        assert_eq!(code(CaptureTarget::Window(id)), ErrorCode::WindowMinimized);
+        assert_eq!(
+            code(CaptureTarget::Region(Rect::new(5000, 0, 10, 10))),
+            ErrorCode::RegionOutsideScreen
+        );
+        assert_eq!(
+            code(CaptureTarget::Region(Rect::new(0, 0, 0, 10))),
+            ErrorCode::InvalidArgument
+        );
+        assert_eq!(code(CaptureTarget::Monitor(7)), ErrorCode::InvalidArgument);
+        let left = e.screenshot(&req(CaptureTarget::Monitor(1))).unwrap();
+        assert_eq!(left.view.capture, Rect::new(-800, 0, 800, 600));
+        let clipped = e
+            .screenshot(&req(CaptureTarget::Region(Rect::new(700, 500, 200, 200))))
+            .unwrap();
+        assert_eq!(clipped.view.capture, Rect::new(700, 500, 100, 100));
+        assert!(clipped.notes[0].contains("clipped"), "{:?}", clipped.notes);
+    }
+
+    #[test]
+    fn max_width_is_clamped_and_said() {
+        let fake = FakeDesktop::new(1920, 1080);
+        let e = engine(&fake, EngineConfig::default());
+        let shot = e
+            .screenshot(&ScreenshotRequest {
+                target: CaptureTarget::Screen,
+                max_width: Some(10),
+                format: None,
+            })
+            .unwrap();
+        assert_eq!(shot.view.width, 64);
+        assert!(
+            shot.notes.iter().any(|n| n.contains("max_width 10")),
+            "{:?}",
+            shot.notes
+        );
+    }
+
+    #[test]
+    fn covered_window_is_noted_and_filter_matches_title_or_process() {
+        let fake = FakeDesktop::new(1000, 800);
+        let below = fake.add_window(FakeWindow::new("Below", Rect::new(0, 0, 400, 400)));
+        fake.add_window(FakeWindow {
+            process: "overlapper".into(),
+            ..FakeWindow::new("Above", Rect::new(200, 200, 400, 400))
+        });
+        let e = engine(&fake, EngineConfig::default());
+        let shot = e.screenshot(&req(CaptureTarget::Window(below))).unwrap();
+        assert!(
+            shot.notes.iter().any(|n| n.contains("\"Above\"")),
+            "{:?}",
+            shot.notes
+        );
+        let found = e
+            .list_windows(&WindowFilter {
+                text: "OVERLAP".into(),
+            })
+            .unwrap();
+        assert_eq!(
+            found.iter().map(|w| w.title.as_str()).collect::<Vec<_>>(),
+            ["Above"]
+        );
+        assert_eq!(e.status().unwrap().active_window.unwrap().title, "Above");
+    }
+}

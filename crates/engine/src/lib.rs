@@ -1,0 +1,26 @@
+//! deskpilot's platform-neutral core.
+//!
+//! The engine owns observation state (which screenshots were handed out and what geometry
+//! they had), turns requests into backend calls and raw frames into budgeted images. It
+//! talks to the operating system only through the capability traits of `deskpilot-backend`
+//! and knows nothing about MCP or JSON-RPC: surfaces in `deskpilot-mcp` render its results.
+//!
+//! Invariants:
+//! - every coordinate inside the engine is a physical virtual-desktop pixel; conversion to
+//!   and from image space happens only in [`coords`];
+//! - every capture passes through [`pipeline`], which applies privacy masks before anything
+//!   else sees the pixels;
+//! - engine methods block (backends talk to other processes); async callers run them on a
+//!   blocking pool.
+
+pub mod coords;
+mod engine;
+mod error;
+pub mod pipeline;
+mod registry;
+
+pub use engine::{
+    CaptureTarget, Engine, EngineConfig, Screenshot, ScreenshotRequest, StatusReport, WindowFilter,
+};
+pub use error::Error;
+pub use registry::{ScreenshotId, ScreenshotRecord};

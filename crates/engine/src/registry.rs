@@ -1,0 +1,80 @@
+//! Screenshots handed out so far: their id, geometry and the window they were pinned to.
+//!
+//! Later actions read coordinates "in the pixel space of the last screenshot (or of
+//! `screenshot_id`)"; this registry is where that space is looked up. It keeps the most
+//! recent [`CAPACITY`] records; older ids are refused as unknown rather than guessed.
+
+use std::collections::VecDeque;
+use std::time::SystemTime;
+
+use deskpilot_types::{Rect, WindowId};
+
+use crate::coords::ViewGeometry;
+
+/// How many screenshots are remembered.
+pub const CAPACITY: usize = 64;
+
+/// The id of a screenshot, unique for the life of the server process.
+pub type ScreenshotId = u64;
+
+/// What the engine remembers about one screenshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScreenshotRecord {
+    pub id: ScreenshotId,
+    pub view: ViewGeometry,
+    /// The window the screenshot was pinned to: its id, pid and frame at capture time.
+    pub window: Option<(WindowId, Option<u32>, Rect)>,
+    pub taken_at: SystemTime,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    next: ScreenshotId,
+    records: VecDeque<ScreenshotRecord>,
+}
+
+impl Registry {
+    pub(crate) fn insert(
+        &mut self,
+        view: ViewGeometry,
+        window: Option<(WindowId, Option<u32>, Rect)>,
+    ) -> ScreenshotId {
+        self.next += 1;
+        if self.records.len() == CAPACITY {
+            self.records.pop_front();
+        }
+        self.records.push_back(ScreenshotRecord {
+            id: self.next,
+            view,
+            window,
+            taken_at: SystemTime::now(),
+        });
+        self.next
+    }
+
+    pub(crate) fn get(&self, id: ScreenshotId) -> Option<&ScreenshotRecord> {
+        self.records.iter().rev().find(|r| r.id == id)
+    }
+
+    pub(crate) fn last(&self) -> Option<&ScreenshotRecord> {
+        self.records.back()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forgets_the_oldest_beyond_capacity() {
+        let mut r = Registry::default();
+        let view = ViewGeometry::new(Rect::new(0, 0, 10, 10), 10, 10);
+        let first = r.insert(view, None);
+        for _ in 0..CAPACITY {
+            r.insert(view, None);
+        }
+        assert!(r.get(first).is_none());
+        assert_eq!(r.get(first + 1).map(|x| x.id), Some(first + 1));
+        assert_eq!(r.last().map(|x| x.id), Some(first + CAPACITY as u64));
+    }
+}

@@ -1,0 +1,125 @@
+//! Stable error codes, the strings agents match on, each with a one-line hint.
+//!
+//! Codes are part of the public contract: never rename one. Where a seed document names a
+//! code (`WINDOW_NOT_FOUND`, `AMBIGUOUS_WINDOW`, …) the same spelling is used here.
+
+use serde::{Deserialize, Serialize};
+
+/// Every error code a deskpilot tool can return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// An argument is missing, malformed or out of range.
+    InvalidArgument,
+    /// No window with the given id exists (any more).
+    WindowNotFound,
+    /// The window exists but is minimized, so it has no pixels on screen.
+    WindowMinimized,
+    /// The window exists but is not mapped / shown.
+    WindowNotVisible,
+    /// A requested region lies outside every monitor.
+    RegionOutsideScreen,
+    /// A `screenshot_id` that was never issued or has been forgotten.
+    UnknownScreenshot,
+    /// No display / desktop session can be reached.
+    NoDisplay,
+    /// Grabbing pixels failed.
+    CaptureFailed,
+    /// The platform refused or failed a call in a way not covered above.
+    PlatformError,
+    /// The tool is disabled by `--tools` / `--exclude-tools`.
+    ToolDisabled,
+    /// A bug in deskpilot.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The stable string, e.g. `"WINDOW_NOT_FOUND"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
+            ErrorCode::WindowNotFound => "WINDOW_NOT_FOUND",
+            ErrorCode::WindowMinimized => "WINDOW_MINIMIZED",
+            ErrorCode::WindowNotVisible => "WINDOW_NOT_VISIBLE",
+            ErrorCode::RegionOutsideScreen => "REGION_OUTSIDE_SCREEN",
+            ErrorCode::UnknownScreenshot => "UNKNOWN_SCREENSHOT",
+            ErrorCode::NoDisplay => "NO_DISPLAY",
+            ErrorCode::CaptureFailed => "CAPTURE_FAILED",
+            ErrorCode::PlatformError => "PLATFORM_ERROR",
+            ErrorCode::ToolDisabled => "TOOL_DISABLED",
+            ErrorCode::Internal => "INTERNAL",
+        }
+    }
+
+    /// One line telling the agent what to do next.
+    pub const fn hint(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidArgument => "Fix the argument named in the message and call again.",
+            ErrorCode::WindowNotFound => {
+                "The window is gone or the id is wrong: call list_windows and use an id from its answer."
+            }
+            ErrorCode::WindowMinimized => {
+                "Restore the window first (window action restore), or screenshot the screen instead."
+            }
+            ErrorCode::WindowNotVisible => {
+                "The window is not shown on screen; focus or restore it, or screenshot the screen instead."
+            }
+            ErrorCode::RegionOutsideScreen => {
+                "Pick a region inside a monitor: status lists the monitors and their bounds."
+            }
+            ErrorCode::UnknownScreenshot => {
+                "That screenshot_id is unknown or too old: take a new screenshot and use its id."
+            }
+            ErrorCode::NoDisplay => {
+                "Start deskpilot inside a desktop session (DISPLAY set), or use `deskpilot serve --virtual-display`; `deskpilot doctor` says what is missing."
+            }
+            ErrorCode::CaptureFailed => {
+                "Retry once; if it fails again run `deskpilot doctor` and report its output."
+            }
+            ErrorCode::PlatformError => "Retry once; if it persists run `deskpilot doctor`.",
+            ErrorCode::ToolDisabled => {
+                "This server was started without that tool (--tools / --exclude-tools); use another tool or ask the user to enable it."
+            }
+            ErrorCode::Internal => {
+                "This is a deskpilot bug: retry once, then report it with the message."
+            }
+        }
+    }
+
+    /// Every code, for documentation and tests.
+    pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode::InvalidArgument,
+        ErrorCode::WindowNotFound,
+        ErrorCode::WindowMinimized,
+        ErrorCode::WindowNotVisible,
+        ErrorCode::RegionOutsideScreen,
+        ErrorCode::UnknownScreenshot,
+        ErrorCode::NoDisplay,
+        ErrorCode::CaptureFailed,
+        ErrorCode::PlatformError,
+        ErrorCode::ToolDisabled,
+        ErrorCode::Internal,
+    ];
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_spelling_matches_as_str_and_hints_are_one_line() {
+        for code in ErrorCode::ALL {
+            let json = serde_json::to_value(code).unwrap();
+            assert_eq!(json, serde_json::Value::from(code.as_str()));
+            assert!(!code.hint().is_empty());
+            assert!(!code.hint().contains('\n'), "hints are one line: {code}");
+        }
+    }
+}

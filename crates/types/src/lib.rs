@@ -1,0 +1,15 @@
+//! Plain data shared by every deskpilot crate: geometry, window descriptions, monitors and
+//! the stable error codes agents see.
+//!
+//! This crate does no IO and knows no operating system. Everything here is `serde`-ready
+//! so the MCP surface can render it, but nothing here knows about MCP or JSON-RPC.
+//!
+//! Invariant: every coordinate in these types is in physical virtual-desktop pixels.
+
+mod code;
+mod geometry;
+mod window;
+
+pub use code::ErrorCode;
+pub use geometry::{Point, Rect};
+pub use window::{Monitor, WindowId, WindowInfo, WindowState};
