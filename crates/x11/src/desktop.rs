@@ -1,0 +1,101 @@
+//! `X11Desktop`: one X connection implementing every capability trait.
+
+use std::sync::Arc;
+
+use deskpilot_backend::{BackendInfo, Capture, Desktop, Error, Frame, Screens, Windows};
+use deskpilot_types::{Monitor, Rect, WindowInfo};
+use x11rb::connection::Connection;
+use x11rb::rust_connection::RustConnection;
+
+use crate::atoms::Atoms;
+use crate::capture::Grabber;
+
+/// A connection to an X display and what deskpilot learned about it at connect time.
+#[derive(Debug)]
+pub struct X11Desktop {
+    pub(crate) conn: RustConnection,
+    pub(crate) root: u32,
+    pub(crate) atoms: Atoms,
+    pub(crate) display: String,
+    grabber: Grabber,
+}
+
+impl X11Desktop {
+    /// Connects to `display` (or `$DISPLAY` when `None`).
+    pub fn connect(display: Option<&str>) -> Result<Self, Error> {
+        let name = display.map(str::to_string).or_else(|| std::env::var("DISPLAY").ok()).unwrap_or_default();
+        if name.is_empty() {
+            return Err(Error::NoDisplay { message: "DISPLAY is not set".to_string() });
+        }
+        let (conn, screen_num) = RustConnection::connect(Some(&name))
+            .map_err(|e| Error::NoDisplay { message: format!("cannot connect to X display {name}: {e}") })?;
+        let root = conn.setup().roots[screen_num].root;
+        let atoms = Atoms::new(&conn).map_err(x11_err("intern atoms"))?.reply().map_err(x11_err("intern atoms"))?;
+        let grabber = Grabber::new(&conn, screen_num);
+        Ok(X11Desktop { conn, root, atoms, display: name, grabber })
+    }
+
+    /// The name of the display this desktop is connected to.
+    pub fn display_name(&self) -> &str {
+        &self.display
+    }
+
+    /// What `status` shows about this backend.
+    pub fn info(&self) -> BackendInfo {
+        BackendInfo {
+            platform: "x11",
+            display: self.display.clone(),
+            capture_method: self.grabber.method(),
+            window_manager: crate::windows::window_manager_name(self),
+        }
+    }
+
+    /// Wraps this connection as the engine's [`Desktop`].
+    pub fn into_desktop(self) -> Desktop {
+        let info = self.info();
+        Desktop::from_backend(info, Arc::new(self))
+    }
+}
+
+/// Maps any x11rb error into a backend error that keeps the source.
+pub(crate) fn x11_err<E>(operation: &'static str) -> impl Fn(E) -> Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    move |e| {
+        let text = e.to_string();
+        if text.contains("connection") && (text.contains("broken") || text.contains("closed") || text.contains("IO")) {
+            Error::NoDisplay { message: format!("{operation}: the X connection is gone: {text}") }
+        } else {
+            Error::os(operation, e)
+        }
+    }
+}
+
+impl Screens for X11Desktop {
+    fn monitors(&self) -> Result<Vec<Monitor>, Error> {
+        crate::monitors::monitors(self)
+    }
+
+    fn desktop_bounds(&self) -> Result<Rect, Error> {
+        use x11rb::protocol::xproto::ConnectionExt as _;
+        let g = self.conn.get_geometry(self.root).map_err(x11_err("GetGeometry"))?.reply().map_err(x11_err("GetGeometry"))?;
+        Ok(Rect::new(0, 0, g.width as u32, g.height as u32))
+    }
+}
+
+impl Windows for X11Desktop {
+    fn list_windows(&self) -> Result<Vec<WindowInfo>, Error> {
+        crate::windows::list(self)
+    }
+}
+
+impl Capture for X11Desktop {
+    fn capture(&self, rect: Rect) -> Result<Frame, Error> {
+        let desktop = self.desktop_bounds()?;
+        if rect.is_empty() || rect.intersect(&desktop) != Some(rect) {
+            return Err(Error::OutsideDesktop { rect, desktop });
+        }
+        self.grabber.grab(&self.conn, self.root, rect)
+    }
+}

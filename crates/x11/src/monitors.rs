@@ -1,0 +1,51 @@
+//! Monitors through RandR 1.5 `GetMonitors`; the whole root window when RandR is absent.
+
+use deskpilot_backend::Error;
+use deskpilot_types::{Monitor, Rect};
+use x11rb::connection::RequestConnection;
+use x11rb::protocol::randr::{self, ConnectionExt as _};
+use x11rb::protocol::xproto::ConnectionExt as _;
+
+use crate::X11Desktop;
+use crate::desktop::x11_err;
+
+/// Active monitors, primary first.
+pub(crate) fn monitors(d: &X11Desktop) -> Result<Vec<Monitor>, Error> {
+    let c = &d.conn;
+    let has_randr = matches!(c.extension_information(randr::X11_EXTENSION_NAME), Ok(Some(_)));
+    let mut out = Vec::new();
+    if has_randr {
+        if let Ok(reply) = c.randr_get_monitors(d.root, true).map_err(x11_err("RRGetMonitors"))?.reply() {
+            let names: Vec<_> = reply.monitors.iter().map(|m| c.get_atom_name(m.name).ok()).collect();
+            for (m, name) in reply.monitors.iter().zip(names) {
+                let name = name
+                    .and_then(|cookie| cookie.reply().ok())
+                    .map(|r| String::from_utf8_lossy(&r.name).into_owned())
+                    .unwrap_or_default();
+                out.push(Monitor {
+                    index: 0,
+                    name,
+                    rect: Rect::new(m.x as i32, m.y as i32, m.width as u32, m.height as u32),
+                    primary: m.primary,
+                    scale: 1.0,
+                });
+            }
+        }
+    }
+    if out.is_empty() {
+        let g = c.get_geometry(d.root).map_err(x11_err("GetGeometry"))?.reply().map_err(x11_err("GetGeometry"))?;
+        out.push(Monitor {
+            index: 0,
+            name: "screen".to_string(),
+            rect: Rect::new(0, 0, g.width as u32, g.height as u32),
+            primary: true,
+            scale: 1.0,
+        });
+    }
+    // Primary first, then left to right; indexes follow that order.
+    out.sort_by_key(|m| (!m.primary, m.rect.x, m.rect.y));
+    for (i, m) in out.iter_mut().enumerate() {
+        m.index = i as u32;
+    }
+    Ok(out)
+}

@@ -1,0 +1,503 @@
+//! A complete headless desktop: Xvfb + D-Bus session + AT-SPI bus + openbox.
+//!
+//! This is the one owner of desktop bring-up. `deskpilot serve --virtual-display`,
+//! `deskpilot desktop -- <command>` and the end-to-end tests all call [`VirtualDisplay::start`].
+//!
+//! Order (each step polls for its condition with a deadline, never sleeps and hopes):
+//! Xvfb answers on a free display → `dbus-daemon --session` prints its address →
+//! `at-spi-bus-launcher --launch-immediately` owns `org.a11y.Bus` → `IsEnabled` is set and
+//! the bus address is written to the root property `AT_SPI_BUS` (Qt apps only join the tree
+//! when it is there) → openbox sets `_NET_SUPPORTING_WM_CHECK`.
+//!
+//! Every child is spawned from one keeper thread that lives as long as the
+//! [`VirtualDisplay`], with `PR_SET_PDEATHSIG`, so children die with deskpilot even when it is
+//! killed with SIGKILL. Dropping the value tears them down in reverse order (SIGTERM, then
+//! SIGKILL after a grace period) and removes the scratch directory.
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use x11rb::connection::Connection;
+use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _, PropMode};
+use x11rb::rust_connection::RustConnection;
+use x11rb::wrapper::ConnectionExt as _;
+
+/// How the virtual desktop should look.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VirtualDisplayOptions {
+    pub width: u32,
+    pub height: u32,
+    /// Start the AT-SPI accessibility bus (needed for element trees).
+    pub accessibility: bool,
+    /// Start openbox (needed for window listing and management).
+    pub window_manager: bool,
+    /// How long each step may take.
+    pub step_timeout: Duration,
+}
+
+impl Default for VirtualDisplayOptions {
+    fn default() -> Self {
+        VirtualDisplayOptions {
+            width: 1920,
+            height: 1080,
+            accessibility: true,
+            window_manager: true,
+            step_timeout: Duration::from_secs(15),
+        }
+    }
+}
+
+/// Why the desktop could not be started.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// A program deskpilot needs is not installed.
+    #[error("{program} is not installed: apt-get install -y {package}")]
+    MissingProgram { program: &'static str, package: &'static str },
+    /// A step failed or timed out; `log` holds the tail of the program's output.
+    #[error("{step} failed: {message}{}", if log.is_empty() { String::new() } else { format!("\n--- output ---\n{log}") })]
+    Step { step: &'static str, message: String, log: String },
+}
+
+/// A running headless desktop. Dropping it tears everything down.
+#[derive(Debug)]
+pub struct VirtualDisplay {
+    env: Vec<(String, String)>,
+    display: String,
+    a11y_bus: Option<String>,
+    shutdown: Option<mpsc::Sender<()>>,
+    keeper: Option<JoinHandle<()>>,
+}
+
+impl VirtualDisplay {
+    /// Brings the desktop up; returns once every requested part answers.
+    pub fn start(options: VirtualDisplayOptions) -> Result<VirtualDisplay, StartError> {
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let (shutdown_tx, shutdown_rx) = mpsc::channel::<()>();
+        let keeper = std::thread::Builder::new()
+            .name("virtual-display".to_string())
+            .spawn(move || {
+                let mut parts = Parts::default();
+                match bring_up(&options, &mut parts) {
+                    Ok(ready) => {
+                        let _ = ready_tx.send(Ok(ready));
+                        // Wait for the owner to go away (explicit shutdown or drop).
+                        let _ = shutdown_rx.recv();
+                    }
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                    }
+                }
+                parts.teardown();
+            })
+            .map_err(|e| StartError::Step { step: "spawn keeper thread", message: e.to_string(), log: String::new() })?;
+        match ready_rx.recv() {
+            Ok(Ok(ready)) => Ok(VirtualDisplay {
+                env: ready.env,
+                display: ready.display,
+                a11y_bus: ready.a11y_bus,
+                shutdown: Some(shutdown_tx),
+                keeper: Some(keeper),
+            }),
+            Ok(Err(e)) => {
+                let _ = keeper.join();
+                Err(e)
+            }
+            Err(_) => {
+                let _ = keeper.join();
+                Err(StartError::Step { step: "bring-up", message: "the keeper thread died".into(), log: String::new() })
+            }
+        }
+    }
+
+    /// The X display name, e.g. `":93"`.
+    pub fn display(&self) -> &str {
+        &self.display
+    }
+
+    /// The accessibility bus address, when it was started.
+    pub fn a11y_bus(&self) -> Option<&str> {
+        self.a11y_bus.as_deref()
+    }
+
+    /// Environment variables apps on this desktop need (DISPLAY, D-Bus, toolkit a11y, XDG dirs).
+    pub fn env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
+    /// Applies [`Self::env`] to a command (and removes `NO_AT_BRIDGE`).
+    pub fn configure(&self, cmd: &mut Command) {
+        cmd.env_remove("NO_AT_BRIDGE");
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+    }
+}
+
+impl Drop for VirtualDisplay {
+    fn drop(&mut self) {
+        drop(self.shutdown.take());
+        if let Some(keeper) = self.keeper.take() {
+            let _ = keeper.join();
+        }
+    }
+}
+
+struct Ready {
+    env: Vec<(String, String)>,
+    display: String,
+    a11y_bus: Option<String>,
+}
+
+/// Children in start order, and the scratch directory.
+#[derive(Default)]
+struct Parts {
+    children: Vec<(&'static str, Child)>,
+    scratch: Option<PathBuf>,
+}
+
+impl Parts {
+    fn teardown(&mut self) {
+        for (name, child) in self.children.iter_mut().rev() {
+            stop(name, child);
+        }
+        self.children.clear();
+        if let Some(dir) = self.scratch.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn stop(name: &str, child: &mut Child) {
+    if let Ok(Some(_)) = child.try_wait() {
+        return;
+    }
+    // SAFETY: kill(2) on the pid of a child we still own (not yet reaped).
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    tracing::warn!(program = name, "did not exit on SIGTERM; killing");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn require(program: &'static str, package: &'static str) -> Result<PathBuf, StartError> {
+    find_program(program).ok_or(StartError::MissingProgram { program, package })
+}
+
+/// Looks a program up on PATH (and in /usr/libexec for the AT-SPI launcher).
+fn find_program(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/libexec"), PathBuf::from("/usr/lib/at-spi2-core")])
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
+
+/// Spawns a child that dies with this thread's process, logging to `log`.
+fn spawn(
+    parts: &mut Parts,
+    name: &'static str,
+    cmd: &mut Command,
+    log: &Path,
+    stdout: Stdio,
+) -> Result<usize, StartError> {
+    let file = std::fs::File::create(log)
+        .map_err(|e| StartError::Step { step: name, message: format!("cannot create {}: {e}", log.display()), log: String::new() })?;
+    let err = file.try_clone().map_err(|e| StartError::Step { step: name, message: e.to_string(), log: String::new() })?;
+    cmd.stdin(Stdio::null()).stdout(stdout).stderr(err);
+    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().map_err(|e| StartError::Step { step: name, message: e.to_string(), log: String::new() })?;
+    parts.children.push((name, child));
+    Ok(parts.children.len() - 1)
+}
+
+fn tail(log: &Path) -> String {
+    let mut s = String::new();
+    if let Ok(mut f) = std::fs::File::open(log) {
+        let _ = f.read_to_string(&mut s);
+    }
+    let lines: Vec<_> = s.lines().collect();
+    lines[lines.len().saturating_sub(15)..].join("\n")
+}
+
+/// Polls `probe` until it yields a value or `timeout` passes.
+fn poll<T>(timeout: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(2);
+    loop {
+        if let Some(v) = probe() {
+            return Some(v);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+fn exited(parts: &mut Parts, index: usize) -> bool {
+    matches!(parts.children[index].1.try_wait(), Ok(Some(_)))
+}
+
+fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, StartError> {
+    let xvfb = require("Xvfb", "xvfb")?;
+    let dbus = require("dbus-daemon", "dbus")?;
+    let openbox = if o.window_manager { Some(require("openbox", "openbox")?) } else { None };
+    let (launcher, dbus_send) = if o.accessibility {
+        (Some(require("at-spi-bus-launcher", "at-spi2-core")?), Some(require("dbus-send", "dbus-bin")?))
+    } else {
+        (None, None)
+    };
+
+    let scratch = std::env::temp_dir().join(format!("deskpilot-desktop-{}-{:x}", std::process::id(), nonce()));
+    for sub in ["config", "data", "cache", "runtime", "logs"] {
+        std::fs::create_dir_all(scratch.join(sub)).map_err(|e| StartError::Step {
+            step: "scratch directory",
+            message: format!("{}: {e}", scratch.display()),
+            log: String::new(),
+        })?;
+    }
+    #[allow(clippy::permissions_set_readonly_false)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(scratch.join("runtime"), std::fs::Permissions::from_mode(0o700));
+    }
+    parts.scratch = Some(scratch.clone());
+    let logs = scratch.join("logs");
+
+    // 1. Xvfb on the first free display from :90.
+    let mut display = None;
+    for n in 90..130u32 {
+        if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() || Path::new(&format!("/tmp/.X{n}-lock")).exists() {
+            continue;
+        }
+        let name = format!(":{n}");
+        let log = logs.join(format!("xvfb-{n}.log"));
+        let index = spawn(
+            parts,
+            "Xvfb",
+            Command::new(&xvfb).args([
+                name.as_str(),
+                "-screen",
+                "0",
+                &format!("{}x{}x24", o.width, o.height),
+                "-nolisten",
+                "tcp",
+                "-noreset",
+                "+extension",
+                "RANDR",
+                "+extension",
+                "MIT-SHM",
+                "+extension",
+                "XTEST",
+            ]),
+            &log,
+            Stdio::null(),
+        )?;
+        let up = poll(o.step_timeout, || {
+            if exited(parts, index) {
+                return Some(false);
+            }
+            RustConnection::connect(Some(&name)).ok().map(|_| true)
+        });
+        match up {
+            Some(true) => {
+                display = Some(name);
+                break;
+            }
+            Some(false) => {
+                // Lost a race for this display number: try the next one.
+                tracing::debug!(display = %name, log = %tail(&log), "Xvfb exited early");
+                parts.children.pop();
+            }
+            None => {
+                return Err(StartError::Step {
+                    step: "Xvfb",
+                    message: format!("display {name} did not answer within {:?}", o.step_timeout),
+                    log: tail(&log),
+                });
+            }
+        }
+    }
+    let display = display.ok_or_else(|| StartError::Step {
+        step: "Xvfb",
+        message: "no free display between :90 and :129".to_string(),
+        log: String::new(),
+    })?;
+
+    let mut env: Vec<(String, String)> = vec![
+        ("DISPLAY".into(), display.clone()),
+        ("XDG_SESSION_TYPE".into(), "x11".into()),
+        ("XDG_CONFIG_HOME".into(), scratch.join("config").display().to_string()),
+        ("XDG_DATA_HOME".into(), scratch.join("data").display().to_string()),
+        ("XDG_CACHE_HOME".into(), scratch.join("cache").display().to_string()),
+        ("XDG_RUNTIME_DIR".into(), scratch.join("runtime").display().to_string()),
+        ("GTK_MODULES".into(), "gail:atk-bridge".into()),
+        ("QT_LINUX_ACCESSIBILITY_ALWAYS_ON".into(), "1".into()),
+        ("QT_ACCESSIBILITY".into(), "1".into()),
+    ];
+    let with_env = |cmd: &mut Command, env: &[(String, String)]| {
+        cmd.env_remove("NO_AT_BRIDGE");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+    };
+
+    // 2. D-Bus session bus.
+    let log = logs.join("dbus.log");
+    let mut cmd = Command::new(&dbus);
+    cmd.args(["--session", "--nofork", "--print-address=1"]);
+    with_env(&mut cmd, &env);
+    let index = spawn(parts, "dbus-daemon", &mut cmd, &log, Stdio::piped())?;
+    let stdout = parts.children[index].1.stdout.take();
+    let address = stdout
+        .and_then(|out| {
+            let mut line = String::new();
+            BufReader::new(out).read_line(&mut line).ok()?;
+            Some(line.trim().to_string())
+        })
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| StartError::Step {
+            step: "dbus-daemon",
+            message: "it exited without printing its address".into(),
+            log: tail(&log),
+        })?;
+    env.push(("DBUS_SESSION_BUS_ADDRESS".into(), address));
+
+    // 3. Accessibility bus.
+    let mut a11y_bus = None;
+    if let (Some(launcher), Some(dbus_send)) = (launcher, dbus_send) {
+        let log = logs.join("at-spi-bus-launcher.log");
+        let mut cmd = Command::new(&launcher);
+        cmd.arg("--launch-immediately");
+        with_env(&mut cmd, &env);
+        let index = spawn(parts, "at-spi-bus-launcher", &mut cmd, &log, Stdio::null())?;
+        let query = |args: &[&str]| -> Option<String> {
+            let mut cmd = Command::new(&dbus_send);
+            cmd.args(["--session", "--print-reply", "--dest=org.a11y.Bus", "/org/a11y/bus"]).args(args);
+            with_env(&mut cmd, &env);
+            let out = cmd.stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
+            out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+        };
+        let address = poll(o.step_timeout, || {
+            if exited(parts, index) {
+                return Some(None);
+            }
+            query(&["org.a11y.Bus.GetAddress"]).and_then(|reply| parse_dbus_string(&reply)).map(Some)
+        })
+        .flatten()
+        .ok_or_else(|| StartError::Step {
+            step: "at-spi-bus-launcher",
+            message: "org.a11y.Bus did not answer GetAddress".into(),
+            log: tail(&log),
+        })?;
+        query(&[
+            "org.freedesktop.DBus.Properties.Set",
+            "string:org.a11y.Status",
+            "string:IsEnabled",
+            "variant:boolean:true",
+        ])
+        .ok_or_else(|| StartError::Step {
+            step: "at-spi-bus-launcher",
+            message: "could not set org.a11y.Status.IsEnabled".into(),
+            log: tail(&log),
+        })?;
+        set_root_string(&display, "AT_SPI_BUS", &address).map_err(|message| StartError::Step {
+            step: "AT_SPI_BUS root property",
+            message,
+            log: String::new(),
+        })?;
+        env.push(("AT_SPI_BUS_ADDRESS".into(), address.clone()));
+        a11y_bus = Some(address);
+    }
+
+    // 4. Window manager.
+    if let Some(openbox) = openbox {
+        let log = logs.join("openbox.log");
+        let mut cmd = Command::new(&openbox);
+        cmd.arg("--sm-disable");
+        with_env(&mut cmd, &env);
+        let index = spawn(parts, "openbox", &mut cmd, &log, Stdio::null())?;
+        let (conn, screen) = RustConnection::connect(Some(&display))
+            .map_err(|e| StartError::Step { step: "openbox", message: e.to_string(), log: String::new() })?;
+        let root = conn.setup().roots[screen].root;
+        let check = conn
+            .intern_atom(false, b"_NET_SUPPORTING_WM_CHECK")
+            .ok()
+            .and_then(|c| c.reply().ok())
+            .map(|r| r.atom)
+            .unwrap_or_default();
+        let managed = poll(o.step_timeout, || {
+            if exited(parts, index) {
+                return Some(false);
+            }
+            let reply = conn.get_property(false, root, check, AtomEnum::WINDOW, 0, 1).ok()?.reply().ok()?;
+            (reply.value_len > 0).then_some(true)
+        });
+        if managed != Some(true) {
+            return Err(StartError::Step {
+                step: "openbox",
+                message: "the window manager did not announce itself (_NET_SUPPORTING_WM_CHECK)".into(),
+                log: tail(&log),
+            });
+        }
+    }
+
+    let shown = display.as_str();
+    tracing::info!(display = shown, a11y = a11y_bus.is_some(), "virtual desktop ready");
+    Ok(Ready { env, display, a11y_bus })
+}
+
+/// Extracts the string from `dbus-send --print-reply` output (`   string "unix:path=…"`).
+fn parse_dbus_string(reply: &str) -> Option<String> {
+    let start = reply.find("string \"")? + "string \"".len();
+    let end = reply[start..].find('"')? + start;
+    Some(reply[start..end].to_string()).filter(|s| !s.is_empty())
+}
+
+fn set_root_string(display: &str, name: &str, value: &str) -> Result<(), String> {
+    let (conn, screen) = RustConnection::connect(Some(display)).map_err(|e| e.to_string())?;
+    let root = conn.setup().roots[screen].root;
+    let atom = conn.intern_atom(false, name.as_bytes()).map_err(|e| e.to_string())?.reply().map_err(|e| e.to_string())?.atom;
+    conn.change_property8(PropMode::REPLACE, root, atom, AtomEnum::STRING, value.as_bytes())
+        .map_err(|e| e.to_string())?
+        .check()
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn nonce() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_dbus_send_string_replies() {
+        let reply = "method return time=1 sender=:1.0 -> destination=:1.3 serial=4 reply_serial=2\n   string \"unix:path=/tmp/at-spi/bus_0,guid=abc\"\n";
+        assert_eq!(parse_dbus_string(reply).as_deref(), Some("unix:path=/tmp/at-spi/bus_0,guid=abc"));
+        assert_eq!(parse_dbus_string("nothing"), None);
+    }
+}
