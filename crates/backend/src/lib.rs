@@ -90,3 +90,53 @@ impl Desktop {
         }
     }
 }
+
+/// Stands in for every capability when no desktop can be reached, so the server still
+/// starts and every tool answers `NO_DISPLAY` with the reason instead of failing the boot.
+#[derive(Debug)]
+struct Unreachable {
+    message: String,
+}
+
+impl Unreachable {
+    fn error(&self) -> Error {
+        Error::NoDisplay {
+            message: self.message.clone(),
+        }
+    }
+}
+
+impl Screens for Unreachable {
+    fn monitors(&self) -> Result<Vec<Monitor>, Error> {
+        Err(self.error())
+    }
+
+    fn desktop_bounds(&self) -> Result<Rect, Error> {
+        Err(self.error())
+    }
+}
+
+impl Windows for Unreachable {
+    fn list_windows(&self) -> Result<Vec<WindowInfo>, Error> {
+        Err(self.error())
+    }
+}
+
+impl Capture for Unreachable {
+    fn capture(&self, _rect: Rect) -> Result<Frame, Error> {
+        Err(self.error())
+    }
+}
+
+impl Desktop {
+    /// A desktop whose every call fails with [`Error::NoDisplay`] carrying `message`.
+    pub fn unreachable(platform: &'static str, message: String) -> Self {
+        let info = BackendInfo {
+            platform,
+            display: "unreachable".to_string(),
+            capture_method: "none".to_string(),
+            window_manager: None,
+        };
+        Desktop::from_backend(info, Arc::new(Unreachable { message }))
+    }
+}

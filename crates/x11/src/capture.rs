@@ -35,7 +35,10 @@ impl Segment {
         // SAFETY: plain System V calls; the id and address are checked before use.
         let shmid = unsafe { libc::shmget(libc::IPC_PRIVATE, size, libc::IPC_CREAT | 0o600) };
         if shmid < 0 {
-            return Err(format!("shmget({size}) failed: {}", std::io::Error::last_os_error()));
+            return Err(format!(
+                "shmget({size}) failed: {}",
+                std::io::Error::last_os_error()
+            ));
         }
         // SAFETY: shmid was just created; a null address lets the kernel choose.
         let addr = unsafe { libc::shmat(shmid, std::ptr::null(), 0) };
@@ -47,7 +50,10 @@ impl Segment {
         }
         let attach = || -> Result<shm::Seg, String> {
             let seg = conn.generate_id().map_err(|e| e.to_string())?;
-            conn.shm_attach(seg, shmid as u32, false).map_err(|e| e.to_string())?.check().map_err(|e| e.to_string())?;
+            conn.shm_attach(seg, shmid as u32, false)
+                .map_err(|e| e.to_string())?
+                .check()
+                .map_err(|e| e.to_string())?;
             Ok(seg)
         };
         let result = attach();
@@ -56,7 +62,11 @@ impl Segment {
         // SAFETY: shmid is ours; IPC_RMID with a null buffer is the documented form.
         unsafe { libc::shmctl(shmid, libc::IPC_RMID, std::ptr::null_mut()) };
         match result {
-            Ok(seg) => Ok(Segment { seg, addr: addr.cast(), size }),
+            Ok(seg) => Ok(Segment {
+                seg,
+                addr: addr.cast(),
+                size,
+            }),
             Err(e) => {
                 // SAFETY: addr came from shmat above and is detached once.
                 unsafe { libc::shmdt(addr) };
@@ -93,10 +103,17 @@ impl Grabber {
         let layout_ok = check_layout(conn, screen_num);
         let method = match conn.extension_information(shm::X11_EXTENSION_NAME) {
             Ok(Some(_)) if std::env::var_os("DESKPILOT_NO_SHM").is_none() => Method::Shm(None),
-            Ok(Some(_)) => Method::GetImage { reason: "DESKPILOT_NO_SHM is set".to_string() },
-            _ => Method::GetImage { reason: "the X server has no MIT-SHM extension".to_string() },
+            Ok(Some(_)) => Method::GetImage {
+                reason: "DESKPILOT_NO_SHM is set".to_string(),
+            },
+            _ => Method::GetImage {
+                reason: "the X server has no MIT-SHM extension".to_string(),
+            },
         };
-        Grabber { method: Mutex::new(method), layout_ok }
+        Grabber {
+            method: Mutex::new(method),
+            layout_ok,
+        }
     }
 
     /// `"mit-shm"`, or `"getimage (<why shared memory is not used>)"`.
@@ -107,14 +124,25 @@ impl Grabber {
         }
     }
 
-    pub(crate) fn grab(&self, conn: &RustConnection, root: u32, rect: Rect) -> Result<Frame, Error> {
+    pub(crate) fn grab(
+        &self,
+        conn: &RustConnection,
+        root: u32,
+        rect: Rect,
+    ) -> Result<Frame, Error> {
         if let Err(reason) = &self.layout_ok {
-            return Err(Error::Unsupported { what: "capture of this X visual", reason: reason.clone() });
+            return Err(Error::Unsupported {
+                what: "capture of this X visual",
+                reason: reason.clone(),
+            });
         }
         let (x, y) = (i16::try_from(rect.x), i16::try_from(rect.y));
         let (w, h) = (u16::try_from(rect.width), u16::try_from(rect.height));
         let (Ok(x), Ok(y), Ok(w), Ok(h)) = (x, y, w, h) else {
-            return Err(Error::OutsideDesktop { rect, desktop: Rect::new(0, 0, u16::MAX as u32, u16::MAX as u32) });
+            return Err(Error::OutsideDesktop {
+                rect,
+                desktop: Rect::new(0, 0, u16::MAX as u32, u16::MAX as u32),
+            });
         };
         let size = rect.area() as usize * 4;
         let mut method = self.method.lock().unwrap_or_else(|e| e.into_inner());
@@ -137,7 +165,17 @@ impl Grabber {
         match &*method {
             Method::Shm(Some(seg)) => {
                 let reply = conn
-                    .shm_get_image(root, x, y, w, h, !0, ImageFormat::Z_PIXMAP.into(), seg.seg, 0)
+                    .shm_get_image(
+                        root,
+                        x,
+                        y,
+                        w,
+                        h,
+                        !0,
+                        ImageFormat::Z_PIXMAP.into(),
+                        seg.seg,
+                        0,
+                    )
                     .map_err(x11_err("ShmGetImage"))?
                     .reply()
                     .map_err(x11_err("ShmGetImage"))?;
@@ -150,7 +188,11 @@ impl Grabber {
                 // SAFETY: the segment is at least `size` bytes (checked when chosen) and the
                 // server finished writing before it sent the reply we just read.
                 let data = unsafe { std::slice::from_raw_parts(seg.addr, size) }.to_vec();
-                Ok(Frame { rect, format: PixelFormat::Bgrx, data })
+                Ok(Frame {
+                    rect,
+                    format: PixelFormat::Bgrx,
+                    data,
+                })
             }
             _ => {
                 let reply = conn
@@ -166,7 +208,11 @@ impl Grabber {
                         reason: format!("the server returned {} bytes for {size}", data.len()),
                     });
                 }
-                Ok(Frame { rect, format: PixelFormat::Bgrx, data })
+                Ok(Frame {
+                    rect,
+                    format: PixelFormat::Bgrx,
+                    data,
+                })
             }
         }
     }
@@ -177,14 +223,21 @@ fn check_layout(conn: &RustConnection, screen_num: usize) -> Result<(), String> 
     let setup = conn.setup();
     let screen = &setup.roots[screen_num];
     let depth = screen.root_depth;
-    let bpp = setup.pixmap_formats.iter().find(|f| f.depth == depth).map(|f| f.bits_per_pixel);
+    let bpp = setup
+        .pixmap_formats
+        .iter()
+        .find(|f| f.depth == depth)
+        .map(|f| f.bits_per_pixel);
     let visual = screen
         .allowed_depths
         .iter()
         .flat_map(|d| d.visuals.iter())
         .find(|v| v.visual_id == screen.root_visual);
     let masks = visual.map(|v| (v.red_mask, v.green_mask, v.blue_mask));
-    if bpp == Some(32) && setup.image_byte_order == ImageOrder::LSB_FIRST && masks == Some((0xff0000, 0xff00, 0xff)) {
+    if bpp == Some(32)
+        && setup.image_byte_order == ImageOrder::LSB_FIRST
+        && masks == Some((0xff0000, 0xff00, 0xff))
+    {
         Ok(())
     } else {
         Err(format!(

@@ -23,16 +23,32 @@ pub struct X11Desktop {
 impl X11Desktop {
     /// Connects to `display` (or `$DISPLAY` when `None`).
     pub fn connect(display: Option<&str>) -> Result<Self, Error> {
-        let name = display.map(str::to_string).or_else(|| std::env::var("DISPLAY").ok()).unwrap_or_default();
+        let name = display
+            .map(str::to_string)
+            .or_else(|| std::env::var("DISPLAY").ok())
+            .unwrap_or_default();
         if name.is_empty() {
-            return Err(Error::NoDisplay { message: "DISPLAY is not set".to_string() });
+            return Err(Error::NoDisplay {
+                message: "DISPLAY is not set".to_string(),
+            });
         }
-        let (conn, screen_num) = RustConnection::connect(Some(&name))
-            .map_err(|e| Error::NoDisplay { message: format!("cannot connect to X display {name}: {e}") })?;
+        let (conn, screen_num) =
+            RustConnection::connect(Some(&name)).map_err(|e| Error::NoDisplay {
+                message: format!("cannot connect to X display {name}: {e}"),
+            })?;
         let root = conn.setup().roots[screen_num].root;
-        let atoms = Atoms::new(&conn).map_err(x11_err("intern atoms"))?.reply().map_err(x11_err("intern atoms"))?;
+        let atoms = Atoms::new(&conn)
+            .map_err(x11_err("intern atoms"))?
+            .reply()
+            .map_err(x11_err("intern atoms"))?;
         let grabber = Grabber::new(&conn, screen_num);
-        Ok(X11Desktop { conn, root, atoms, display: name, grabber })
+        Ok(X11Desktop {
+            conn,
+            root,
+            atoms,
+            display: name,
+            grabber,
+        })
     }
 
     /// The name of the display this desktop is connected to.
@@ -64,8 +80,12 @@ where
 {
     move |e| {
         let text = e.to_string();
-        if text.contains("connection") && (text.contains("broken") || text.contains("closed") || text.contains("IO")) {
-            Error::NoDisplay { message: format!("{operation}: the X connection is gone: {text}") }
+        if text.contains("connection")
+            && (text.contains("broken") || text.contains("closed") || text.contains("IO"))
+        {
+            Error::NoDisplay {
+                message: format!("{operation}: the X connection is gone: {text}"),
+            }
         } else {
             Error::os(operation, e)
         }
@@ -79,7 +99,12 @@ impl Screens for X11Desktop {
 
     fn desktop_bounds(&self) -> Result<Rect, Error> {
         use x11rb::protocol::xproto::ConnectionExt as _;
-        let g = self.conn.get_geometry(self.root).map_err(x11_err("GetGeometry"))?.reply().map_err(x11_err("GetGeometry"))?;
+        let g = self
+            .conn
+            .get_geometry(self.root)
+            .map_err(x11_err("GetGeometry"))?
+            .reply()
+            .map_err(x11_err("GetGeometry"))?;
         Ok(Rect::new(0, 0, g.width as u32, g.height as u32))
     }
 }

@@ -12,11 +12,22 @@ use crate::desktop::x11_err;
 /// Active monitors, primary first.
 pub(crate) fn monitors(d: &X11Desktop) -> Result<Vec<Monitor>, Error> {
     let c = &d.conn;
-    let has_randr = matches!(c.extension_information(randr::X11_EXTENSION_NAME), Ok(Some(_)));
+    let has_randr = matches!(
+        c.extension_information(randr::X11_EXTENSION_NAME),
+        Ok(Some(_))
+    );
     let mut out = Vec::new();
     if has_randr {
-        if let Ok(reply) = c.randr_get_monitors(d.root, true).map_err(x11_err("RRGetMonitors"))?.reply() {
-            let names: Vec<_> = reply.monitors.iter().map(|m| c.get_atom_name(m.name).ok()).collect();
+        if let Ok(reply) = c
+            .randr_get_monitors(d.root, true)
+            .map_err(x11_err("RRGetMonitors"))?
+            .reply()
+        {
+            let names: Vec<_> = reply
+                .monitors
+                .iter()
+                .map(|m| c.get_atom_name(m.name).ok())
+                .collect();
             for (m, name) in reply.monitors.iter().zip(names) {
                 let name = name
                     .and_then(|cookie| cookie.reply().ok())
@@ -33,7 +44,11 @@ pub(crate) fn monitors(d: &X11Desktop) -> Result<Vec<Monitor>, Error> {
         }
     }
     if out.is_empty() {
-        let g = c.get_geometry(d.root).map_err(x11_err("GetGeometry"))?.reply().map_err(x11_err("GetGeometry"))?;
+        let g = c
+            .get_geometry(d.root)
+            .map_err(x11_err("GetGeometry"))?
+            .reply()
+            .map_err(x11_err("GetGeometry"))?;
         out.push(Monitor {
             index: 0,
             name: "screen".to_string(),

@@ -58,10 +58,17 @@ impl Default for VirtualDisplayOptions {
 pub enum StartError {
     /// A program deskpilot needs is not installed.
     #[error("{program} is not installed: apt-get install -y {package}")]
-    MissingProgram { program: &'static str, package: &'static str },
+    MissingProgram {
+        program: &'static str,
+        package: &'static str,
+    },
     /// A step failed or timed out; `log` holds the tail of the program's output.
     #[error("{step} failed: {message}{}", if log.is_empty() { String::new() } else { format!("\n--- output ---\n{log}") })]
-    Step { step: &'static str, message: String, log: String },
+    Step {
+        step: &'static str,
+        message: String,
+        log: String,
+    },
 }
 
 /// A running headless desktop. Dropping it tears everything down.
@@ -95,7 +102,11 @@ impl VirtualDisplay {
                 }
                 parts.teardown();
             })
-            .map_err(|e| StartError::Step { step: "spawn keeper thread", message: e.to_string(), log: String::new() })?;
+            .map_err(|e| StartError::Step {
+                step: "spawn keeper thread",
+                message: e.to_string(),
+                log: String::new(),
+            })?;
         match ready_rx.recv() {
             Ok(Ok(ready)) => Ok(VirtualDisplay {
                 env: ready.env,
@@ -110,7 +121,11 @@ impl VirtualDisplay {
             }
             Err(_) => {
                 let _ = keeper.join();
-                Err(StartError::Step { step: "bring-up", message: "the keeper thread died".into(), log: String::new() })
+                Err(StartError::Step {
+                    step: "bring-up",
+                    message: "the keeper thread died".into(),
+                    log: String::new(),
+                })
             }
         }
     }
@@ -199,7 +214,10 @@ fn require(program: &'static str, package: &'static str) -> Result<PathBuf, Star
 fn find_program(program: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
-        .chain([PathBuf::from("/usr/libexec"), PathBuf::from("/usr/lib/at-spi2-core")])
+        .chain([
+            PathBuf::from("/usr/libexec"),
+            PathBuf::from("/usr/lib/at-spi2-core"),
+        ])
         .map(|dir| dir.join(program))
         .find(|p| p.is_file())
 }
@@ -212,9 +230,16 @@ fn spawn(
     log: &Path,
     stdout: Stdio,
 ) -> Result<usize, StartError> {
-    let file = std::fs::File::create(log)
-        .map_err(|e| StartError::Step { step: name, message: format!("cannot create {}: {e}", log.display()), log: String::new() })?;
-    let err = file.try_clone().map_err(|e| StartError::Step { step: name, message: e.to_string(), log: String::new() })?;
+    let file = std::fs::File::create(log).map_err(|e| StartError::Step {
+        step: name,
+        message: format!("cannot create {}: {e}", log.display()),
+        log: String::new(),
+    })?;
+    let err = file.try_clone().map_err(|e| StartError::Step {
+        step: name,
+        message: e.to_string(),
+        log: String::new(),
+    })?;
     cmd.stdin(Stdio::null()).stdout(stdout).stderr(err);
     // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
@@ -225,7 +250,11 @@ fn spawn(
             Ok(())
         });
     }
-    let child = cmd.spawn().map_err(|e| StartError::Step { step: name, message: e.to_string(), log: String::new() })?;
+    let child = cmd.spawn().map_err(|e| StartError::Step {
+        step: name,
+        message: e.to_string(),
+        log: String::new(),
+    })?;
     parts.children.push((name, child));
     Ok(parts.children.len() - 1)
 }
@@ -262,14 +291,25 @@ fn exited(parts: &mut Parts, index: usize) -> bool {
 fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, StartError> {
     let xvfb = require("Xvfb", "xvfb")?;
     let dbus = require("dbus-daemon", "dbus")?;
-    let openbox = if o.window_manager { Some(require("openbox", "openbox")?) } else { None };
+    let openbox = if o.window_manager {
+        Some(require("openbox", "openbox")?)
+    } else {
+        None
+    };
     let (launcher, dbus_send) = if o.accessibility {
-        (Some(require("at-spi-bus-launcher", "at-spi2-core")?), Some(require("dbus-send", "dbus-bin")?))
+        (
+            Some(require("at-spi-bus-launcher", "at-spi2-core")?),
+            Some(require("dbus-send", "dbus-bin")?),
+        )
     } else {
         (None, None)
     };
 
-    let scratch = std::env::temp_dir().join(format!("deskpilot-desktop-{}-{:x}", std::process::id(), nonce()));
+    let scratch = std::env::temp_dir().join(format!(
+        "deskpilot-desktop-{}-{:x}",
+        std::process::id(),
+        nonce()
+    ));
     for sub in ["config", "data", "cache", "runtime", "logs"] {
         std::fs::create_dir_all(scratch.join(sub)).map_err(|e| StartError::Step {
             step: "scratch directory",
@@ -280,7 +320,10 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
     #[allow(clippy::permissions_set_readonly_false)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(scratch.join("runtime"), std::fs::Permissions::from_mode(0o700));
+        let _ = std::fs::set_permissions(
+            scratch.join("runtime"),
+            std::fs::Permissions::from_mode(0o700),
+        );
     }
     parts.scratch = Some(scratch.clone());
     let logs = scratch.join("logs");
@@ -288,7 +331,9 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
     // 1. Xvfb on the first free display from :90.
     let mut display = None;
     for n in 90..130u32 {
-        if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() || Path::new(&format!("/tmp/.X{n}-lock")).exists() {
+        if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+            || Path::new(&format!("/tmp/.X{n}-lock")).exists()
+        {
             continue;
         }
         let name = format!(":{n}");
@@ -348,10 +393,22 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
     let mut env: Vec<(String, String)> = vec![
         ("DISPLAY".into(), display.clone()),
         ("XDG_SESSION_TYPE".into(), "x11".into()),
-        ("XDG_CONFIG_HOME".into(), scratch.join("config").display().to_string()),
-        ("XDG_DATA_HOME".into(), scratch.join("data").display().to_string()),
-        ("XDG_CACHE_HOME".into(), scratch.join("cache").display().to_string()),
-        ("XDG_RUNTIME_DIR".into(), scratch.join("runtime").display().to_string()),
+        (
+            "XDG_CONFIG_HOME".into(),
+            scratch.join("config").display().to_string(),
+        ),
+        (
+            "XDG_DATA_HOME".into(),
+            scratch.join("data").display().to_string(),
+        ),
+        (
+            "XDG_CACHE_HOME".into(),
+            scratch.join("cache").display().to_string(),
+        ),
+        (
+            "XDG_RUNTIME_DIR".into(),
+            scratch.join("runtime").display().to_string(),
+        ),
         ("GTK_MODULES".into(), "gail:atk-bridge".into()),
         ("QT_LINUX_ACCESSIBILITY_ALWAYS_ON".into(), "1".into()),
         ("QT_ACCESSIBILITY".into(), "1".into()),
@@ -394,16 +451,30 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
         let index = spawn(parts, "at-spi-bus-launcher", &mut cmd, &log, Stdio::null())?;
         let query = |args: &[&str]| -> Option<String> {
             let mut cmd = Command::new(&dbus_send);
-            cmd.args(["--session", "--print-reply", "--dest=org.a11y.Bus", "/org/a11y/bus"]).args(args);
+            cmd.args([
+                "--session",
+                "--print-reply",
+                "--dest=org.a11y.Bus",
+                "/org/a11y/bus",
+            ])
+            .args(args);
             with_env(&mut cmd, &env);
-            let out = cmd.stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
-            out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+            let out = cmd
+                .stdin(Stdio::null())
+                .stderr(Stdio::null())
+                .output()
+                .ok()?;
+            out.status
+                .success()
+                .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
         };
         let address = poll(o.step_timeout, || {
             if exited(parts, index) {
                 return Some(None);
             }
-            query(&["org.a11y.Bus.GetAddress"]).and_then(|reply| parse_dbus_string(&reply)).map(Some)
+            query(&["org.a11y.Bus.GetAddress"])
+                .and_then(|reply| parse_dbus_string(&reply))
+                .map(Some)
         })
         .flatten()
         .ok_or_else(|| StartError::Step {
@@ -438,8 +509,12 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
         cmd.arg("--sm-disable");
         with_env(&mut cmd, &env);
         let index = spawn(parts, "openbox", &mut cmd, &log, Stdio::null())?;
-        let (conn, screen) = RustConnection::connect(Some(&display))
-            .map_err(|e| StartError::Step { step: "openbox", message: e.to_string(), log: String::new() })?;
+        let (conn, screen) =
+            RustConnection::connect(Some(&display)).map_err(|e| StartError::Step {
+                step: "openbox",
+                message: e.to_string(),
+                log: String::new(),
+            })?;
         let root = conn.setup().roots[screen].root;
         let check = conn
             .intern_atom(false, b"_NET_SUPPORTING_WM_CHECK")
@@ -451,21 +526,34 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
             if exited(parts, index) {
                 return Some(false);
             }
-            let reply = conn.get_property(false, root, check, AtomEnum::WINDOW, 0, 1).ok()?.reply().ok()?;
+            let reply = conn
+                .get_property(false, root, check, AtomEnum::WINDOW, 0, 1)
+                .ok()?
+                .reply()
+                .ok()?;
             (reply.value_len > 0).then_some(true)
         });
         if managed != Some(true) {
             return Err(StartError::Step {
                 step: "openbox",
-                message: "the window manager did not announce itself (_NET_SUPPORTING_WM_CHECK)".into(),
+                message: "the window manager did not announce itself (_NET_SUPPORTING_WM_CHECK)"
+                    .into(),
                 log: tail(&log),
             });
         }
     }
 
     let shown = display.as_str();
-    tracing::info!(display = shown, a11y = a11y_bus.is_some(), "virtual desktop ready");
-    Ok(Ready { env, display, a11y_bus })
+    tracing::info!(
+        display = shown,
+        a11y = a11y_bus.is_some(),
+        "virtual desktop ready"
+    );
+    Ok(Ready {
+        env,
+        display,
+        a11y_bus,
+    })
 }
 
 /// Extracts the string from `dbus-send --print-reply` output (`   string "unix:path=…"`).
@@ -478,16 +566,30 @@ fn parse_dbus_string(reply: &str) -> Option<String> {
 fn set_root_string(display: &str, name: &str, value: &str) -> Result<(), String> {
     let (conn, screen) = RustConnection::connect(Some(display)).map_err(|e| e.to_string())?;
     let root = conn.setup().roots[screen].root;
-    let atom = conn.intern_atom(false, name.as_bytes()).map_err(|e| e.to_string())?.reply().map_err(|e| e.to_string())?.atom;
-    conn.change_property8(PropMode::REPLACE, root, atom, AtomEnum::STRING, value.as_bytes())
+    let atom = conn
+        .intern_atom(false, name.as_bytes())
         .map_err(|e| e.to_string())?
-        .check()
-        .map_err(|e| e.to_string())?;
+        .reply()
+        .map_err(|e| e.to_string())?
+        .atom;
+    conn.change_property8(
+        PropMode::REPLACE,
+        root,
+        atom,
+        AtomEnum::STRING,
+        value.as_bytes(),
+    )
+    .map_err(|e| e.to_string())?
+    .check()
+    .map_err(|e| e.to_string())?;
     Ok(())
 }
 
 fn nonce() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -497,7 +599,10 @@ mod tests {
     #[test]
     fn parses_dbus_send_string_replies() {
         let reply = "method return time=1 sender=:1.0 -> destination=:1.3 serial=4 reply_serial=2\n   string \"unix:path=/tmp/at-spi/bus_0,guid=abc\"\n";
-        assert_eq!(parse_dbus_string(reply).as_deref(), Some("unix:path=/tmp/at-spi/bus_0,guid=abc"));
+        assert_eq!(
+            parse_dbus_string(reply).as_deref(),
+            Some("unix:path=/tmp/at-spi/bus_0,guid=abc")
+        );
         assert_eq!(parse_dbus_string("nothing"), None);
     }
 }

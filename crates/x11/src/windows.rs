@@ -45,9 +45,23 @@ pub(crate) fn list(d: &X11Desktop) -> Result<Vec<WindowInfo>, Error> {
         .map_err(x11_err("GetProperty _NET_CLIENT_LIST"))?;
     let active = prop(d.root, a._NET_ACTIVE_WINDOW, AtomEnum::WINDOW.into())
         .map_err(x11_err("GetProperty _NET_ACTIVE_WINDOW"))?;
-    let stacking = values32(stacking.reply().map_err(x11_err("GetProperty _NET_CLIENT_LIST_STACKING"))?);
-    let plain = values32(plain.reply().map_err(x11_err("GetProperty _NET_CLIENT_LIST"))?);
-    let active = values32(active.reply().map_err(x11_err("GetProperty _NET_ACTIVE_WINDOW"))?).first().copied();
+    let stacking = values32(
+        stacking
+            .reply()
+            .map_err(x11_err("GetProperty _NET_CLIENT_LIST_STACKING"))?,
+    );
+    let plain = values32(
+        plain
+            .reply()
+            .map_err(x11_err("GetProperty _NET_CLIENT_LIST"))?,
+    );
+    let active = values32(
+        active
+            .reply()
+            .map_err(x11_err("GetProperty _NET_ACTIVE_WINDOW"))?,
+    )
+    .first()
+    .copied();
     // Bottom-to-top; a window manager without the stacking list still gives the plain list.
     let clients = if stacking.is_empty() { plain } else { stacking };
 
@@ -106,13 +120,25 @@ fn collect(p: Pending<'_>, a: &crate::atoms::Atoms, active: Option<u32>) -> Opti
     let geometry = p.geometry.reply().ok()?;
     let origin = p.origin.reply().ok()?;
 
-    let title = if net_name.value.is_empty() { latin1_or_utf8(&wm_name.value) } else { String::from_utf8_lossy(&net_name.value).into_owned() };
+    let title = if net_name.value.is_empty() {
+        latin1_or_utf8(&wm_name.value)
+    } else {
+        String::from_utf8_lossy(&net_name.value).into_owned()
+    };
     // WM_CLASS is "instance\0class\0".
     let mut parts = class.value.split(|b| *b == 0).filter(|s| !s.is_empty());
     let instance = parts.next().map(latin1_or_utf8).unwrap_or_default();
-    let class = parts.next().map(latin1_or_utf8).unwrap_or_else(|| instance.clone());
+    let class = parts
+        .next()
+        .map(latin1_or_utf8)
+        .unwrap_or_else(|| instance.clone());
 
-    let client = Rect::new(origin.dst_x as i32, origin.dst_y as i32, geometry.width as u32, geometry.height as u32);
+    let client = Rect::new(
+        origin.dst_x as i32,
+        origin.dst_y as i32,
+        geometry.width as u32,
+        geometry.height as u32,
+    );
     let frame = match extents.as_slice() {
         [left, right, top, bottom] => Rect::new(
             client.x - *left as i32,
@@ -124,8 +150,8 @@ fn collect(p: Pending<'_>, a: &crate::atoms::Atoms, active: Option<u32>) -> Opti
     };
     let has = |atom: u32| net_state.contains(&atom);
     let minimized = has(a._NET_WM_STATE_HIDDEN) || wm_state == Some(ICONIC_STATE);
-    let maximized =
-        (has(a._NET_WM_STATE_MAXIMIZED_VERT) && has(a._NET_WM_STATE_MAXIMIZED_HORZ)) || has(a._NET_WM_STATE_FULLSCREEN);
+    let maximized = (has(a._NET_WM_STATE_MAXIMIZED_VERT) && has(a._NET_WM_STATE_MAXIMIZED_HORZ))
+        || has(a._NET_WM_STATE_FULLSCREEN);
     let mapped = attrs.map_state == MapState::VIEWABLE;
     Some(WindowInfo {
         id: WindowId(p.id as u64),
@@ -135,7 +161,12 @@ fn collect(p: Pending<'_>, a: &crate::atoms::Atoms, active: Option<u32>) -> Opti
         pid,
         frame,
         client,
-        state: WindowState { minimized, maximized, active: active == Some(p.id), visible: mapped && !minimized },
+        state: WindowState {
+            minimized,
+            maximized,
+            active: active == Some(p.id),
+            visible: mapped && !minimized,
+        },
         z: 0,
         monitor: None,
     })
@@ -163,13 +194,29 @@ fn process_name(pid: u32) -> Option<String> {
 pub(crate) fn window_manager_name(d: &X11Desktop) -> Option<String> {
     let check = d
         .conn
-        .get_property(false, d.root, d.atoms._NET_SUPPORTING_WM_CHECK, AtomEnum::WINDOW, 0, 1)
+        .get_property(
+            false,
+            d.root,
+            d.atoms._NET_SUPPORTING_WM_CHECK,
+            AtomEnum::WINDOW,
+            0,
+            1,
+        )
         .ok()?
         .reply()
         .ok()?;
     let wm = values32(check).first().copied()?;
-    let name = d.conn.get_property(false, wm, d.atoms._NET_WM_NAME, d.atoms.UTF8_STRING, 0, 256).ok()?.reply().ok()?;
-    Some(if name.value.is_empty() { "unnamed EWMH window manager".to_string() } else { String::from_utf8_lossy(&name.value).into_owned() })
+    let name = d
+        .conn
+        .get_property(false, wm, d.atoms._NET_WM_NAME, d.atoms.UTF8_STRING, 0, 256)
+        .ok()?
+        .reply()
+        .ok()?;
+    Some(if name.value.is_empty() {
+        "unnamed EWMH window manager".to_string()
+    } else {
+        String::from_utf8_lossy(&name.value).into_owned()
+    })
 }
 
 #[cfg(test)]

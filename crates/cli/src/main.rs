@@ -1,0 +1,153 @@
+//! The `deskpilot` binary: `serve` (MCP over stdio), `call` (one tool from a shell),
+//! `doctor` (what this machine lacks) and `desktop` (a headless desktop for a command).
+//!
+//! stdout belongs to the MCP channel in `serve`; everything else this binary says goes to
+//! stderr through `tracing`. Only `call`, `doctor` and `desktop`, which are not MCP channels,
+//! write their answers to stdout.
+
+mod call;
+mod desktop;
+mod doctor;
+mod platform;
+mod serve;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Let an AI agent see and drive this desktop through the Model Context Protocol.
+#[derive(Debug, Parser)]
+#[command(name = "deskpilot", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// When to start a private headless desktop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum VirtualDisplayMode {
+    /// Always start one.
+    Always,
+    /// Start one only when no display can be reached.
+    Auto,
+}
+
+/// Options shared by every command that touches the desktop.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DesktopArgs {
+    /// Start a private headless desktop (Xvfb + openbox + D-Bus + AT-SPI bus) and use it (Linux).
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "always")]
+    pub virtual_display: Option<VirtualDisplayMode>,
+    /// Size of the virtual desktop, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
+    pub screen: (u32, u32),
+}
+
+/// Tool selection shared by `serve` and `call`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ToolArgs {
+    /// Tool surface to expose.
+    #[arg(long, default_value = "deskpilot", value_parser = ["deskpilot"])]
+    pub profile: String,
+    /// Expose only these tools (comma-separated).
+    #[arg(long, env = "DESKPILOT_TOOLS")]
+    pub tools: Option<String>,
+    /// Hide these tools (comma-separated).
+    #[arg(long, env = "DESKPILOT_TOOLS_EXCLUDE")]
+    pub exclude_tools: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve MCP over stdio.
+    Serve {
+        #[command(flatten)]
+        desktop: DesktopArgs,
+        #[command(flatten)]
+        tools: ToolArgs,
+    },
+    /// Run one tool and print its result as JSON.
+    Call {
+        /// Tool name, e.g. list_windows.
+        tool: String,
+        /// Arguments as a JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+        /// Write the first image of the result to this file.
+        #[arg(long)]
+        save_image: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        desktop: DesktopArgs,
+        #[command(flatten)]
+        tools: ToolArgs,
+    },
+    /// Check this machine for everything deskpilot needs and print the fix for each miss.
+    Doctor {
+        #[command(flatten)]
+        desktop: DesktopArgs,
+    },
+    /// Start a headless desktop and run a command in it (or print its environment and wait).
+    Desktop {
+        #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
+        screen: (u32, u32),
+        /// The command and its arguments.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("{s}: expected WIDTHxHEIGHT, e.g. 1920x1080"))?;
+    let parse = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (64..=16384).contains(n))
+    };
+    match (parse(w), parse(h)) {
+        (Some(w), Some(h)) => Ok((w, h)),
+        _ => Err(format!("{s}: width and height must be 64..=16384")),
+    }
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("DESKPILOT_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,deskpilot=info")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Serve { desktop, tools } => serve::run(&desktop, &tools),
+        Command::Call {
+            tool,
+            arguments,
+            save_image,
+            desktop,
+            tools,
+        } => call::run(&tool, &arguments, save_image.as_deref(), &desktop, &tools),
+        Command::Doctor { desktop } => doctor::run(&desktop),
+        Command::Desktop { screen, command } => desktop::run(screen, &command),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A multi-threaded runtime for commands that need one (built after any desktop bring-up,
+/// so environment changes happen while the process has a single thread of our own).
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}

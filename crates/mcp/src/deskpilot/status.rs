@@ -1,0 +1,93 @@
+//! `status`: what this server is attached to and what it last did.
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{DESKTOP_TIMEOUT, DeskpilotServer};
+use crate::render;
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusArgs {}
+
+#[tool_router(router = status_router, vis = "pub(crate)")]
+impl DeskpilotServer {
+    /// Report the desktop deskpilot is attached to: platform, display, monitors (physical bounds), window count,
+    /// the active window, the last screenshot and the tools this server exposes.
+    #[tool(
+        name = "status",
+        annotations(
+            title = "Status",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn status(&self, Parameters(_): Parameters<StatusArgs>) -> CallToolResult {
+        let engine = self.engine();
+        let report =
+            match render::blocking(DESKTOP_TIMEOUT, "status", move || engine.status()).await {
+                Ok(r) => r,
+                Err(e) => return render::error(&e),
+            };
+        let b = &report.backend;
+        let mut text = format!(
+            "{} {} on {} display {} (capture: {}; window manager: {}).\nDesktop {} with {} monitor(s):",
+            self.identity.name,
+            self.identity.version,
+            b.platform,
+            b.display,
+            b.capture_method,
+            b.window_manager.as_deref().unwrap_or("none"),
+            report.desktop,
+            report.monitors.len()
+        );
+        for m in &report.monitors {
+            text.push_str(&format!(
+                "\n  {} {} {}{}",
+                m.index,
+                m.name,
+                m.rect,
+                if m.primary { " primary" } else { "" }
+            ));
+        }
+        text.push_str(&format!("\n{} window(s)", report.window_count));
+        if let Some(w) = &report.active_window {
+            text.push_str(&format!("; active: {}", super::windows::window_line(w)));
+        }
+        if let Some(s) = &report.last_screenshot {
+            text.push_str(&format!(
+                "\nLast screenshot: {} ({}x{} of {})",
+                s.id, s.view.width, s.view.height, s.view.capture
+            ));
+        }
+        if report.mask_regions > 0 {
+            text.push_str(&format!(
+                "\n{} privacy mask region(s) apply to every capture.",
+                report.mask_regions
+            ));
+        }
+        let tools = self.tool_names();
+        text.push_str(&format!("\nTools: {}", tools.join(", ")));
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(json!({
+            "server": { "name": self.identity.name, "version": self.identity.version },
+            "platform": b.platform,
+            "display": b.display,
+            "capture_method": b.capture_method,
+            "window_manager": b.window_manager,
+            "desktop": report.desktop,
+            "monitors": report.monitors,
+            "window_count": report.window_count,
+            "active_window": report.active_window,
+            "last_screenshot": report.last_screenshot.as_ref().map(|s| json!({ "screenshot_id": s.id, "view": s.view })),
+            "mask_regions": report.mask_regions,
+            "tools": tools,
+        }));
+        result
+    }
+}

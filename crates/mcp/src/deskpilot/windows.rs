@@ -1,0 +1,101 @@
+//! `list_windows`.
+
+use deskpilot_engine::WindowFilter;
+use deskpilot_types::WindowInfo;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{DESKTOP_TIMEOUT, DeskpilotServer};
+use crate::render;
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListWindowsArgs {
+    /// Case-insensitive substring of the title, process name or class (e.g. "mousepad", "记事本"). Empty lists every window.
+    #[serde(default)]
+    pub filter: String,
+}
+
+/// One line per window: `0x1a00003  pid 123 mousepad  "Title"  800x600+10+20  active`.
+pub(crate) fn window_line(w: &WindowInfo) -> String {
+    let mut flags = Vec::new();
+    if w.state.active {
+        flags.push("active");
+    }
+    if w.state.minimized {
+        flags.push("minimized");
+    }
+    if w.state.maximized {
+        flags.push("maximized");
+    }
+    if !w.state.visible && !w.state.minimized {
+        flags.push("hidden");
+    }
+    format!(
+        "{}  pid {} {}  \"{}\"  {}{}",
+        w.id,
+        w.pid.map_or("?".to_string(), |p| p.to_string()),
+        w.process.as_deref().unwrap_or("?"),
+        w.title,
+        w.frame,
+        if flags.is_empty() {
+            String::new()
+        } else {
+            format!("  {}", flags.join(" "))
+        }
+    )
+}
+
+#[tool_router(router = windows_router, vis = "pub(crate)")]
+impl DeskpilotServer {
+    /// List top-level windows, topmost first, with id, title, process, pid, class, frame and client rectangles
+    /// (physical pixels) and state. Use an id with screenshot { window_id }.
+    #[tool(
+        name = "list_windows",
+        annotations(
+            title = "List windows",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn list_windows(
+        &self,
+        Parameters(args): Parameters<ListWindowsArgs>,
+    ) -> CallToolResult {
+        let engine = self.engine();
+        let filter = WindowFilter {
+            text: args.filter.clone(),
+        };
+        let windows = match render::blocking(DESKTOP_TIMEOUT, "list windows", move || {
+            engine.list_windows(&filter)
+        })
+        .await
+        {
+            Ok(w) => w,
+            Err(e) => return render::error(&e),
+        };
+        let mut text = match (windows.len(), args.filter.trim().is_empty()) {
+            (0, true) => "No windows.".to_string(),
+            (0, false) => format!(
+                "No window matches \"{}\". Call list_windows without a filter to see all.",
+                args.filter
+            ),
+            (n, _) => format!(
+                "{n} window{} (topmost first):",
+                if n == 1 { "" } else { "s" }
+            ),
+        };
+        for w in &windows {
+            text.push('\n');
+            text.push_str(&window_line(w));
+        }
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(json!({ "count": windows.len(), "windows": windows }));
+        result
+    }
+}

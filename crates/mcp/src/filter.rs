@@ -1,0 +1,66 @@
+//! `--tools` / `--exclude-tools` (and `DESKPILOT_TOOLS` / `DESKPILOT_TOOLS_EXCLUDE`).
+
+use std::collections::BTreeSet;
+
+/// Which tools a server exposes: an optional allow list, then a deny list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolFilter {
+    only: Option<BTreeSet<String>>,
+    exclude: BTreeSet<String>,
+}
+
+impl ToolFilter {
+    /// Builds a filter from comma-separated lists; blanks and surrounding spaces are ignored.
+    pub fn new(only: Option<&str>, exclude: Option<&str>) -> Self {
+        let split = |s: &str| {
+            s.split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        ToolFilter {
+            only: only.map(split).filter(|s: &BTreeSet<String>| !s.is_empty()),
+            exclude: exclude.map(split).unwrap_or_default(),
+        }
+    }
+
+    /// Whether `tool` is exposed.
+    pub fn allows(&self, tool: &str) -> bool {
+        self.only.as_ref().is_none_or(|only| only.contains(tool)) && !self.exclude.contains(tool)
+    }
+
+    /// Names in the filter that match no known tool (typos the user should hear about).
+    pub fn unknown_names<'a>(&'a self, known: &'a [String]) -> impl Iterator<Item = &'a str> + 'a {
+        self.only
+            .iter()
+            .flatten()
+            .chain(&self.exclude)
+            .map(String::as_str)
+            .filter(|n| !known.iter().any(|k| k == n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allow_list_then_deny_list() {
+        let f = ToolFilter::new(Some(" screenshot, status ,"), Some("status"));
+        assert!(f.allows("screenshot"));
+        assert!(!f.allows("status"));
+        assert!(!f.allows("list_windows"));
+        let all = ToolFilter::new(Some(""), None);
+        assert!(
+            all.allows("list_windows"),
+            "an empty allow list means no allow list"
+        );
+        let known = vec!["screenshot".to_string(), "status".to_string()];
+        let typo = ToolFilter::new(Some("screenshto"), None);
+        assert_eq!(
+            typo.unknown_names(&known).collect::<Vec<_>>(),
+            ["screenshto"]
+        );
+    }
+}

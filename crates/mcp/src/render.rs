@@ -1,0 +1,42 @@
+//! Turning engine results and errors into MCP tool results.
+
+use deskpilot_engine::Error;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::json;
+
+/// A tool that ran and failed: `isError: true`, a text the agent can act on
+/// (`CODE: message` + `Hint: …`) and the same as `structuredContent.error`.
+pub(crate) fn error(e: &Error) -> CallToolResult {
+    let code = e.code();
+    let text = format!("{code}: {e}\nHint: {}", code.hint());
+    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(
+        json!({ "error": { "code": code.as_str(), "message": e.to_string(), "hint": code.hint() } }),
+    );
+    result
+}
+
+/// Runs a blocking engine call on the blocking pool with a deadline.
+pub(crate) async fn blocking<T, F>(
+    timeout: std::time::Duration,
+    what: &'static str,
+    f: F,
+) -> Result<T, Error>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, Error> + Send + 'static,
+{
+    match tokio::time::timeout(timeout, tokio::task::spawn_blocking(f)).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(join)) => Err(Error::Internal {
+            message: format!("{what} panicked: {join}"),
+        }),
+        Err(_) => Err(Error::Backend(deskpilot_backend::Error::os(
+            what,
+            format!(
+                "no answer from the desktop within {} ms",
+                timeout.as_millis()
+            ),
+        ))),
+    }
+}
