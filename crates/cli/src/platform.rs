@@ -5,7 +5,9 @@
 
 use deskpilot_backend::Desktop;
 
-use crate::{DesktopArgs, VirtualDisplayMode};
+use crate::DesktopArgs;
+#[cfg(target_os = "linux")]
+use crate::VirtualDisplayMode;
 
 /// Holds whatever must live as long as the desktop is used (a virtual display).
 #[derive(Debug, Default)]
@@ -57,7 +59,7 @@ pub fn connect(args: &DesktopArgs) -> anyhow::Result<(Desktop, Session)> {
     }
     #[cfg(not(any(target_os = "linux", windows)))]
     {
-        let _ = (args, VirtualDisplayMode::Auto);
+        let _ = args;
         Ok((
             Desktop::unreachable(
                 "unsupported",

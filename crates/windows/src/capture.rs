@@ -74,7 +74,7 @@ pub fn bitblt(rect: Rect) -> Result<Frame, Error> {
         blit.map_err(|e| Error::os("BitBlt", e))?;
         let mut info = BITMAPINFO {
             bmiHeader: BITMAPINFOHEADER {
-                biSize: std::mem::size_of::<BITMAPINFOHEADER>() as u32,
+                biSize: size_of::<BITMAPINFOHEADER>() as u32,
                 biWidth: w,
                 biHeight: -h, // top-down rows
                 biPlanes: 1,

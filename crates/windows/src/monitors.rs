@@ -64,7 +64,7 @@ pub fn monitors() -> Result<Vec<Monitor>, Error> {
     let mut out = Vec::new();
     for handle in handles {
         let mut info = MONITORINFOEXW::default();
-        info.monitorInfo.cbSize = std::mem::size_of::<MONITORINFOEXW>() as u32;
+        info.monitorInfo.cbSize = size_of::<MONITORINFOEXW>() as u32;
         // SAFETY: `info` is a MONITORINFOEXW with cbSize set, as GetMonitorInfoW requires.
         let ok = unsafe {
             GetMonitorInfoW(handle, &mut info as *mut MONITORINFOEXW as *mut MONITORINFO)

@@ -89,7 +89,7 @@ fn describe(hwnd: HWND, foreground: HWND) -> Option<WindowInfo> {
             hwnd,
             DWMWA_EXTENDED_FRAME_BOUNDS,
             &mut frame as *mut RECT as *mut _,
-            std::mem::size_of::<RECT>() as u32,
+            size_of::<RECT>() as u32,
         );
         if dwm.is_err() {
             GetWindowRect(hwnd, &mut frame).ok()?;

@@ -1,0 +1,253 @@
+//! Shared plumbing: the desktop, servers with teed stdout, app processes, polling.
+
+use std::future::Future;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use deskpilot_x11::{VirtualDisplay, VirtualDisplayOptions};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// The shared virtual desktop, or `None` (with a printed SKIP) when it cannot start here.
+pub fn desktop() -> Option<&'static VirtualDisplay> {
+    static DESKTOP: OnceLock<Option<VirtualDisplay>> = OnceLock::new();
+    DESKTOP
+        .get_or_init(
+            || match VirtualDisplay::start(VirtualDisplayOptions::default()) {
+                Ok(vd) => Some(vd),
+                Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+                    panic!("CI=true and the virtual desktop did not start: {e}")
+                }
+                Err(e) => {
+                    skip(&format!("no virtual desktop ({e})"));
+                    None
+                }
+            },
+        )
+        .as_ref()
+}
+
+#[allow(clippy::print_stderr)]
+fn skip(why: &str) {
+    eprintln!("SKIP desktop end-to-end tests: {why}");
+}
+
+/// Tests that change the desktop run one at a time, so windows never cover each other by surprise.
+pub fn exclusive() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A running `deskpilot serve` and what it printed on stdout.
+pub struct Server {
+    pub client: RunningService<RoleClient, ()>,
+    stdout: Arc<Mutex<Vec<String>>>,
+    child: tokio::process::Child,
+}
+
+/// Starts `deskpilot serve` with `args`, on `desktop` when given (otherwise with no DISPLAY).
+pub async fn serve(
+    desktop: Option<&VirtualDisplay>,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Server {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_deskpilot"));
+    cmd.arg("serve")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    cmd.env_remove("DISPLAY")
+        .env_remove("DESKPILOT_TOOLS")
+        .env_remove("DESKPILOT_TOOLS_EXCLUDE");
+    if let Some(d) = desktop {
+        for (k, v) in d.env() {
+            cmd.env(k, v);
+        }
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.kill_on_drop(true);
+    let mut child = cmd.spawn().expect("spawn deskpilot serve");
+    let child_out = child.stdout.take().unwrap();
+    let child_in = child.stdin.take().unwrap();
+    // Tee stdout: record every line, forward it to the MCP client.
+    let (mut tee_in, tee_out) = tokio::io::duplex(1 << 22);
+    let stdout = Arc::new(Mutex::new(Vec::new()));
+    let record = stdout.clone();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(child_out).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            record.lock().unwrap().push(line.clone());
+            if tee_in.write_all(line.as_bytes()).await.is_err()
+                || tee_in.write_all(b"\n").await.is_err()
+            {
+                break;
+            }
+        }
+    });
+    let client = ().serve((tee_out, child_in)).await.expect("MCP handshake with deskpilot");
+    Server {
+        client,
+        stdout,
+        child,
+    }
+}
+
+impl Server {
+    pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let Value::Object(map) = args else {
+            panic!("arguments must be an object")
+        };
+        self.client
+            .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map))
+            .await
+            .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"))
+    }
+
+    /// Ends the session and asserts stdout carried only JSON-RPC 2.0 messages.
+    pub async fn finish(mut self) {
+        let _ = self.client.cancel().await;
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+        let _ = self.child.start_kill();
+        let lines = self.stdout.lock().unwrap().clone();
+        assert!(!lines.is_empty(), "the server wrote nothing at all");
+        for line in &lines {
+            let v: Value = serde_json::from_str(line)
+                .unwrap_or_else(|_| panic!("stdout line is not JSON: {line:?}"));
+            assert_eq!(v["jsonrpc"], "2.0", "stdout line is not JSON-RPC: {line}");
+        }
+    }
+}
+
+/// The structured content of a successful result.
+pub fn ok(result: &CallToolResult) -> &Value {
+    assert_ne!(
+        result.is_error,
+        Some(true),
+        "tool failed: {:?}",
+        text(result)
+    );
+    result
+        .structured_content
+        .as_ref()
+        .expect("structuredContent")
+}
+
+/// The error code of a failed result (and checks the text carries code and hint).
+pub fn error_code(result: &CallToolResult) -> String {
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "expected an error, got {:?}",
+        text(result)
+    );
+    let s = result
+        .structured_content
+        .as_ref()
+        .expect("structured error");
+    let code = s["error"]["code"].as_str().expect("error.code").to_string();
+    let t = text(result);
+    assert!(
+        t.starts_with(&code) && t.contains("Hint: "),
+        "error text lacks code or hint: {t}"
+    );
+    code
+}
+
+/// All text content joined.
+pub fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Polls `probe` until it returns `Some`, or panics with `what` after `timeout`.
+pub async fn wait_for<T, F, Fut>(timeout: Duration, what: &str, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = probe().await {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// An app on the desktop, killed when dropped.
+pub struct App(pub std::process::Child);
+
+impl Drop for App {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Launches a program on `desktop`.
+pub fn launch(desktop: &VirtualDisplay, program: &str, args: &[&str]) -> App {
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    desktop.configure(&mut cmd);
+    App(cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("launch {program}: {e}")))
+}
+
+/// Finds one window in a list_windows result by exact title.
+pub fn find_window<'a>(listing: &'a Value, title: &str) -> Option<&'a Value> {
+    listing["windows"]
+        .as_array()?
+        .iter()
+        .find(|w| w["title"] == title)
+}
+
+/// Decodes a result's image: (width, height, RGB bytes).
+pub fn image(result: &CallToolResult) -> (u32, u32, Vec<u8>) {
+    use base64::Engine as _;
+    let img = result
+        .content
+        .iter()
+        .find_map(|c| c.as_image())
+        .expect("an image block");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&img.data)
+        .expect("base64");
+    match img.mime_type.as_str() {
+        "image/png" => {
+            let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+                .read_info()
+                .unwrap();
+            let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+            let info = reader.next_frame(&mut buf).unwrap();
+            assert_eq!(info.color_type, png::ColorType::Rgb);
+            buf.truncate(info.buffer_size());
+            (info.width, info.height, buf)
+        }
+        "image/jpeg" => {
+            let mut d = jpeg_decoder::Decoder::new(std::io::Cursor::new(bytes));
+            let px = d.decode().unwrap();
+            let info = d.info().unwrap();
+            (info.width as u32, info.height as u32, px)
+        }
+        other => panic!("unexpected mime type {other}"),
+    }
+}

@@ -1,0 +1,15 @@
+//! End-to-end tests: the real `deskpilot` binary over stdio, driven by rmcp's MCP client,
+//! against real X11 apps on a private virtual desktop.
+//!
+//! One test binary, a module per area. The desktop comes from the same
+//! `deskpilot_x11::VirtualDisplay` that `deskpilot serve --virtual-display` uses. Without
+//! Xvfb the desktop tests print a visible SKIP line, except under `CI=true`, where a desktop
+//! that cannot start fails the run. Every server's stdout is teed and checked to hold
+//! nothing but JSON-RPC messages when the test ends.
+#![cfg(target_os = "linux")]
+
+mod harness;
+mod paint;
+mod protocol;
+mod screenshot;
+mod windows;

@@ -1,0 +1,123 @@
+//! Handshake, tool list, annotations, filtering, bad arguments and the no-display case.
+
+use serde_json::json;
+
+use crate::harness::{self, error_code, ok, serve, text};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handshake_names_deskpilot_and_lists_annotated_tools() {
+    let server = serve(None, &[], &[]).await;
+    let info = server.client.peer_info().expect("initialize result");
+    let server_info = info.server_info.as_ref().expect("serverInfo");
+    assert_eq!(server_info.name, "deskpilot");
+    assert_eq!(server_info.version, env!("CARGO_PKG_VERSION"));
+    assert_eq!(info.protocol_version.to_string(), "2025-11-25");
+    let tools = server.client.list_all_tools().await.unwrap();
+    let mut names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(names, ["list_windows", "screenshot", "status"]);
+    for t in &tools {
+        let a = t
+            .annotations
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no annotations", t.name));
+        assert_eq!(a.read_only_hint, Some(true), "{}", t.name);
+        assert_eq!(a.destructive_hint, Some(false), "{}", t.name);
+        assert!(
+            t.description.as_ref().is_some_and(|d| d.len() > 40),
+            "{} needs a description",
+            t.name
+        );
+        assert_eq!(
+            t.input_schema.get("type").and_then(|v| v.as_str()),
+            Some("object")
+        );
+    }
+    let shot = tools.iter().find(|t| t.name == "screenshot").unwrap();
+    let props = shot.input_schema["properties"].as_object().unwrap();
+    for p in ["window_id", "region", "monitor", "max_width", "format"] {
+        assert!(
+            props.contains_key(p),
+            "screenshot schema lacks {p}: {props:?}"
+        );
+    }
+    server.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_filters_apply_to_list_and_call() {
+    // --tools keeps only the named tools.
+    let server = serve(None, &["--tools", "status"], &[]).await;
+    let names: Vec<_> = server
+        .client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(names, ["status"]);
+    let refused = server
+        .client
+        .call_tool(rmcp::model::CallToolRequestParams::new("screenshot"))
+        .await
+        .expect_err("a hidden tool must be refused");
+    assert!(refused.to_string().contains("disabled"), "{refused}");
+    server.finish().await;
+
+    // DESKPILOT_TOOLS_EXCLUDE hides one tool from both.
+    let server = serve(None, &[], &[("DESKPILOT_TOOLS_EXCLUDE", "list_windows")]).await;
+    let names: Vec<_> = server
+        .client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(
+        !names.contains(&"list_windows".to_string()) && names.len() == 2,
+        "{names:?}"
+    );
+    let refused = server
+        .client
+        .call_tool(rmcp::model::CallToolRequestParams::new("list_windows"))
+        .await;
+    assert!(refused.is_err(), "an excluded tool must be refused");
+    server.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_display_tools_answer_no_display_with_a_fix() {
+    let server = serve(None, &[], &[]).await;
+    for tool in ["status", "list_windows", "screenshot"] {
+        let r = server.call(tool, json!({})).await;
+        assert_eq!(error_code(&r), "NO_DISPLAY", "{tool}");
+        assert!(text(&r).contains("--virtual-display"), "{}", text(&r));
+    }
+    server.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_arguments_are_tool_errors_and_the_server_survives() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let server = serve(Some(desktop), &[], &[]).await;
+    for args in [
+        json!({ "max_width": "wide" }),
+        json!({ "window_id": -5 }),
+        json!({ "region": { "x": 0 } }),
+        json!({ "format": "gif" }),
+        json!({ "bogus": 1 }),
+        json!({ "window_id": 1, "monitor": 0 }),
+        json!({ "monitor": 99 }),
+    ] {
+        let r = server.call("screenshot", args.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{args} should fail: {}", text(&r));
+        assert!(!text(&r).is_empty(), "{args}: an error needs a message");
+    }
+    // Still alive and answering.
+    ok(&server.call("status", json!({})).await);
+    server.finish().await;
+}
