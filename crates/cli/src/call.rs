@@ -27,7 +27,7 @@ pub fn run(
     let serde_json::Value::Object(arguments) = arguments else {
         anyhow::bail!("arguments must be a JSON object, e.g. '{{\"filter\": \"xterm\"}}'");
     };
-    let (desktop, session) = crate::platform::connect(desktop)?;
+    let (desktop, _session) = crate::platform::connect(desktop)?;
     let server = crate::serve::server(desktop, tools);
     let runtime = crate::runtime()?;
     let result = runtime.block_on(async move {
@@ -49,7 +49,6 @@ pub fn run(
         serving.abort();
         anyhow::Ok(result)
     });
-    drop(session);
     let result = result?;
 
     let mut json = serde_json::to_value(&result)?;

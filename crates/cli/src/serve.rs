@@ -21,9 +21,9 @@ pub fn server(desktop: deskpilot_backend::Desktop, tools: &ToolArgs) -> Deskpilo
 }
 
 pub fn run(desktop: &DesktopArgs, tools: &ToolArgs) -> anyhow::Result<ExitCode> {
-    // The virtual display (if any) lives in `session` and is torn down when it drops,
-    // after the runtime has stopped.
-    let (desktop, session) = crate::platform::connect(desktop)?;
+    // The virtual display (if any) lives in `_session`, declared before the runtime, so it
+    // is torn down after the runtime has stopped.
+    let (desktop, _session) = crate::platform::connect(desktop)?;
     let server = server(desktop, tools);
     tracing::info!(tools = ?server.tool_names(), "serving MCP on stdio");
     let runtime = crate::runtime()?;
@@ -36,7 +36,6 @@ pub fn run(desktop: &DesktopArgs, tools: &ToolArgs) -> anyhow::Result<ExitCode> 
         anyhow::Ok(())
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    drop(session);
     outcome.map(|()| ExitCode::SUCCESS)
 }
 

@@ -33,9 +33,9 @@ impl WindowsDesktop {
         };
         // SAFETY: a process-wide setting with no pointer arguments; failure only means the
         // awareness was already set (by a manifest) or the OS is too old.
-        if let Err(e) =
-            unsafe { SetProcessDpiAwarenessContext(DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2) }
-        {
+        let awareness =
+            unsafe { SetProcessDpiAwarenessContext(DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2) };
+        if let Err(e) = awareness {
             tracing::warn!("per-monitor-v2 DPI awareness unavailable: {e}");
         }
         Ok(WindowsDesktop { _private: () })

@@ -147,10 +147,10 @@ impl Grabber {
         let size = rect.area() as usize * 4;
         let mut method = self.method.lock().unwrap_or_else(|e| e.into_inner());
         if let Method::Shm(slot) = &mut *method {
-            if slot.as_ref().is_some_and(|s| s.size < size) {
-                if let Some(old) = slot.take() {
-                    old.release(conn);
-                }
+            if slot.as_ref().is_some_and(|s| s.size < size)
+                && let Some(old) = slot.take()
+            {
+                old.release(conn);
             }
             if slot.is_none() {
                 match Segment::create(conn, size) {

@@ -17,11 +17,12 @@ pub(crate) fn monitors(d: &X11Desktop) -> Result<Vec<Monitor>, Error> {
         Ok(Some(_))
     );
     let mut out = Vec::new();
-    if has_randr {
-        if let Ok(reply) = c
+    if has_randr
+        && let Ok(reply) = c
             .randr_get_monitors(d.root, true)
             .map_err(x11_err("RRGetMonitors"))?
             .reply()
+    {
         {
             let names: Vec<_> = reply
                 .monitors

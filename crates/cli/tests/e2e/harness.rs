@@ -2,7 +2,7 @@
 
 use std::future::Future;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use deskpilot_x11::{VirtualDisplay, VirtualDisplayOptions};
@@ -37,9 +37,9 @@ fn skip(why: &str) {
 }
 
 /// Tests that change the desktop run one at a time, so windows never cover each other by surprise.
-pub fn exclusive() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+pub async fn exclusive() -> tokio::sync::MutexGuard<'static, ()> {
+    static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    LOCK.lock().await
 }
 
 /// A running `deskpilot serve` and what it printed on stdout.

@@ -38,7 +38,7 @@ async fn window_screenshot_has_the_painted_pixels_at_the_returned_geometry() {
     let Some(desktop) = harness::desktop() else {
         return;
     };
-    let _guard = harness::exclusive();
+    let _guard = harness::exclusive().await;
     let server = serve(Some(desktop), &[], &[]).await;
     let painted = PaintedWindow::open(
         desktop.display(),
@@ -125,7 +125,7 @@ async fn max_width_800_maps_a_known_point_back_within_one_pixel() {
     let Some(desktop) = harness::desktop() else {
         return;
     };
-    let _guard = harness::exclusive();
+    let _guard = harness::exclusive().await;
     let server = serve(Some(desktop), &[], &[]).await;
     let marker = (211, 97, 40);
     let painted = PaintedWindow::open(
@@ -195,7 +195,7 @@ async fn bad_targets_get_typed_errors_and_clamps_are_said() {
     let Some(desktop) = harness::desktop() else {
         return;
     };
-    let _guard = harness::exclusive();
+    let _guard = harness::exclusive().await;
     let server = serve(Some(desktop), &[], &[]).await;
 
     let r = server

@@ -28,7 +28,7 @@ async fn real_apps_are_listed_with_pid_title_and_rect() {
     let Some(desktop) = harness::desktop() else {
         return;
     };
-    let _guard = harness::exclusive();
+    let _guard = harness::exclusive().await;
     let server = serve(Some(desktop), &[], &[]).await;
 
     let xterm = launch(
@@ -117,7 +117,7 @@ async fn own_window_is_listed_with_our_pid_and_exact_client_rect() {
     let Some(desktop) = harness::desktop() else {
         return;
     };
-    let _guard = harness::exclusive();
+    let _guard = harness::exclusive().await;
     let server = serve(Some(desktop), &[], &[]).await;
     let painted = PaintedWindow::open(
         desktop.display(),
