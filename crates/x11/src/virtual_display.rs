@@ -562,11 +562,17 @@ const SCRATCH_PREFIX: &str = "deskpilot-desktop-";
 /// Removes scratch directories left by processes that died without tearing down (a test
 /// binary holding the desktop in a static, a SIGKILL): their pid is part of the name.
 fn remove_stale_scratch() {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(SCRATCH_PREFIX)) else { continue };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(SCRATCH_PREFIX)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
         if !Path::new(&format!("/proc/{pid}")).exists() {
             let _ = std::fs::remove_dir_all(entry.path());
         }

@@ -1,0 +1,331 @@
+//! `deskpilot-bench`: deskpilot's operations through a real MCP client, next to the tools
+//! people use today, measured in the same run on the same virtual desktop.
+//!
+//! This is not a test: it prints p50/p95 and ratios and never fails on a number. Peers that
+//! are not installed are reported as missing, not silently dropped. The desktop comes from
+//! `deskpilot_x11::VirtualDisplay`, the same bring-up the server and the tests use.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clap::Parser;
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+
+#[derive(Debug, Parser)]
+#[command(about = "Benchmark deskpilot against its peers on a virtual desktop")]
+struct Args {
+    /// Few iterations: keeps the benchmark working in CI, figures are rough.
+    #[arg(long)]
+    quick: bool,
+    /// The deskpilot binary (default: next to this one).
+    #[arg(long)]
+    deskpilot: Option<PathBuf>,
+    /// A Python interpreter with the `mss` package, for the mss peer.
+    #[arg(long, default_value = "python3")]
+    python: String,
+}
+
+/// Wall times of one operation.
+struct Sample {
+    name: String,
+    times: Vec<Duration>,
+    note: String,
+}
+
+impl Sample {
+    fn percentile(&self, p: f64) -> Duration {
+        let mut t = self.times.clone();
+        t.sort();
+        let i = ((t.len() as f64 - 1.0) * p).round() as usize;
+        t[i]
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let deskpilot = match &args.deskpilot {
+        Some(p) => p.clone(),
+        None => std::env::current_exe()?.with_file_name("deskpilot"),
+    };
+    anyhow::ensure!(
+        deskpilot.is_file(),
+        "no deskpilot binary at {}; build it first",
+        deskpilot.display()
+    );
+    let n = if args.quick { 5 } else { 40 };
+    let peer_n = if args.quick { 3 } else { 15 };
+
+    let vd = deskpilot_x11::VirtualDisplay::start(deskpilot_x11::VirtualDisplayOptions::default())?;
+    // Something real on screen: text and widgets, not a black frame that encodes for free.
+    let mut apps = Vec::new();
+    for (program, argv) in [
+        (
+            "xterm",
+            vec![
+                "-geometry",
+                "120x40+0+0",
+                "-e",
+                "sh",
+                "-c",
+                "ls -lR /usr/share | head -2000; sleep 1000",
+            ],
+        ),
+        (
+            "xterm",
+            vec![
+                "-geometry",
+                "100x50+700+200",
+                "-e",
+                "sh",
+                "-c",
+                "cat /etc/services; sleep 1000",
+            ],
+        ),
+        ("mousepad", vec!["/etc/services"]),
+    ] {
+        let mut cmd = Command::new(program);
+        cmd.args(&argv).stdout(Stdio::null()).stderr(Stdio::null());
+        vd.configure(&mut cmd);
+        if let Ok(child) = cmd.spawn() {
+            apps.push(child);
+        }
+    }
+    std::thread::sleep(Duration::from_secs(3));
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let mut samples = Vec::new();
+    let (shot, startup, rss) = runtime.block_on(deskpilot_runs(&deskpilot, &vd, n))?;
+    samples.push(shot);
+    samples.push(startup);
+
+    let tmp = std::env::temp_dir().join(format!("deskpilot-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp)?;
+    let out = |name: &str| tmp.join(name).display().to_string();
+    let peers: Vec<(&str, String, Vec<String>, &str)> = vec![
+        (
+            "scrot (PNG to file)",
+            "scrot".into(),
+            vec!["-o".into(), out("scrot.png")],
+            "process per shot",
+        ),
+        (
+            "import -window root (PNG)",
+            "import".into(),
+            vec!["-window".into(), "root".into(), out("import.png")],
+            "ImageMagick, process per shot",
+        ),
+        (
+            "python mss (PNG to file)",
+            args.python.clone(),
+            vec![
+                "-c".into(),
+                format!("import mss; mss.mss().shot(output='{}')", out("mss.png")),
+            ],
+            "process per shot",
+        ),
+        (
+            "python mss in-process grab+PNG",
+            args.python.clone(),
+            vec![
+                "-c".into(),
+                MSS_LOOP
+                    .replace("{N}", &peer_n.to_string())
+                    .replace("{OUT}", &out("mss-loop.png")),
+            ],
+            "one process; per-shot time printed by the loop",
+        ),
+    ];
+    for (name, program, argv, note) in peers {
+        match peer(&vd, &program, &argv, peer_n, name.contains("in-process")) {
+            Ok(times) => samples.push(Sample {
+                name: name.into(),
+                times,
+                note: note.into(),
+            }),
+            Err(e) => samples.push(Sample {
+                name: name.into(),
+                times: Vec::new(),
+                note: format!("missing: {e:#}"),
+            }),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    for mut app in apps {
+        let _ = app.kill();
+        let _ = app.wait();
+    }
+
+    let base = samples[0].percentile(0.5).as_secs_f64();
+    let mut o = std::io::stdout().lock();
+    writeln!(
+        o,
+        "deskpilot benchmark ({} iterations{}), virtual desktop 1920x1080 on {}",
+        n,
+        if args.quick { ", quick" } else { "" },
+        vd.display()
+    )?;
+    writeln!(
+        o,
+        "{:<44} {:>9} {:>9} {:>14}  note",
+        "operation", "p50 ms", "p95 ms", "p50 / deskpilot"
+    )?;
+    for s in &samples {
+        if s.times.is_empty() {
+            writeln!(
+                o,
+                "{:<44} {:>9} {:>9} {:>14}  {}",
+                s.name, "-", "-", "-", s.note
+            )?;
+            continue;
+        }
+        let p50 = s.percentile(0.5).as_secs_f64();
+        let ratio = if s.name.starts_with("deskpilot screenshot") {
+            "1.0x".to_string()
+        } else if s.name.contains("initialize") {
+            "-".to_string()
+        } else {
+            format!("{:.1}x", p50 / base)
+        };
+        writeln!(
+            o,
+            "{:<44} {:>9.2} {:>9.2} {:>14}  {}",
+            s.name,
+            p50 * 1e3,
+            s.percentile(0.95).as_secs_f64() * 1e3,
+            ratio,
+            s.note
+        )?;
+    }
+    writeln!(o, "deskpilot server RSS after the run: {rss}")?;
+    writeln!(
+        o,
+        "targets (DESIGN §9): screenshot ≤ 15 ms p50; initialize ≤ 50 ms after spawn; idle RSS ≤ 30 MB"
+    )?;
+    Ok(())
+}
+
+const MSS_LOOP: &str = "import mss, mss.tools, time
+with mss.mss() as s:
+    for _ in range({N}):
+        t = time.perf_counter()
+        img = s.grab(s.monitors[1])
+        mss.tools.to_png(img.rgb, img.size, output='{OUT}')
+        print(time.perf_counter() - t)";
+
+/// Full-screen screenshots through MCP, spawn→initialize times, and the server's RSS.
+async fn deskpilot_runs(
+    binary: &Path,
+    vd: &deskpilot_x11::VirtualDisplay,
+    n: usize,
+) -> anyhow::Result<(Sample, Sample, String)> {
+    let command = || {
+        tokio::process::Command::new(binary).configure(|cmd| {
+            cmd.arg("serve")
+                .env("DESKPILOT_LOG", "warn")
+                .stderr(Stdio::null());
+            for (k, v) in vd.env() {
+                cmd.env(k, v);
+            }
+        })
+    };
+    let mut startup = Vec::new();
+    for _ in 0..n.min(10) {
+        let started = Instant::now();
+        let client = ().serve(TokioChildProcess::new(command())?).await?;
+        startup.push(started.elapsed());
+        client.cancel().await?;
+    }
+    let transport = TokioChildProcess::new(command())?;
+    let pid = transport.id();
+    let client = ().serve(transport).await?;
+    let call = || client.call_tool(CallToolRequestParams::new("screenshot"));
+    for _ in 0..3 {
+        call().await?; // warm-up: shared-memory segment, encoder tables
+    }
+    let mut times = Vec::new();
+    let mut bytes = 0;
+    for _ in 0..n {
+        let started = Instant::now();
+        let r = call().await?;
+        times.push(started.elapsed());
+        anyhow::ensure!(r.is_error != Some(true), "screenshot failed: {r:?}");
+        bytes = r
+            .structured_content
+            .as_ref()
+            .and_then(|s| s["bytes"].as_u64())
+            .unwrap_or(0);
+    }
+    let rss = pid
+        .and_then(|p| std::fs::read_to_string(format!("/proc/{p}/status")).ok())
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .map(|l| l.trim_start_matches("VmRSS:").trim().to_string())
+        });
+    client.cancel().await?;
+    Ok((
+        Sample {
+            name: "deskpilot screenshot via MCP (JPEG q80)".into(),
+            times,
+            note: format!(
+                "1920x1080 -> 1032x580, {} KB, full round trip through rmcp's client",
+                bytes / 1024
+            ),
+        },
+        Sample {
+            name: "deskpilot spawn -> initialize answered".into(),
+            times: startup,
+            note: "rmcp client handshake".into(),
+        },
+        rss.unwrap_or_else(|| "unknown".into()),
+    ))
+}
+
+/// Runs a peer `n` times (or once, reading per-iteration seconds it prints, when `in_process`).
+fn peer(
+    vd: &deskpilot_x11::VirtualDisplay,
+    program: &str,
+    argv: &[String],
+    n: usize,
+    in_process: bool,
+) -> anyhow::Result<Vec<Duration>> {
+    let run = || -> anyhow::Result<(Duration, String)> {
+        let mut cmd = Command::new(program);
+        cmd.args(argv)
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .stdout(Stdio::piped());
+        vd.configure(&mut cmd);
+        let started = Instant::now();
+        let out = cmd
+            .output()
+            .with_context(|| format!("{program} is not installed"))?;
+        let took = started.elapsed();
+        anyhow::ensure!(
+            out.status.success(),
+            "{program} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        Ok((took, String::from_utf8_lossy(&out.stdout).into_owned()))
+    };
+    if in_process {
+        let (_, stdout) = run()?;
+        let times: Vec<_> = stdout
+            .lines()
+            .filter_map(|l| l.trim().parse::<f64>().ok())
+            .map(Duration::from_secs_f64)
+            .collect();
+        anyhow::ensure!(!times.is_empty(), "the loop printed no timings");
+        return Ok(times);
+    }
+    run()?; // warm-up (disk cache)
+    (0..n).map(|_| run().map(|(t, _)| t)).collect()
+}
