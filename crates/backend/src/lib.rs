@@ -44,6 +44,13 @@ pub trait Capture: Send + Sync {
     /// Grabs what is on screen inside `rect`, which must lie within
     /// [`Screens::desktop_bounds`]; the engine clips before calling.
     fn capture(&self, rect: Rect) -> Result<Frame, Error>;
+
+    /// Like [`Capture::capture`], filling `buffer` (whose allocation a backend should reuse)
+    /// so repeated captures do not pay for fresh pages every time.
+    fn capture_into(&self, rect: Rect, buffer: Vec<u8>) -> Result<Frame, Error> {
+        drop(buffer);
+        self.capture(rect)
+    }
 }
 
 /// What a backend says about itself, for `status` and `doctor`.

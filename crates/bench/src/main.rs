@@ -204,7 +204,7 @@ fn main() -> anyhow::Result<()> {
             s.note
         )?;
     }
-    writeln!(o, "deskpilot server RSS after the run: {rss}")?;
+    writeln!(o, "deskpilot server RSS: {rss}")?;
     writeln!(
         o,
         "targets (DESIGN §9): screenshot ≤ 15 ms p50; initialize ≤ 50 ms after spawn; idle RSS ≤ 30 MB"
@@ -246,6 +246,7 @@ async fn deskpilot_runs(
     let transport = TokioChildProcess::new(command())?;
     let pid = transport.id();
     let client = ().serve(transport).await?;
+    let idle_rss = rss_of(pid);
     let call = || client.call_tool(CallToolRequestParams::new("screenshot"));
     for _ in 0..3 {
         call().await?; // warm-up: shared-memory segment, encoder tables
@@ -263,13 +264,11 @@ async fn deskpilot_runs(
             .and_then(|s| s["bytes"].as_u64())
             .unwrap_or(0);
     }
-    let rss = pid
-        .and_then(|p| std::fs::read_to_string(format!("/proc/{p}/status")).ok())
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .map(|l| l.trim_start_matches("VmRSS:").trim().to_string())
-        });
+    let rss = format!(
+        "{idle_rss} idle after initialize, {} after {} screenshots",
+        rss_of(pid),
+        n + 3
+    );
     client.cancel().await?;
     Ok((
         Sample {
@@ -285,8 +284,19 @@ async fn deskpilot_runs(
             times: startup,
             note: "rmcp client handshake".into(),
         },
-        rss.unwrap_or_else(|| "unknown".into()),
+        rss,
     ))
+}
+
+/// A process's resident set size as /proc reports it.
+fn rss_of(pid: Option<u32>) -> String {
+    pid.and_then(|p| std::fs::read_to_string(format!("/proc/{p}/status")).ok())
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .map(|l| l.trim_start_matches("VmRSS:").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
 }
 
 /// Runs a peer `n` times (or once, reading per-iteration seconds it prints, when `in_process`).

@@ -98,6 +98,16 @@ pub struct Engine {
     desktop: Desktop,
     config: EngineConfig,
     shots: Mutex<Registry>,
+    buffers: Mutex<Buffers>,
+}
+
+/// Pixel buffers kept between screenshots, so a full-screen capture reuses its pages instead
+/// of faulting in ~10 MB of fresh memory every call. Concurrent screenshots simply find the
+/// pool empty and allocate.
+#[derive(Debug, Default)]
+struct Buffers {
+    frame: Vec<u8>,
+    scaled: Vec<u8>,
 }
 
 impl Engine {
@@ -106,6 +116,7 @@ impl Engine {
             desktop,
             config,
             shots: Mutex::new(Registry::default()),
+            buffers: Mutex::new(Buffers::default()),
         }
     }
 
@@ -236,11 +247,18 @@ impl Engine {
         let format = request.format.unwrap_or(self.config.format);
 
         let started = Instant::now();
-        let mut frame = self.desktop.capture.capture(rect)?;
+        let mut pool = std::mem::take(&mut *self.buffers.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut frame = self
+            .desktop
+            .capture
+            .capture_into(rect, std::mem::take(&mut pool.frame))?;
         let capture_time = started.elapsed();
         let masked_regions = pipeline::apply_masks(&mut frame, &self.config.mask_regions);
         let view = ViewGeometry::fit(frame.rect, budget);
-        let image = pipeline::encode(&frame, &view, format)?;
+        let image = pipeline::encode(&frame, &view, format, &mut pool.scaled);
+        pool.frame = frame.data;
+        *self.buffers.lock().unwrap_or_else(|e| e.into_inner()) = pool;
+        let image = image?;
 
         let pin = window.as_ref().map(|w: &WindowInfo| (w.id, w.pid, w.frame));
         let id = self

@@ -67,14 +67,16 @@ pub fn apply_masks(frame: &mut Frame, masks: &[Rect]) -> usize {
 }
 
 /// Scales `frame` to `view`'s image size and encodes it.
+///
+/// `scratch` holds the scaled pixels; pass the same vector every time so its pages are reused.
 pub fn encode(
     frame: &Frame,
     view: &ViewGeometry,
     format: ImageFormat,
+    scratch: &mut Vec<u8>,
 ) -> Result<EncodedImage, Error> {
     let (w, h) = (frame.rect.width, frame.rect.height);
     let started = Instant::now();
-    let scaled: Vec<u8>;
     let pixels: &[u8] = if (view.width, view.height) == (w, h) {
         &frame.data
     } else {
@@ -84,7 +86,13 @@ pub fn encode(
                     message: format!("frame buffer does not match its size: {e}"),
                 }
             })?;
-        let mut dst = fr::images::Image::new(view.width, view.height, fr::PixelType::U8x4);
+        let mut buffer = std::mem::take(scratch);
+        buffer.resize(view.width as usize * view.height as usize * 4, 0);
+        let mut dst =
+            fr::images::Image::from_vec_u8(view.width, view.height, buffer, fr::PixelType::U8x4)
+                .map_err(|e| Error::Internal {
+                    message: format!("scratch buffer does not fit the image: {e}"),
+                })?;
         // The fourth byte is padding (X) or opaque alpha: never premultiply by it.
         let options = fr::ResizeOptions::new()
             .resize_alg(fr::ResizeAlg::Convolution(fr::FilterType::Bilinear))
@@ -94,8 +102,8 @@ pub fn encode(
             .map_err(|e| Error::Internal {
                 message: format!("resize failed: {e}"),
             })?;
-        scaled = dst.into_vec();
-        &scaled
+        *scratch = dst.into_vec();
+        scratch
     };
     let resize_time = started.elapsed();
 
@@ -207,7 +215,13 @@ mod tests {
     fn jpeg_from_bgrx_keeps_colours_and_budget_size() {
         let f = frame(Rect::new(-200, 0, 1920, 1080));
         let view = ViewGeometry::fit(f.rect, ImageBudget::default());
-        let img = encode(&f, &view, ImageFormat::Jpeg { quality: 80 }).unwrap();
+        let img = encode(
+            &f,
+            &view,
+            ImageFormat::Jpeg { quality: 80 },
+            &mut Vec::new(),
+        )
+        .unwrap();
         let (w, h, px) = decode_jpeg(&img.bytes);
         assert_eq!((w, h), (view.width, view.height));
         let at = |x: u32, y: u32| {
@@ -231,7 +245,7 @@ mod tests {
     fn png_is_lossless_at_scale_one() {
         let f = frame(Rect::new(0, 0, 64, 32));
         let view = ViewGeometry::fit(f.rect, ImageBudget::default());
-        let img = encode(&f, &view, ImageFormat::Png).unwrap();
+        let img = encode(&f, &view, ImageFormat::Png, &mut Vec::new()).unwrap();
         let decoder = png::Decoder::new(std::io::Cursor::new(img.bytes));
         let mut reader = decoder.read_info().unwrap();
         let mut buf = vec![0; reader.output_buffer_size().unwrap()];

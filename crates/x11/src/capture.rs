@@ -124,11 +124,13 @@ impl Grabber {
         }
     }
 
+    /// Grabs `rect` of the root window into `buffer` (its allocation is reused).
     pub(crate) fn grab(
         &self,
         conn: &RustConnection,
         root: u32,
         rect: Rect,
+        mut buffer: Vec<u8>,
     ) -> Result<Frame, Error> {
         if let Err(reason) = &self.layout_ok {
             return Err(Error::Unsupported {
@@ -187,11 +189,13 @@ impl Grabber {
                 }
                 // SAFETY: the segment is at least `size` bytes (checked when chosen) and the
                 // server finished writing before it sent the reply we just read.
-                let data = unsafe { std::slice::from_raw_parts(seg.addr, size) }.to_vec();
+                let pixels = unsafe { std::slice::from_raw_parts(seg.addr, size) };
+                buffer.clear();
+                buffer.extend_from_slice(pixels);
                 Ok(Frame {
                     rect,
                     format: PixelFormat::Bgrx,
-                    data,
+                    data: buffer,
                 })
             }
             _ => {

@@ -117,10 +117,14 @@ impl Windows for X11Desktop {
 
 impl Capture for X11Desktop {
     fn capture(&self, rect: Rect) -> Result<Frame, Error> {
+        self.capture_into(rect, Vec::new())
+    }
+
+    fn capture_into(&self, rect: Rect, buffer: Vec<u8>) -> Result<Frame, Error> {
         let desktop = self.desktop_bounds()?;
         if rect.is_empty() || rect.intersect(&desktop) != Some(rect) {
             return Err(Error::OutsideDesktop { rect, desktop });
         }
-        self.grabber.grab(&self.conn, self.root, rect)
+        self.grabber.grab(&self.conn, self.root, rect, buffer)
     }
 }
