@@ -8,6 +8,7 @@
 //! nothing but JSON-RPC messages when the test ends.
 #![cfg(target_os = "linux")]
 
+mod cli;
 mod harness;
 mod paint;
 mod protocol;
