@@ -7,9 +7,11 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use deskpilot_types::{Monitor, Rect, WindowId, WindowInfo, WindowState};
+use deskpilot_types::{Monitor, Point, Rect, WindowId, WindowInfo, WindowState};
 
-use crate::{BackendInfo, Capture, Desktop, Error, Frame, PixelFormat, Screens, Windows};
+use crate::{
+    BackendInfo, Button, Capture, Desktop, Error, Frame, PixelFormat, Pointer, Screens, Windows,
+};
 
 /// A scriptable desktop: monitors, windows (topmost first) and a framebuffer.
 #[derive(Debug, Clone)]
@@ -24,6 +26,26 @@ struct State {
     framebuffer: Frame,
     next_id: u64,
     captures: usize,
+    pointer: Point,
+    /// Moves the pointer ignores (it "sticks"), for receipt tests.
+    stuck_moves: usize,
+    events: Vec<PointerEvent>,
+}
+
+/// One synthetic pointer event the fake received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PointerEvent {
+    Move(Point),
+    Button {
+        button: Button,
+        down: bool,
+        at: Point,
+    },
+    Wheel {
+        dx: i32,
+        dy: i32,
+        at: Point,
+    },
 }
 
 /// What a test says about a window it adds.
@@ -83,6 +105,9 @@ impl FakeDesktop {
                 framebuffer,
                 next_id: 0x40_0001,
                 captures: 0,
+                pointer: Point::new(0, 0),
+                stuck_moves: 0,
+                events: Vec::new(),
             })),
         }
     }
@@ -164,6 +189,31 @@ impl FakeDesktop {
         self.lock().framebuffer.fill(rect, rgb);
     }
 
+    /// Moves a window (frame and client) to a new frame rectangle.
+    pub fn move_window(&self, id: WindowId, frame: Rect) {
+        let mut s = self.lock();
+        if let Some(w) = s.windows.iter_mut().find(|w| w.id == id) {
+            let (dx, dy) = (frame.x - w.frame.x, frame.y - w.frame.y);
+            w.client = Rect::new(
+                w.client.x + dx,
+                w.client.y + dy,
+                frame.width,
+                frame.height.saturating_sub(20),
+            );
+            w.frame = frame;
+        }
+    }
+
+    /// The next `n` pointer moves are ignored (the pointer stays put).
+    pub fn stick_pointer(&self, n: usize) {
+        self.lock().stuck_moves = n;
+    }
+
+    /// Every pointer event received so far.
+    pub fn pointer_events(&self) -> Vec<PointerEvent> {
+        self.lock().events.clone()
+    }
+
     /// How many captures have been taken.
     pub fn capture_count(&self) -> usize {
         self.lock().captures
@@ -217,6 +267,37 @@ impl Capture for FakeDesktop {
             format: fb.format,
             data,
         })
+    }
+}
+
+impl Pointer for FakeDesktop {
+    fn position(&self) -> Result<Point, Error> {
+        Ok(self.lock().pointer)
+    }
+
+    fn move_to(&self, p: Point) -> Result<(), Error> {
+        let mut s = self.lock();
+        s.events.push(PointerEvent::Move(p));
+        if s.stuck_moves > 0 {
+            s.stuck_moves -= 1;
+        } else {
+            s.pointer = p;
+        }
+        Ok(())
+    }
+
+    fn button(&self, button: Button, down: bool) -> Result<(), Error> {
+        let mut s = self.lock();
+        let at = s.pointer;
+        s.events.push(PointerEvent::Button { button, down, at });
+        Ok(())
+    }
+
+    fn wheel(&self, dx: i32, dy: i32) -> Result<(), Error> {
+        let mut s = self.lock();
+        let at = s.pointer;
+        s.events.push(PointerEvent::Wheel { dx, dy, at });
+        Ok(())
     }
 }
 

@@ -18,7 +18,7 @@ mod frame;
 
 use std::sync::Arc;
 
-use deskpilot_types::{Monitor, Rect, WindowInfo};
+use deskpilot_types::{Monitor, Point, Rect, WindowInfo};
 
 pub use error::Error;
 pub use fake::FakeDesktop;
@@ -53,6 +53,26 @@ pub trait Capture: Send + Sync {
     }
 }
 
+/// A mouse button.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Button {
+    Left,
+    Middle,
+    Right,
+}
+
+/// Synthetic pointer input.
+pub trait Pointer: Send + Sync {
+    /// Where the pointer is now, in physical virtual-desktop pixels.
+    fn position(&self) -> Result<Point, Error>;
+    /// Moves the pointer; returns once the platform has processed the move.
+    fn move_to(&self, p: Point) -> Result<(), Error>;
+    /// Presses (`down`) or releases a button at the current position.
+    fn button(&self, button: Button, down: bool) -> Result<(), Error>;
+    /// Scrolls by whole wheel notches: positive `dy` scrolls down, positive `dx` right.
+    fn wheel(&self, dx: i32, dy: i32) -> Result<(), Error>;
+}
+
 /// What a backend says about itself, for `status` and `doctor`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BackendInfo {
@@ -73,6 +93,7 @@ pub struct Desktop {
     pub screens: Arc<dyn Screens>,
     pub windows: Arc<dyn Windows>,
     pub capture: Arc<dyn Capture>,
+    pub pointer: Arc<dyn Pointer>,
 }
 
 impl std::fmt::Debug for Desktop {
@@ -87,13 +108,14 @@ impl Desktop {
     /// Bundles one object that implements every capability.
     pub fn from_backend<B>(info: BackendInfo, backend: Arc<B>) -> Self
     where
-        B: Screens + Windows + Capture + 'static,
+        B: Screens + Windows + Capture + Pointer + 'static,
     {
         Desktop {
             info,
             screens: backend.clone(),
             windows: backend.clone(),
-            capture: backend,
+            capture: backend.clone(),
+            pointer: backend,
         }
     }
 }
@@ -131,6 +153,24 @@ impl Windows for Unreachable {
 
 impl Capture for Unreachable {
     fn capture(&self, _rect: Rect) -> Result<Frame, Error> {
+        Err(self.error())
+    }
+}
+
+impl Pointer for Unreachable {
+    fn position(&self) -> Result<Point, Error> {
+        Err(self.error())
+    }
+
+    fn move_to(&self, _p: Point) -> Result<(), Error> {
+        Err(self.error())
+    }
+
+    fn button(&self, _button: Button, _down: bool) -> Result<(), Error> {
+        Err(self.error())
+    }
+
+    fn wheel(&self, _dx: i32, _dy: i32) -> Result<(), Error> {
         Err(self.error())
     }
 }

@@ -95,9 +95,9 @@ pub struct StatusReport {
 /// The platform-neutral core. Cheap to share behind an `Arc`; every method blocks.
 #[derive(Debug)]
 pub struct Engine {
-    desktop: Desktop,
+    pub(crate) desktop: Desktop,
     config: EngineConfig,
-    shots: Mutex<Registry>,
+    pub(crate) shots: Mutex<Registry>,
     buffers: Mutex<Buffers>,
 }
 

@@ -1,6 +1,6 @@
 //! The engine's error type: every failure a tool can report, each with a stable code.
 
-use deskpilot_types::{ErrorCode, Rect, WindowId};
+use deskpilot_types::{ErrorCode, Point, Rect, WindowId};
 
 /// Why an engine operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +24,34 @@ pub enum Error {
     /// A `screenshot_id` that was never issued or was forgotten.
     #[error("screenshot {0} is unknown or too old")]
     UnknownScreenshot(u64),
+    /// Image coordinates were given but no screenshot was taken yet.
+    #[error("no screenshot has been taken yet, so image coordinates mean nothing")]
+    NoReferenceScreenshot,
+    /// The window the reference screenshot was pinned to is gone.
+    #[error("window {0} (the screenshot's target) no longer exists")]
+    TargetWindowGone(WindowId),
+    /// The pinned window id now belongs to another process.
+    #[error("window {id} belonged to pid {was:?} at the screenshot, now to pid {now:?}")]
+    TargetWindowChanged {
+        id: WindowId,
+        was: Option<u32>,
+        now: Option<u32>,
+    },
+    /// The pinned window moved or was resized.
+    #[error("window {id} was at {was} in the screenshot and is at {now} now")]
+    TargetWindowMoved { id: WindowId, was: Rect, now: Rect },
+    /// Another application's window is under the point.
+    #[error("the point ({}, {}) is covered by {other}", point.x, point.y)]
+    ClickWrongWindow { point: Point, other: String },
+    /// The point is outside the pinned window.
+    #[error("the point ({}, {}) is outside the target window {window}", point.x, point.y)]
+    OutsideTargetWindow { point: Point, window: Rect },
+    /// The point is outside every monitor.
+    #[error("the point ({}, {}) is outside every monitor", point.x, point.y)]
+    PointOffScreen { point: Point },
+    /// The pointer did not land, even after one retry.
+    #[error("the pointer was sent to ({}, {}) but is at ({}, {})", requested.x, requested.y, landed.x, landed.y)]
+    PointerNotLanded { requested: Point, landed: Point },
     /// The platform backend failed.
     #[error(transparent)]
     Backend(#[from] deskpilot_backend::Error),
@@ -47,6 +75,14 @@ impl Error {
                 ErrorCode::RegionOutsideScreen
             }
             Error::UnknownScreenshot(_) => ErrorCode::UnknownScreenshot,
+            Error::NoReferenceScreenshot => ErrorCode::NoReferenceScreenshot,
+            Error::TargetWindowGone(_) => ErrorCode::TargetWindowGone,
+            Error::TargetWindowChanged { .. } => ErrorCode::TargetWindowChanged,
+            Error::TargetWindowMoved { .. } => ErrorCode::TargetWindowMoved,
+            Error::ClickWrongWindow { .. } => ErrorCode::ClickWrongWindow,
+            Error::OutsideTargetWindow { .. } => ErrorCode::OutsideTargetWindow,
+            Error::PointOffScreen { .. } => ErrorCode::PointOffScreen,
+            Error::PointerNotLanded { .. } => ErrorCode::PointerNotLanded,
             Error::Backend(B::NoDisplay { .. }) => ErrorCode::NoDisplay,
             Error::Backend(_) => ErrorCode::PlatformError,
             Error::Internal { .. } => ErrorCode::Internal,

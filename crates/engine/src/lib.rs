@@ -17,10 +17,12 @@ pub mod coords;
 mod engine;
 mod error;
 pub mod pipeline;
+mod pointer;
 mod registry;
 
 pub use engine::{
     CaptureTarget, Engine, EngineConfig, Screenshot, ScreenshotRequest, StatusReport, WindowFilter,
 };
 pub use error::Error;
+pub use pointer::{CoordinateSpace, HitTestMode, PointerOutcome, PointerTarget, Receipt};
 pub use registry::{ScreenshotId, ScreenshotRecord};

@@ -28,6 +28,22 @@ pub enum ErrorCode {
     CaptureFailed,
     /// The platform refused or failed a call in a way not covered above.
     PlatformError,
+    /// A coordinate action ran before any screenshot, so image space is undefined.
+    NoReferenceScreenshot,
+    /// The window the screenshot was pinned to no longer exists.
+    TargetWindowGone,
+    /// The pinned window id now belongs to another process (the app restarted).
+    TargetWindowChanged,
+    /// The pinned window moved or was resized since the screenshot.
+    TargetWindowMoved,
+    /// Another application's window is under the point.
+    ClickWrongWindow,
+    /// The point lies outside the window the screenshot was pinned to.
+    OutsideTargetWindow,
+    /// The point lies outside every monitor.
+    PointOffScreen,
+    /// The pointer did not reach the requested point, even after a retry.
+    PointerNotLanded,
     /// The tool is disabled by `--tools` / `--exclude-tools`.
     ToolDisabled,
     /// A bug in deskpilot.
@@ -47,6 +63,14 @@ impl ErrorCode {
             ErrorCode::NoDisplay => "NO_DISPLAY",
             ErrorCode::CaptureFailed => "CAPTURE_FAILED",
             ErrorCode::PlatformError => "PLATFORM_ERROR",
+            ErrorCode::NoReferenceScreenshot => "NO_REFERENCE_SCREENSHOT",
+            ErrorCode::TargetWindowGone => "TARGET_WINDOW_GONE",
+            ErrorCode::TargetWindowChanged => "TARGET_WINDOW_CHANGED",
+            ErrorCode::TargetWindowMoved => "TARGET_WINDOW_MOVED",
+            ErrorCode::ClickWrongWindow => "CLICK_WRONG_WINDOW",
+            ErrorCode::OutsideTargetWindow => "OUTSIDE_TARGET_WINDOW",
+            ErrorCode::PointOffScreen => "POINT_OFF_SCREEN",
+            ErrorCode::PointerNotLanded => "POINTER_NOT_LANDED",
             ErrorCode::ToolDisabled => "TOOL_DISABLED",
             ErrorCode::Internal => "INTERNAL",
         }
@@ -78,6 +102,30 @@ impl ErrorCode {
                 "Retry once; if it fails again run `deskpilot doctor` and report its output."
             }
             ErrorCode::PlatformError => "Retry once; if it persists run `deskpilot doctor`.",
+            ErrorCode::NoReferenceScreenshot => {
+                "Take a screenshot first and read x/y off it, or pass coordinates \"physical\" with real screen pixels."
+            }
+            ErrorCode::TargetWindowGone => {
+                "Nothing was performed. Take a fresh screenshot and act on what is actually there."
+            }
+            ErrorCode::TargetWindowChanged => {
+                "Nothing was performed. Take a fresh screenshot; the old coordinates are meaningless."
+            }
+            ErrorCode::TargetWindowMoved => {
+                "Nothing was performed. Take a fresh screenshot, then act."
+            }
+            ErrorCode::ClickWrongWindow => {
+                "Nothing was performed. Bring the target window to the front (window focus), take a fresh screenshot, then act."
+            }
+            ErrorCode::OutsideTargetWindow => {
+                "Nothing was performed. Pick a point inside the window, or take a screenshot of the screen to act elsewhere."
+            }
+            ErrorCode::PointOffScreen => {
+                "Nothing was performed. Use a point inside a monitor; status lists their bounds."
+            }
+            ErrorCode::PointerNotLanded => {
+                "Something moved or grabbed the pointer; take a fresh screenshot and retry once."
+            }
             ErrorCode::ToolDisabled => {
                 "This server was started without that tool (--tools / --exclude-tools); use another tool or ask the user to enable it."
             }
@@ -98,6 +146,14 @@ impl ErrorCode {
         ErrorCode::NoDisplay,
         ErrorCode::CaptureFailed,
         ErrorCode::PlatformError,
+        ErrorCode::NoReferenceScreenshot,
+        ErrorCode::TargetWindowGone,
+        ErrorCode::TargetWindowChanged,
+        ErrorCode::TargetWindowMoved,
+        ErrorCode::ClickWrongWindow,
+        ErrorCode::OutsideTargetWindow,
+        ErrorCode::PointOffScreen,
+        ErrorCode::PointerNotLanded,
         ErrorCode::ToolDisabled,
         ErrorCode::Internal,
     ];

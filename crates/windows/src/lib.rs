@@ -11,6 +11,7 @@
 #![cfg(windows)]
 
 pub mod capture;
+mod input;
 pub mod monitors;
 pub mod windows;
 

@@ -16,6 +16,7 @@ mod atoms;
 pub mod capture;
 mod desktop;
 pub mod doctor;
+mod input;
 pub mod monitors;
 pub mod virtual_display;
 pub mod windows;

@@ -1,0 +1,571 @@
+//! Pointer actions with coordinate safety: where a point comes from, whether it may be acted
+//! on, and a receipt proving where the pointer landed.
+//!
+//! Order for every pointer action (seed 004's safety model, steps 6–8):
+//! 1. resolve the point: image coordinates through the reference screenshot's geometry
+//!    (`NO_REFERENCE_SCREENSHOT` / `UNKNOWN_SCREENSHOT`), or physical as given;
+//! 2. re-check the window that screenshot was pinned to (`TARGET_WINDOW_GONE` / `_CHANGED` / `_MOVED`);
+//! 3. hit test through the stacking order (`POINT_OFF_SCREEN`, `OUTSIDE_TARGET_WINDOW`,
+//!    `CLICK_WRONG_WINDOW`), per `hit_test` mode;
+//! 4. move, read the pointer back, retry once, else `POINTER_NOT_LANDED`; only then press.
+//!
+//! Nothing reaches the OS before steps 1–3 pass.
+
+use deskpilot_backend::Button;
+use deskpilot_types::{Point, WindowInfo};
+use serde::Serialize;
+
+use crate::registry::ScreenshotRecord;
+use crate::{Engine, Error};
+
+/// How x/y are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoordinateSpace {
+    /// In the pixel space of a screenshot: the given id, or the last one when `None`.
+    Image { screenshot_id: Option<u64> },
+    /// Physical virtual-desktop pixels.
+    Physical,
+}
+
+/// What the hit test does with a point that would land on the wrong window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HitTestMode {
+    /// Refuse the action (default).
+    #[default]
+    Fail,
+    /// Act, but say what is under the point.
+    Warn,
+    /// Do not check (points off every monitor are still refused).
+    Off,
+}
+
+/// A point as a tool received it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointerTarget {
+    pub x: f64,
+    pub y: f64,
+    pub space: CoordinateSpace,
+}
+
+/// Proof of where the pointer went.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Receipt {
+    /// Where the pointer is after the move (physical).
+    pub x: i32,
+    pub y: i32,
+    /// Where it was sent (physical).
+    #[serde(rename = "requestedX")]
+    pub requested_x: i32,
+    #[serde(rename = "requestedY")]
+    pub requested_y: i32,
+    /// Distance between the two, in physical pixels.
+    pub drift: f64,
+    pub landed: bool,
+    /// Whether the move had to be sent twice.
+    pub retried: bool,
+}
+
+/// What a pointer action did.
+#[derive(Debug, Clone)]
+pub struct PointerOutcome {
+    /// The physical point acted on (the end point for a drag).
+    pub point: Point,
+    pub receipt: Receipt,
+    /// The window under the point at the time of the action.
+    pub window: Option<WindowInfo>,
+    /// Hit-test findings that did not stop the action (`hit_test: warn`).
+    pub warnings: Vec<String>,
+}
+
+/// A resolved, checked point.
+struct Checked {
+    point: Point,
+    window: Option<WindowInfo>,
+    warnings: Vec<String>,
+}
+
+impl Engine {
+    fn reference(&self, space: CoordinateSpace) -> Result<Option<ScreenshotRecord>, Error> {
+        let shots = self.shots.lock().unwrap_or_else(|e| e.into_inner());
+        match space {
+            CoordinateSpace::Physical => Ok(None),
+            CoordinateSpace::Image {
+                screenshot_id: Some(id),
+            } => shots
+                .get(id)
+                .cloned()
+                .map(Some)
+                .ok_or(Error::UnknownScreenshot(id)),
+            CoordinateSpace::Image {
+                screenshot_id: None,
+            } => shots
+                .last()
+                .cloned()
+                .map(Some)
+                .ok_or(Error::NoReferenceScreenshot),
+        }
+    }
+
+    /// Steps 1–3: resolve `targets` against one reference, re-check its pinned window and hit test.
+    fn check_points(
+        &self,
+        targets: &[PointerTarget],
+        mode: HitTestMode,
+    ) -> Result<Vec<Checked>, Error> {
+        let space = targets
+            .first()
+            .map(|t| t.space)
+            .unwrap_or(CoordinateSpace::Physical);
+        let reference = self.reference(space)?;
+        let windows = self.desktop.windows.list_windows()?;
+        let monitors = self.desktop.screens.monitors()?;
+        let pinned = match reference.as_ref().and_then(|r| r.window) {
+            None => None,
+            Some((id, pid, frame)) => {
+                let now = windows
+                    .iter()
+                    .find(|w| w.id == id)
+                    .ok_or(Error::TargetWindowGone(id))?;
+                if now.pid != pid {
+                    return Err(Error::TargetWindowChanged {
+                        id,
+                        was: pid,
+                        now: now.pid,
+                    });
+                }
+                if now.frame != frame {
+                    return Err(Error::TargetWindowMoved {
+                        id,
+                        was: frame,
+                        now: now.frame,
+                    });
+                }
+                Some(now.clone())
+            }
+        };
+        let mut checked = Vec::with_capacity(targets.len());
+        for t in targets {
+            let point = match (&reference, t.space) {
+                (Some(r), CoordinateSpace::Image { .. }) => r.view.image_to_physical(t.x, t.y)?,
+                _ => {
+                    if !(t.x.is_finite() && t.y.is_finite()) || t.x.abs() > 1e6 || t.y.abs() > 1e6 {
+                        return Err(Error::InvalidArgument {
+                            message: format!("({}, {}) is not a screen point", t.x, t.y),
+                        });
+                    }
+                    Point::new(t.x.round() as i32, t.y.round() as i32)
+                }
+            };
+            if !monitors.iter().any(|m| m.rect.contains(point)) {
+                return Err(Error::PointOffScreen { point });
+            }
+            let under = windows
+                .iter()
+                .find(|w| w.state.visible && w.frame.contains(point))
+                .cloned();
+            let mut warnings = Vec::new();
+            if let (Some(target), false) = (&pinned, mode == HitTestMode::Off) {
+                let problem = if !target.frame.contains(point) {
+                    Some(Error::OutsideTargetWindow {
+                        point,
+                        window: target.frame,
+                    })
+                } else {
+                    match &under {
+                        Some(w) if w.id != target.id && w.pid != target.pid => {
+                            Some(Error::ClickWrongWindow {
+                                point,
+                                other: format!(
+                                    "\"{}\" ({}, pid {})",
+                                    w.title,
+                                    w.process.as_deref().unwrap_or("?"),
+                                    w.pid.map_or("?".to_string(), |p| p.to_string())
+                                ),
+                            })
+                        }
+                        _ => None,
+                    }
+                };
+                match (problem, mode) {
+                    (Some(e), HitTestMode::Fail) => return Err(e),
+                    (Some(e), _) => warnings.push(format!("{}: {e}", e.code())),
+                    (None, _) => {}
+                }
+            }
+            checked.push(Checked {
+                point,
+                window: under,
+                warnings,
+            });
+        }
+        Ok(checked)
+    }
+
+    /// Step 4: move and prove it.
+    fn move_with_receipt(&self, p: Point) -> Result<Receipt, Error> {
+        let pointer = &self.desktop.pointer;
+        let mut retried = false;
+        for attempt in 0..2 {
+            pointer.move_to(p)?;
+            let at = pointer.position()?;
+            if at == p {
+                return Ok(Receipt {
+                    x: at.x,
+                    y: at.y,
+                    requested_x: p.x,
+                    requested_y: p.y,
+                    drift: 0.0,
+                    landed: true,
+                    retried,
+                });
+            }
+            if attempt == 1 {
+                return Err(Error::PointerNotLanded {
+                    requested: p,
+                    landed: at,
+                });
+            }
+            retried = true;
+        }
+        unreachable!("the loop returns on its second attempt")
+    }
+
+    /// Moves the pointer (no hit test: moving is not acting on a window).
+    pub fn move_cursor(&self, target: PointerTarget) -> Result<PointerOutcome, Error> {
+        let mut checked = self.check_points(&[target], HitTestMode::Off)?;
+        let c = checked.remove(0);
+        let receipt = self.move_with_receipt(c.point)?;
+        Ok(PointerOutcome {
+            point: c.point,
+            receipt,
+            window: c.window,
+            warnings: c.warnings,
+        })
+    }
+
+    /// Clicks `count` times (1–3) with `button`.
+    pub fn click(
+        &self,
+        target: PointerTarget,
+        button: Button,
+        count: u8,
+        mode: HitTestMode,
+    ) -> Result<PointerOutcome, Error> {
+        if !(1..=3).contains(&count) {
+            return Err(Error::InvalidArgument {
+                message: format!("count {count} must be 1, 2 or 3"),
+            });
+        }
+        let mut checked = self.check_points(&[target], mode)?;
+        let c = checked.remove(0);
+        let receipt = self.move_with_receipt(c.point)?;
+        for _ in 0..count {
+            self.desktop.pointer.button(button, true)?;
+            self.desktop.pointer.button(button, false)?;
+        }
+        Ok(PointerOutcome {
+            point: c.point,
+            receipt,
+            window: c.window,
+            warnings: c.warnings,
+        })
+    }
+
+    /// Scrolls `dy` notches down (negative: up) and `dx` right (negative: left) at the point.
+    pub fn scroll(
+        &self,
+        target: PointerTarget,
+        dx: i32,
+        dy: i32,
+        mode: HitTestMode,
+    ) -> Result<PointerOutcome, Error> {
+        if dx == 0 && dy == 0 {
+            return Err(Error::InvalidArgument {
+                message: "scroll needs a non-zero dy or dx (notches)".to_string(),
+            });
+        }
+        if dx.abs() > 200 || dy.abs() > 200 {
+            return Err(Error::InvalidArgument {
+                message: format!("scroll of ({dx}, {dy}) notches is beyond ±200"),
+            });
+        }
+        let mut checked = self.check_points(&[target], mode)?;
+        let c = checked.remove(0);
+        let receipt = self.move_with_receipt(c.point)?;
+        self.desktop.pointer.wheel(dx, dy)?;
+        Ok(PointerOutcome {
+            point: c.point,
+            receipt,
+            window: c.window,
+            warnings: c.warnings,
+        })
+    }
+
+    /// Presses at `from`, moves in `steps` steps to `to`, releases there.
+    pub fn drag(
+        &self,
+        from: PointerTarget,
+        to: PointerTarget,
+        button: Button,
+        steps: u32,
+        mode: HitTestMode,
+    ) -> Result<PointerOutcome, Error> {
+        if !(1..=200).contains(&steps) {
+            return Err(Error::InvalidArgument {
+                message: format!("steps {steps} must be 1..=200"),
+            });
+        }
+        let checked = self.check_points(&[from, to], mode)?;
+        let (a, b) = (checked[0].point, checked[1].point);
+        self.move_with_receipt(a)?;
+        self.desktop.pointer.button(button, true)?;
+        let result = (|| {
+            for i in 1..steps {
+                let f = i as f64 / steps as f64;
+                let p = Point::new(
+                    (a.x as f64 + (b.x - a.x) as f64 * f).round() as i32,
+                    (a.y as f64 + (b.y - a.y) as f64 * f).round() as i32,
+                );
+                self.desktop.pointer.move_to(p)?;
+            }
+            self.move_with_receipt(b)
+        })();
+        // Always release, even when the final move failed: never leave a button held.
+        let released = self.desktop.pointer.button(button, false);
+        let receipt = result?;
+        released?;
+        let mut warnings = checked[0].warnings.clone();
+        warnings.extend(checked[1].warnings.iter().cloned());
+        Ok(PointerOutcome {
+            point: b,
+            receipt,
+            window: checked[1].window.clone(),
+            warnings,
+        })
+    }
+
+    /// Where the pointer is now.
+    pub fn cursor(&self) -> Result<Point, Error> {
+        Ok(self.desktop.pointer.position()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use deskpilot_backend::FakeDesktop;
+    use deskpilot_backend::fake::{FakeWindow, PointerEvent};
+    use deskpilot_types::{ErrorCode, Rect};
+
+    use super::*;
+    use crate::{CaptureTarget, EngineConfig, ScreenshotRequest};
+
+    fn image(x: f64, y: f64) -> PointerTarget {
+        PointerTarget {
+            x,
+            y,
+            space: CoordinateSpace::Image {
+                screenshot_id: None,
+            },
+        }
+    }
+
+    fn shot(e: &Engine, target: CaptureTarget) -> u64 {
+        e.screenshot(&ScreenshotRequest {
+            target,
+            max_width: Some(800),
+            format: None,
+        })
+        .unwrap()
+        .id
+    }
+
+    fn setup() -> (
+        FakeDesktop,
+        Engine,
+        deskpilot_types::WindowId,
+        deskpilot_types::WindowId,
+    ) {
+        let fake = FakeDesktop::new(1920, 1080);
+        let target = fake.add_window(FakeWindow {
+            pid: 100,
+            ..FakeWindow::new("target", Rect::new(0, 0, 960, 1080))
+        });
+        let other = fake.add_window(FakeWindow {
+            pid: 200,
+            ..FakeWindow::new("other", Rect::new(600, 0, 400, 300))
+        });
+        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        (fake, e, target, other)
+    }
+
+    #[test]
+    fn image_points_need_a_screenshot_and_map_through_it() {
+        let (fake, e, _, _) = setup();
+        let err = e
+            .click(image(10.0, 10.0), Button::Left, 1, HitTestMode::Fail)
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NoReferenceScreenshot);
+        assert!(fake.pointer_events().is_empty(), "nothing reached the OS");
+        shot(&e, CaptureTarget::Screen);
+        let out = e
+            .click(image(400.0, 225.0), Button::Left, 2, HitTestMode::Fail)
+            .unwrap();
+        assert_eq!(out.point, Point::new(961, 541));
+        assert!(out.receipt.landed && out.receipt.drift == 0.0);
+        let presses = fake
+            .pointer_events()
+            .iter()
+            .filter(|e| matches!(e, PointerEvent::Button { down: true, .. }))
+            .count();
+        assert_eq!(presses, 2);
+        let err = e.click(
+            PointerTarget {
+                x: 1.0,
+                y: 1.0,
+                space: CoordinateSpace::Image {
+                    screenshot_id: Some(99),
+                },
+            },
+            Button::Left,
+            1,
+            HitTestMode::Fail,
+        );
+        assert_eq!(err.unwrap_err().code(), ErrorCode::UnknownScreenshot);
+        assert_eq!(
+            e.click(image(800.0, 0.0), Button::Left, 1, HitTestMode::Fail)
+                .unwrap_err()
+                .code(),
+            ErrorCode::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn pinned_window_is_rechecked_and_hit_tested() {
+        let (fake, e, target, other) = setup();
+        shot(&e, CaptureTarget::Window(target));
+        // The other app covers (600..1000, 0..300): in the target's 960-wide screenshot at scale 800/960.
+        let covered = image(700.0 * 800.0 / 960.0, 100.0 * 800.0 / 960.0);
+        let err = e
+            .click(covered, Button::Left, 1, HitTestMode::Fail)
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ClickWrongWindow);
+        assert!(err.to_string().contains("\"other\""), "{err}");
+        assert!(fake.pointer_events().is_empty());
+        let warned = e
+            .click(covered, Button::Left, 1, HitTestMode::Warn)
+            .unwrap();
+        assert!(
+            warned.warnings[0].starts_with("CLICK_WRONG_WINDOW"),
+            "{:?}",
+            warned.warnings
+        );
+        e.click(image(100.0, 500.0), Button::Left, 1, HitTestMode::Fail)
+            .unwrap();
+
+        fake.move_window(target, Rect::new(10, 0, 960, 1080));
+        assert_eq!(
+            e.click(image(100.0, 500.0), Button::Left, 1, HitTestMode::Fail)
+                .unwrap_err()
+                .code(),
+            ErrorCode::TargetWindowMoved
+        );
+        fake.remove_window(target);
+        assert_eq!(
+            e.click(image(100.0, 500.0), Button::Left, 1, HitTestMode::Fail)
+                .unwrap_err()
+                .code(),
+            ErrorCode::TargetWindowGone
+        );
+        let _ = other;
+    }
+
+    #[test]
+    fn physical_points_off_screen_and_outside_the_window_are_refused() {
+        let (_fake, e, target, _) = setup();
+        let phys = |x, y| PointerTarget {
+            x,
+            y,
+            space: CoordinateSpace::Physical,
+        };
+        assert_eq!(
+            e.click(phys(5000.0, 10.0), Button::Left, 1, HitTestMode::Off)
+                .unwrap_err()
+                .code(),
+            ErrorCode::PointOffScreen
+        );
+        e.click(phys(1500.0, 900.0), Button::Right, 1, HitTestMode::Fail)
+            .unwrap();
+        let id = shot(&e, CaptureTarget::Window(target));
+        let pinned = |x, y| PointerTarget {
+            x,
+            y,
+            space: CoordinateSpace::Image {
+                screenshot_id: Some(id),
+            },
+        };
+        e.click(pinned(10.0, 10.0), Button::Left, 1, HitTestMode::Fail)
+            .unwrap();
+        assert_eq!(
+            e.click(phys(-1.0, 0.0), Button::Left, 1, HitTestMode::Fail)
+                .unwrap_err()
+                .code(),
+            ErrorCode::PointOffScreen
+        );
+    }
+
+    #[test]
+    fn receipt_retries_once_then_refuses() {
+        let (fake, e, _, _) = setup();
+        let phys = |x, y| PointerTarget {
+            x,
+            y,
+            space: CoordinateSpace::Physical,
+        };
+        fake.stick_pointer(1);
+        let out = e.move_cursor(phys(300.0, 300.0)).unwrap();
+        assert!(out.receipt.retried && out.receipt.landed);
+        fake.stick_pointer(2);
+        let err = e
+            .click(phys(400.0, 400.0), Button::Left, 1, HitTestMode::Off)
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::PointerNotLanded);
+        assert!(!fake.pointer_events().iter().any(
+            |ev| matches!(ev, PointerEvent::Button { at, .. } if *at == Point::new(400, 400))
+        ));
+    }
+
+    #[test]
+    fn drag_always_releases_and_scroll_validates() {
+        let (fake, e, _, _) = setup();
+        let phys = |x, y| PointerTarget {
+            x,
+            y,
+            space: CoordinateSpace::Physical,
+        };
+        let out = e
+            .drag(
+                phys(100.0, 100.0),
+                phys(200.0, 150.0),
+                Button::Left,
+                4,
+                HitTestMode::Off,
+            )
+            .unwrap();
+        assert_eq!(out.point, Point::new(200, 150));
+        let ev = fake.pointer_events();
+        assert!(
+            matches!(ev.last(), Some(PointerEvent::Button { down: false, at, .. }) if *at == Point::new(200, 150))
+        );
+        assert_eq!(
+            e.scroll(phys(10.0, 10.0), 0, 0, HitTestMode::Off)
+                .unwrap_err()
+                .code(),
+            ErrorCode::InvalidArgument
+        );
+        e.scroll(phys(10.0, 10.0), 0, 3, HitTestMode::Off).unwrap();
+        assert!(matches!(
+            fake.pointer_events().last(),
+            Some(PointerEvent::Wheel { dx: 0, dy: 3, .. })
+        ));
+    }
+}

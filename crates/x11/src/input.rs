@@ -1,0 +1,94 @@
+//! Synthetic pointer input through XTEST.
+//!
+//! Every request is followed by a round trip (`GetInputFocus`), so when a method returns the
+//! server has processed the event and a pointer query reads the new state.
+
+use deskpilot_backend::{Button, Error, Pointer};
+use deskpilot_types::Point;
+use x11rb::protocol::xproto::{
+    BUTTON_PRESS_EVENT, BUTTON_RELEASE_EVENT, ConnectionExt as _, MOTION_NOTIFY_EVENT,
+};
+use x11rb::protocol::xtest::ConnectionExt as _;
+
+use crate::X11Desktop;
+use crate::desktop::x11_err;
+
+/// X11 core button numbers.
+fn button_number(b: Button) -> u8 {
+    match b {
+        Button::Left => 1,
+        Button::Middle => 2,
+        Button::Right => 3,
+    }
+}
+
+impl X11Desktop {
+    /// Waits until the server has processed everything sent so far.
+    fn sync(&self) -> Result<(), Error> {
+        self.conn
+            .get_input_focus()
+            .map_err(x11_err("GetInputFocus"))?
+            .reply()
+            .map_err(x11_err("GetInputFocus"))?;
+        Ok(())
+    }
+
+    fn fake(&self, kind: u8, detail: u8, x: i16, y: i16) -> Result<(), Error> {
+        self.conn
+            .xtest_fake_input(kind, detail, 0, self.root, x, y, 0)
+            .map_err(x11_err("XTestFakeInput"))?;
+        Ok(())
+    }
+
+    fn click_button(&self, number: u8) -> Result<(), Error> {
+        self.fake(BUTTON_PRESS_EVENT, number, 0, 0)?;
+        self.fake(BUTTON_RELEASE_EVENT, number, 0, 0)
+    }
+}
+
+impl Pointer for X11Desktop {
+    fn position(&self) -> Result<Point, Error> {
+        let r = self
+            .conn
+            .query_pointer(self.root)
+            .map_err(x11_err("QueryPointer"))?
+            .reply()
+            .map_err(x11_err("QueryPointer"))?;
+        Ok(Point::new(r.root_x as i32, r.root_y as i32))
+    }
+
+    fn move_to(&self, p: Point) -> Result<(), Error> {
+        let (Ok(x), Ok(y)) = (i16::try_from(p.x), i16::try_from(p.y)) else {
+            return Err(Error::Unsupported {
+                what: "pointer move",
+                reason: format!("({}, {}) is beyond X11's 16-bit range", p.x, p.y),
+            });
+        };
+        // Detail 0: absolute coordinates on the root window.
+        self.fake(MOTION_NOTIFY_EVENT, 0, x, y)?;
+        self.sync()
+    }
+
+    fn button(&self, button: Button, down: bool) -> Result<(), Error> {
+        let kind = if down {
+            BUTTON_PRESS_EVENT
+        } else {
+            BUTTON_RELEASE_EVENT
+        };
+        self.fake(kind, button_number(button), 0, 0)?;
+        self.sync()
+    }
+
+    fn wheel(&self, dx: i32, dy: i32) -> Result<(), Error> {
+        // Buttons 4/5 scroll up/down, 6/7 left/right: one press+release per notch.
+        let vertical = if dy < 0 { 4 } else { 5 };
+        for _ in 0..dy.unsigned_abs() {
+            self.click_button(vertical)?;
+        }
+        let horizontal = if dx < 0 { 6 } else { 7 };
+        for _ in 0..dx.unsigned_abs() {
+            self.click_button(horizontal)?;
+        }
+        self.sync()
+    }
+}
