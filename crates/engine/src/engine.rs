@@ -90,6 +90,8 @@ pub struct StatusReport {
     pub active_window: Option<WindowInfo>,
     pub last_screenshot: Option<ScreenshotRecord>,
     pub mask_regions: usize,
+    /// The pointer in physical pixels, when the platform reports it.
+    pub cursor: Option<deskpilot_types::Point>,
 }
 
 /// The platform-neutral core. Cheap to share behind an `Arc`; every method blocks.
@@ -314,6 +316,7 @@ impl Engine {
             active_window: windows.iter().find(|w| w.state.active).cloned(),
             last_screenshot,
             mask_regions: self.config.mask_regions.len(),
+            cursor: self.desktop.pointer.position().ok(),
         })
     }
 }

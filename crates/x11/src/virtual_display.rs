@@ -360,9 +360,16 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
             &log,
             Stdio::null(),
         )?;
+        let pid = parts.children[index].1.id();
         let up = poll(o.step_timeout, || {
             if exited(parts, index) {
                 return Some(false);
+            }
+            // Another desktop may have won this display number a moment earlier: only a
+            // lock file naming our Xvfb proves the display is ours.
+            let owner = std::fs::read_to_string(format!("/tmp/.X{n}-lock")).ok()?;
+            if owner.trim().parse::<u32>().ok()? != pid {
+                return None;
             }
             RustConnection::connect(Some(&name)).ok().map(|_| true)
         });
@@ -542,6 +549,17 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
                 log: tail(&log),
             });
         }
+        // Announced is not ready: openbox sets _NET_SUPPORTING_WM_CHECK before it manages
+        // windows, and a window mapped in that gap is never managed (measured: a window
+        // mapped right after the announcement stayed unmanaged in 2 of 3 starts). Map probe
+        // windows until one shows up in _NET_CLIENT_LIST.
+        if !wm_manages_a_probe(&conn, root, o.step_timeout) {
+            return Err(StartError::Step {
+                step: "openbox",
+                message: "the window manager announced itself but never managed a window".into(),
+                log: tail(&log),
+            });
+        }
     }
 
     let shown = display.as_str();
@@ -555,6 +573,67 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
         display,
         a11y_bus,
     })
+}
+
+/// Maps 1×1 probe windows until the window manager lists one as a client (each probe gets
+/// 250 ms; a probe mapped before the manager was ready is never managed, so try a fresh one).
+fn wm_manages_a_probe(conn: &RustConnection, root: u32, timeout: Duration) -> bool {
+    use x11rb::protocol::xproto::{CreateWindowAux, WindowClass};
+    let Some(list) = conn
+        .intern_atom(false, b"_NET_CLIENT_LIST")
+        .ok()
+        .and_then(|c| c.reply().ok())
+        .map(|r| r.atom)
+    else {
+        return false;
+    };
+    let visual = conn
+        .setup()
+        .roots
+        .iter()
+        .find(|s| s.root == root)
+        .map_or(0, |s| s.root_visual);
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        let Ok(probe) = conn.generate_id() else {
+            return false;
+        };
+        let aux = CreateWindowAux::new();
+        let sent = conn
+            .create_window(
+                0,
+                probe,
+                root,
+                0,
+                0,
+                1,
+                1,
+                0,
+                WindowClass::INPUT_OUTPUT,
+                visual,
+                &aux,
+            )
+            .is_ok()
+            && conn.map_window(probe).is_ok()
+            && conn.flush().is_ok();
+        if !sent {
+            return false;
+        }
+        let managed = poll(Duration::from_millis(250), || {
+            let reply = conn
+                .get_property(false, root, list, AtomEnum::WINDOW, 0, 1024)
+                .ok()?
+                .reply()
+                .ok()?;
+            reply.value32()?.any(|w| w == probe).then_some(())
+        });
+        let _ = conn.destroy_window(probe);
+        let _ = conn.flush();
+        if managed.is_some() {
+            return true;
+        }
+    }
+    false
 }
 
 const SCRATCH_PREFIX: &str = "deskpilot-desktop-";

@@ -31,6 +31,19 @@ pub fn desktop() -> Option<&'static VirtualDisplay> {
         .as_ref()
 }
 
+/// A desktop of the calling test's own, torn down when dropped: for tests whose input could
+/// leave the shared window manager in a state the next test would trip over.
+pub fn private_desktop() -> Option<VirtualDisplay> {
+    desktop()?;
+    Some(
+        VirtualDisplay::start(VirtualDisplayOptions {
+            accessibility: false,
+            ..Default::default()
+        })
+        .expect("a second virtual desktop"),
+    )
+}
+
 #[allow(clippy::print_stderr)]
 fn skip(why: &str) {
     eprintln!("SKIP desktop end-to-end tests: {why}");

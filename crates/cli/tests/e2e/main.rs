@@ -11,6 +11,7 @@
 mod cli;
 mod harness;
 mod paint;
+mod pointer;
 mod protocol;
 mod screenshot;
 mod windows;

@@ -171,3 +171,57 @@ impl Drop for PaintedWindow {
         let _ = self.conn.flush();
     }
 }
+
+/// A button event the painted window received, in window coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Press {
+    pub button: u8,
+    pub down: bool,
+    pub x: i16,
+    pub y: i16,
+}
+
+impl PaintedWindow {
+    /// Asks the X server to deliver this window's button events to the test.
+    pub fn listen(&self) {
+        use x11rb::protocol::xproto::{ChangeWindowAttributesAux, EventMask};
+        let mask = EventMask::BUTTON_PRESS | EventMask::BUTTON_RELEASE;
+        self.conn
+            .change_window_attributes(self.id, &ChangeWindowAttributesAux::new().event_mask(mask))
+            .unwrap();
+        self.conn.flush().unwrap();
+    }
+
+    /// Button events received so far (non-blocking).
+    pub fn presses(&self) -> Vec<Press> {
+        use x11rb::protocol::Event;
+        let mut out = Vec::new();
+        while let Ok(Some(event)) = self.conn.poll_for_event() {
+            match event {
+                Event::ButtonPress(e) => out.push(Press {
+                    button: e.detail,
+                    down: true,
+                    x: e.event_x,
+                    y: e.event_y,
+                }),
+                Event::ButtonRelease(e) => out.push(Press {
+                    button: e.detail,
+                    down: false,
+                    x: e.event_x,
+                    y: e.event_y,
+                }),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Moves the window to (x, y) (a request the window manager carries out).
+    pub fn move_to(&self, x: i32, y: i32) {
+        use x11rb::protocol::xproto::ConfigureWindowAux;
+        self.conn
+            .configure_window(self.id, &ConfigureWindowAux::new().x(x).y(y))
+            .unwrap();
+        self.conn.flush().unwrap();
+    }
+}

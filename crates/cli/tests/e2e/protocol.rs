@@ -15,14 +15,33 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
     let tools = server.client.list_all_tools().await.unwrap();
     let mut names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
     names.sort();
-    assert_eq!(names, ["list_windows", "screenshot", "status"]);
+    let expected = [
+        "click",
+        "double_click",
+        "drag",
+        "list_windows",
+        "move_cursor",
+        "right_click",
+        "screenshot",
+        "scroll",
+        "status",
+    ];
+    assert_eq!(names, expected);
     for t in &tools {
         let a = t
             .annotations
             .as_ref()
             .unwrap_or_else(|| panic!("{} has no annotations", t.name));
-        assert_eq!(a.read_only_hint, Some(true), "{}", t.name);
-        assert_eq!(a.destructive_hint, Some(false), "{}", t.name);
+        let reads = ["list_windows", "screenshot", "status"].contains(&t.name.as_ref());
+        assert_eq!(a.read_only_hint, Some(reads), "{}", t.name);
+        assert!(
+            a.destructive_hint.is_some() && a.idempotent_hint.is_some(),
+            "{}",
+            t.name
+        );
+        if reads {
+            assert_eq!(a.destructive_hint, Some(false), "{}", t.name);
+        }
         assert!(
             t.description.as_ref().is_some_and(|d| d.len() > 40),
             "{} needs a description",
@@ -76,7 +95,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 2,
+        !names.contains(&"list_windows".to_string()) && names.len() == 8,
         "{names:?}"
     );
     let refused = server

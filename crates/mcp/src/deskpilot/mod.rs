@@ -4,6 +4,7 @@
 //! `#[tool_router(router = …)]`, merged in [`DeskpilotServer::new`] and trimmed by the
 //! [`ToolFilter`] before the server answers anything.
 
+mod pointer;
 mod screenshot;
 mod status;
 mod windows;
@@ -52,7 +53,10 @@ impl std::fmt::Debug for DeskpilotServer {
 impl DeskpilotServer {
     /// A server over `engine` exposing the tools `filter` allows.
     pub fn new(engine: Arc<Engine>, identity: ServerIdentity, filter: &ToolFilter) -> Self {
-        let mut router = Self::windows_router() + Self::screenshot_router() + Self::status_router();
+        let mut router = Self::windows_router()
+            + Self::screenshot_router()
+            + Self::status_router()
+            + Self::pointer_router();
         let known: Vec<String> = router
             .list_all()
             .into_iter()

@@ -59,6 +59,15 @@ impl DeskpilotServer {
         if let Some(w) = &report.active_window {
             text.push_str(&format!("; active: {}", super::windows::window_line(w)));
         }
+        let cursor_in_image = report
+            .cursor
+            .and_then(|c| report.last_screenshot.as_ref()?.view.physical_to_image(c));
+        if let Some(c) = report.cursor {
+            text.push_str(&format!("\nCursor at physical ({}, {})", c.x, c.y));
+            if let Some((ix, iy)) = cursor_in_image {
+                text.push_str(&format!(", image ({ix}, {iy}) in the last screenshot"));
+            }
+        }
         if let Some(s) = &report.last_screenshot {
             text.push_str(&format!(
                 "\nLast screenshot: {} ({}x{} of {})",
@@ -86,6 +95,8 @@ impl DeskpilotServer {
             "active_window": report.active_window,
             "last_screenshot": report.last_screenshot.as_ref().map(|s| json!({ "screenshot_id": s.id, "view": s.view })),
             "mask_regions": report.mask_regions,
+            "cursor": report.cursor,
+            "cursor_in_last_screenshot": cursor_in_image.map(|(x, y)| json!({ "x": x, "y": y })),
             "tools": tools,
         }));
         result

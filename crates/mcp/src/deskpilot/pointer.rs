@@ -1,0 +1,343 @@
+//! Pointer tools: `click`, `double_click`, `right_click`, `move_cursor`, `scroll`, `drag`.
+//!
+//! Each parses its point(s), runs the engine action (which resolves coordinates, re-checks
+//! the pinned window, hit tests and proves the landing) and renders the receipt.
+
+use deskpilot_backend::Button;
+use deskpilot_engine::{CoordinateSpace, Error, HitTestMode, PointerOutcome, PointerTarget};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{DESKTOP_TIMEOUT, DeskpilotServer};
+use crate::render;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Coordinates {
+    /// x/y are read in the pixel space of the screenshot (the last one, or screenshot_id).
+    #[default]
+    Image,
+    /// x/y are physical screen pixels.
+    Physical,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HitTestArg {
+    /// Refuse when another app's window is under the point or the point is outside the screenshot's window.
+    #[default]
+    Fail,
+    /// Act anyway and report what is under the point.
+    Warn,
+    /// Do not check.
+    Off,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ButtonArg {
+    #[default]
+    Left,
+    Right,
+    Middle,
+}
+
+/// A point and how to read it.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PointArgs {
+    /// X in the last screenshot's pixel space (or physical with coordinates "physical").
+    pub x: f64,
+    /// Y in the last screenshot's pixel space (or physical with coordinates "physical").
+    pub y: f64,
+    /// The screenshot x/y were read from; 0 or omitted means the last one.
+    #[serde(default)]
+    pub screenshot_id: u64,
+    /// "image" (default) or "physical".
+    #[serde(default)]
+    pub coordinates: Coordinates,
+    /// "fail" (default), "warn" or "off".
+    #[serde(default)]
+    pub hit_test: HitTestArg,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClickArgs {
+    /// X in the last screenshot's pixel space (or physical with coordinates "physical").
+    pub x: f64,
+    /// Y in the last screenshot's pixel space (or physical with coordinates "physical").
+    pub y: f64,
+    /// The screenshot x/y were read from; 0 or omitted means the last one.
+    #[serde(default)]
+    pub screenshot_id: u64,
+    /// "image" (default) or "physical".
+    #[serde(default)]
+    pub coordinates: Coordinates,
+    /// "fail" (default), "warn" or "off".
+    #[serde(default)]
+    pub hit_test: HitTestArg,
+    /// "left" (default), "right" or "middle".
+    #[serde(default)]
+    pub button: ButtonArg,
+    /// Clicks in a row, 1–3 (default 1).
+    #[serde(default = "one")]
+    pub count: u8,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScrollArgs {
+    /// X of the point to scroll at (screenshot pixel space unless coordinates "physical").
+    pub x: f64,
+    /// Y of the point to scroll at.
+    pub y: f64,
+    /// Wheel notches down (negative: up).
+    #[serde(default)]
+    pub dy: i32,
+    /// Wheel notches right (negative: left).
+    #[serde(default)]
+    pub dx: i32,
+    /// The screenshot x/y were read from; 0 or omitted means the last one.
+    #[serde(default)]
+    pub screenshot_id: u64,
+    /// "image" (default) or "physical".
+    #[serde(default)]
+    pub coordinates: Coordinates,
+    /// "fail" (default), "warn" or "off".
+    #[serde(default)]
+    pub hit_test: HitTestArg,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DragArgs {
+    /// Start X (screenshot pixel space unless coordinates "physical").
+    pub from_x: f64,
+    /// Start Y.
+    pub from_y: f64,
+    /// End X.
+    pub to_x: f64,
+    /// End Y.
+    pub to_y: f64,
+    /// Intermediate pointer moves between press and release, 1–200 (default 12).
+    #[serde(default = "twelve")]
+    pub steps: u32,
+    /// "left" (default), "right" or "middle".
+    #[serde(default)]
+    pub button: ButtonArg,
+    /// The screenshot the points were read from; 0 or omitted means the last one.
+    #[serde(default)]
+    pub screenshot_id: u64,
+    /// "image" (default) or "physical".
+    #[serde(default)]
+    pub coordinates: Coordinates,
+    /// "fail" (default), "warn" or "off".
+    #[serde(default)]
+    pub hit_test: HitTestArg,
+}
+
+fn one() -> u8 {
+    1
+}
+
+fn twelve() -> u32 {
+    12
+}
+
+fn target(x: f64, y: f64, screenshot_id: u64, coordinates: Coordinates) -> PointerTarget {
+    let space = match coordinates {
+        Coordinates::Physical => CoordinateSpace::Physical,
+        Coordinates::Image => CoordinateSpace::Image {
+            screenshot_id: (screenshot_id != 0).then_some(screenshot_id),
+        },
+    };
+    PointerTarget { x, y, space }
+}
+
+fn mode(h: HitTestArg) -> HitTestMode {
+    match h {
+        HitTestArg::Fail => HitTestMode::Fail,
+        HitTestArg::Warn => HitTestMode::Warn,
+        HitTestArg::Off => HitTestMode::Off,
+    }
+}
+
+fn button(b: ButtonArg) -> Button {
+    match b {
+        ButtonArg::Left => Button::Left,
+        ButtonArg::Right => Button::Right,
+        ButtonArg::Middle => Button::Middle,
+    }
+}
+
+/// Renders an action's outcome: what was done, where it landed, what is under it.
+fn outcome(label: &str, result: Result<PointerOutcome, Error>) -> CallToolResult {
+    let o = match result {
+        Ok(o) => o,
+        Err(e) => return render::error(&e),
+    };
+    let r = &o.receipt;
+    let mut text = format!(
+        "{label} at physical ({}, {}); pointer landed at ({}, {}){}.",
+        o.point.x,
+        o.point.y,
+        r.x,
+        r.y,
+        if r.retried { " after one retry" } else { "" }
+    );
+    if let Some(w) = &o.window {
+        text.push_str(&format!(
+            "\nUnder the point: {} \"{}\" ({}, pid {}).",
+            w.id,
+            w.title,
+            w.process.as_deref().unwrap_or("?"),
+            w.pid.map_or("?".to_string(), |p| p.to_string())
+        ));
+    }
+    for w in &o.warnings {
+        text.push_str("\nWarning: ");
+        text.push_str(w);
+    }
+    text.push_str("\nEffect: unverifiable (take a screenshot to see what changed).");
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(json!({
+        "action": label,
+        "route": "input",
+        "effect": "unverifiable",
+        "point": o.point,
+        "receipt": r,
+        "window": o.window,
+        "warnings": o.warnings,
+    }));
+    result
+}
+
+impl DeskpilotServer {
+    async fn run_pointer<F>(&self, label: &'static str, f: F) -> CallToolResult
+    where
+        F: FnOnce(&deskpilot_engine::Engine) -> Result<PointerOutcome, Error> + Send + 'static,
+    {
+        let engine = self.engine();
+        outcome(
+            label,
+            render::blocking(DESKTOP_TIMEOUT, label, move || f(&engine)).await,
+        )
+    }
+}
+
+#[tool_router(router = pointer_router, vis = "pub(crate)")]
+impl DeskpilotServer {
+    /// Click at x/y read off the last screenshot (or screenshot_id; or physical pixels with coordinates "physical").
+    /// Refused without a screenshot (NO_REFERENCE_SCREENSHOT), when the screenshot's window moved or vanished, or when
+    /// another app's window is under the point (CLICK_WRONG_WINDOW). Returns a receipt of where the pointer landed.
+    #[tool(
+        name = "click",
+        annotations(
+            title = "Click",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn click(&self, Parameters(a): Parameters<ClickArgs>) -> CallToolResult {
+        let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
+        let (b, count, m) = (button(a.button), a.count, mode(a.hit_test));
+        self.run_pointer("click", move |e| e.click(t, b, count, m))
+            .await
+    }
+
+    /// Double-click with the left button at x/y (same coordinate rules and safety checks as click).
+    #[tool(
+        name = "double_click",
+        annotations(
+            title = "Double-click",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn double_click(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
+        let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
+        let m = mode(a.hit_test);
+        self.run_pointer("double_click", move |e| e.click(t, Button::Left, 2, m))
+            .await
+    }
+
+    /// Right-click at x/y (same coordinate rules and safety checks as click), e.g. to open a context menu.
+    #[tool(
+        name = "right_click",
+        annotations(
+            title = "Right-click",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn right_click(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
+        let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
+        let m = mode(a.hit_test);
+        self.run_pointer("right_click", move |e| e.click(t, Button::Right, 1, m))
+            .await
+    }
+
+    /// Move the pointer to x/y without clicking (hover); returns a receipt of where it landed.
+    #[tool(
+        name = "move_cursor",
+        annotations(
+            title = "Move cursor",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn move_cursor(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
+        let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
+        self.run_pointer("move_cursor", move |e| e.move_cursor(t))
+            .await
+    }
+
+    /// Scroll the wheel at x/y: dy notches down (negative: up), dx notches right (negative: left).
+    #[tool(
+        name = "scroll",
+        annotations(
+            title = "Scroll",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn scroll(&self, Parameters(a): Parameters<ScrollArgs>) -> CallToolResult {
+        let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
+        let (dx, dy, m) = (a.dx, a.dy, mode(a.hit_test));
+        self.run_pointer("scroll", move |e| e.scroll(t, dx, dy, m))
+            .await
+    }
+
+    /// Drag from (from_x, from_y) to (to_x, to_y): press, move in steps, release (e.g. select text, move a slider).
+    #[tool(
+        name = "drag",
+        annotations(
+            title = "Drag",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn drag(&self, Parameters(a): Parameters<DragArgs>) -> CallToolResult {
+        let from = target(a.from_x, a.from_y, a.screenshot_id, a.coordinates);
+        let to = target(a.to_x, a.to_y, a.screenshot_id, a.coordinates);
+        let (b, steps, m) = (button(a.button), a.steps, mode(a.hit_test));
+        self.run_pointer("drag", move |e| e.drag(from, to, b, steps, m))
+            .await
+    }
+}
