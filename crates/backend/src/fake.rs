@@ -7,10 +7,11 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use deskpilot_types::{Monitor, Point, Rect, WindowId, WindowInfo, WindowState};
+use deskpilot_types::{Key, Monitor, Point, Rect, WindowId, WindowInfo, WindowState};
 
 use crate::{
-    BackendInfo, Button, Capture, Desktop, Error, Frame, PixelFormat, Pointer, Screens, Windows,
+    BackendInfo, Button, Capture, Desktop, Error, Frame, Keyboard, PixelFormat, Pointer, Screens,
+    Windows,
 };
 
 /// A scriptable desktop: monitors, windows (topmost first) and a framebuffer.
@@ -30,6 +31,8 @@ struct State {
     /// Moves the pointer ignores (it "sticks"), for receipt tests.
     stuck_moves: usize,
     events: Vec<PointerEvent>,
+    keys: Vec<(Key, bool)>,
+    typed: String,
 }
 
 /// One synthetic pointer event the fake received.
@@ -108,6 +111,8 @@ impl FakeDesktop {
                 pointer: Point::new(0, 0),
                 stuck_moves: 0,
                 events: Vec::new(),
+                keys: Vec::new(),
+                typed: String::new(),
             })),
         }
     }
@@ -214,6 +219,16 @@ impl FakeDesktop {
         self.lock().events.clone()
     }
 
+    /// Every key press (`true`) and release received so far.
+    pub fn key_events(&self) -> Vec<(Key, bool)> {
+        self.lock().keys.clone()
+    }
+
+    /// Everything typed with `type_text` so far.
+    pub fn typed(&self) -> String {
+        self.lock().typed.clone()
+    }
+
     /// How many captures have been taken.
     pub fn capture_count(&self) -> usize {
         self.lock().captures
@@ -297,6 +312,18 @@ impl Pointer for FakeDesktop {
         let mut s = self.lock();
         let at = s.pointer;
         s.events.push(PointerEvent::Wheel { dx, dy, at });
+        Ok(())
+    }
+}
+
+impl Keyboard for FakeDesktop {
+    fn key(&self, key: Key, down: bool) -> Result<(), Error> {
+        self.lock().keys.push((key, down));
+        Ok(())
+    }
+
+    fn type_text(&self, text: &str) -> Result<(), Error> {
+        self.lock().typed.push_str(text);
         Ok(())
     }
 }

@@ -18,7 +18,7 @@ mod frame;
 
 use std::sync::Arc;
 
-use deskpilot_types::{Monitor, Point, Rect, WindowInfo};
+use deskpilot_types::{Key, Monitor, Point, Rect, WindowInfo};
 
 pub use error::Error;
 pub use fake::FakeDesktop;
@@ -73,6 +73,15 @@ pub trait Pointer: Send + Sync {
     fn wheel(&self, dx: i32, dy: i32) -> Result<(), Error>;
 }
 
+/// Synthetic keyboard input.
+pub trait Keyboard: Send + Sync {
+    /// Presses (`down`) or releases one key.
+    fn key(&self, key: Key, down: bool) -> Result<(), Error>;
+    /// Types `text` exactly (any Unicode, newlines and tabs included), returning once the
+    /// platform has processed every event.
+    fn type_text(&self, text: &str) -> Result<(), Error>;
+}
+
 /// What a backend says about itself, for `status` and `doctor`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BackendInfo {
@@ -94,6 +103,7 @@ pub struct Desktop {
     pub windows: Arc<dyn Windows>,
     pub capture: Arc<dyn Capture>,
     pub pointer: Arc<dyn Pointer>,
+    pub keyboard: Arc<dyn Keyboard>,
 }
 
 impl std::fmt::Debug for Desktop {
@@ -108,14 +118,15 @@ impl Desktop {
     /// Bundles one object that implements every capability.
     pub fn from_backend<B>(info: BackendInfo, backend: Arc<B>) -> Self
     where
-        B: Screens + Windows + Capture + Pointer + 'static,
+        B: Screens + Windows + Capture + Pointer + Keyboard + 'static,
     {
         Desktop {
             info,
             screens: backend.clone(),
             windows: backend.clone(),
             capture: backend.clone(),
-            pointer: backend,
+            pointer: backend.clone(),
+            keyboard: backend,
         }
     }
 }
@@ -171,6 +182,16 @@ impl Pointer for Unreachable {
     }
 
     fn wheel(&self, _dx: i32, _dy: i32) -> Result<(), Error> {
+        Err(self.error())
+    }
+}
+
+impl Keyboard for Unreachable {
+    fn key(&self, _key: Key, _down: bool) -> Result<(), Error> {
+        Err(self.error())
+    }
+
+    fn type_text(&self, _text: &str) -> Result<(), Error> {
         Err(self.error())
     }
 }

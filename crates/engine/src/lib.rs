@@ -16,6 +16,7 @@
 pub mod coords;
 mod engine;
 mod error;
+mod keyboard;
 pub mod pipeline;
 mod pointer;
 mod registry;
@@ -24,5 +25,6 @@ pub use engine::{
     CaptureTarget, Engine, EngineConfig, Screenshot, ScreenshotRequest, StatusReport, WindowFilter,
 };
 pub use error::Error;
+pub use keyboard::{MAX_CHORD, MAX_TEXT_CHARS};
 pub use pointer::{CoordinateSpace, HitTestMode, PointerOutcome, PointerTarget, Receipt};
 pub use registry::{ScreenshotId, ScreenshotRecord};

@@ -8,8 +8,10 @@
 
 mod code;
 mod geometry;
+mod key;
 mod window;
 
 pub use code::ErrorCode;
 pub use geometry::{Point, Rect};
+pub use key::{Key, UnknownKey};
 pub use window::{Monitor, WindowId, WindowInfo, WindowState};

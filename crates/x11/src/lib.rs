@@ -17,6 +17,7 @@ pub mod capture;
 mod desktop;
 pub mod doctor;
 mod input;
+pub mod keyboard;
 pub mod monitors;
 pub mod virtual_display;
 pub mod windows;

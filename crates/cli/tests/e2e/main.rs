@@ -10,6 +10,7 @@
 
 mod cli;
 mod harness;
+mod keyboard;
 mod paint;
 mod pointer;
 mod protocol;

@@ -21,10 +21,12 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "drag",
         "list_windows",
         "move_cursor",
+        "press_key",
         "right_click",
         "screenshot",
         "scroll",
         "status",
+        "type_text",
     ];
     assert_eq!(names, expected);
     for t in &tools {
@@ -95,7 +97,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 8,
+        !names.contains(&"list_windows".to_string()) && names.len() == 10,
         "{names:?}"
     );
     let refused = server

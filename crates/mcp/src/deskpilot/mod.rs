@@ -4,6 +4,7 @@
 //! `#[tool_router(router = …)]`, merged in [`DeskpilotServer::new`] and trimmed by the
 //! [`ToolFilter`] before the server answers anything.
 
+mod keyboard;
 mod pointer;
 mod screenshot;
 mod status;
@@ -56,7 +57,8 @@ impl DeskpilotServer {
         let mut router = Self::windows_router()
             + Self::screenshot_router()
             + Self::status_router()
-            + Self::pointer_router();
+            + Self::pointer_router()
+            + Self::keyboard_router();
         let known: Vec<String> = router
             .list_all()
             .into_iter()

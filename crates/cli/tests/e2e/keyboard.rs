@@ -1,0 +1,96 @@
+//! Keyboard tools, read back through a real app: xterm running `cat > file` in a UTF-8 locale.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::harness::{self, error_code, find_window, ok, serve, wait_for};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unicode_text_and_chords_land_exactly() {
+    let _guard = harness::exclusive().await;
+    let Some(own) = harness::private_desktop() else {
+        return;
+    };
+    let desktop = &own;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let file = std::env::temp_dir().join(format!("deskpilot-typed-{}.txt", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let script = format!("stty -echo; cat > '{}'", file.display());
+    let mut cmd = std::process::Command::new("xterm");
+    cmd.args(["-u8", "-T", "deskpilot typing", "-e", "sh", "-c", &script])
+        .env("LC_ALL", "C.UTF-8");
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    desktop.configure(&mut cmd);
+    let _xterm = harness::App(cmd.spawn().expect("xterm"));
+    wait_for(
+        Duration::from_secs(20),
+        "the xterm to be active",
+        || async {
+            let r = server
+                .call("list_windows", json!({ "filter": "deskpilot typing" }))
+                .await;
+            find_window(ok(&r), "deskpilot typing")
+                .filter(|w| w["active"] == true)
+                .map(|_| ())
+        },
+    )
+    .await;
+    wait_for(Duration::from_secs(10), "cat to create the file", || {
+        let exists = file.exists();
+        async move { exists.then_some(()) }
+    })
+    .await;
+
+    let line = "Hello é 中文 ÄÖ 😀 ß – ñ\tend";
+    let mut expected = String::new();
+    for i in 0..20 {
+        let text = format!("{i:02} {line}\n");
+        let r = server.call("type_text", json!({ "text": text })).await;
+        assert_eq!(ok(&r)["characters"], text.chars().count());
+        expected.push_str(&text);
+    }
+    // A chord and a named key: ctrl+u kills the typed line, backspace deletes one character.
+    ok(&server
+        .call("type_text", json!({ "text": "discard me" }))
+        .await);
+    ok(&server
+        .call("press_key", json!({ "keys": ["ctrl", "u"] }))
+        .await);
+    ok(&server.call("type_text", json!({ "text": "keepX" })).await);
+    ok(&server
+        .call("press_key", json!({ "keys": ["BackSpace"] }))
+        .await);
+    ok(&server
+        .call("press_key", json!({ "keys": ["Return"] }))
+        .await);
+    expected.push_str("keep\n");
+
+    let got = wait_for(Duration::from_secs(10), "every line in the file", || {
+        let content = std::fs::read_to_string(&file).unwrap_or_default();
+        let done = content.len() >= expected.len();
+        async move { done.then_some(content) }
+    })
+    .await;
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(
+        got, expected,
+        "typed text must land exactly, 20 lines in a row"
+    );
+
+    let r = server
+        .call("press_key", json!({ "keys": ["ctrl", "hyper"] }))
+        .await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENT");
+    assert!(
+        harness::text(&r).contains("valid keys"),
+        "{}",
+        harness::text(&r)
+    );
+    let r = server
+        .call("type_text", json!({ "text": "x".repeat(20_001) }))
+        .await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENT");
+    server.finish().await;
+}

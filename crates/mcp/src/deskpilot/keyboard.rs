@@ -1,0 +1,139 @@
+//! Keyboard tools: `press_key` (chords) and `type_text` (any Unicode).
+
+use deskpilot_engine::{Error, MAX_TEXT_CHARS};
+use deskpilot_types::Key;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{DESKTOP_TIMEOUT, DeskpilotServer};
+use crate::render;
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PressKeyArgs {
+    /// The chord, pressed in order and released in reverse: ["ctrl","shift","t"], ["enter"], ["f5"], or one
+    /// string "ctrl+s". Names are case-insensitive (ctrl, shift, alt, super, enter, tab, esc, backspace, delete,
+    /// home, end, pageup, pagedown, up, down, left, right, space, f1–f24, or a single character).
+    pub keys: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TypeTextArgs {
+    /// The text, typed exactly: any Unicode (accents, CJK, emoji), newlines and tabs. At most 20000 characters.
+    pub text: String,
+}
+
+/// Parses key names; "ctrl+s" splits on '+', while "+" alone is the plus key.
+fn parse_keys(names: &[String]) -> Result<Vec<Key>, Error> {
+    let mut keys = Vec::new();
+    for name in names {
+        let parts: Vec<&str> = if name.chars().count() > 1 && name.contains('+') {
+            name.split('+').collect()
+        } else {
+            vec![name]
+        };
+        for part in parts {
+            keys.push(part.parse::<Key>().map_err(|e| Error::InvalidArgument {
+                message: e.to_string(),
+            })?);
+        }
+    }
+    Ok(keys)
+}
+
+#[tool_router(router = keyboard_router, vis = "pub(crate)")]
+impl DeskpilotServer {
+    /// Press a key or chord in the focused window: keys pressed in order, released in reverse
+    /// (["ctrl","s"], ["alt","f4"], ["enter"]). An unknown name is refused with the list of valid names.
+    #[tool(
+        name = "press_key",
+        annotations(
+            title = "Press key",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn press_key(&self, Parameters(a): Parameters<PressKeyArgs>) -> CallToolResult {
+        let keys = match parse_keys(&a.keys) {
+            Ok(k) => k,
+            Err(e) => return render::error(&e),
+        };
+        let engine = self.engine();
+        let chord = keys.clone();
+        match render::blocking(DESKTOP_TIMEOUT, "press_key", move || {
+            engine.press_key(&chord)
+        })
+        .await
+        {
+            Ok(()) => {
+                let label = a.keys.join("+");
+                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Pressed {label} in the focused window.\nEffect: unverifiable (take a screenshot to see what changed)."
+                ))]);
+                r.structured_content = Some(
+                    json!({ "action": "press_key", "keys": a.keys, "route": "input", "effect": "unverifiable" }),
+                );
+                r
+            }
+            Err(e) => render::error(&e),
+        }
+    }
+
+    /// Type text into the focused window as real keyboard input: any Unicode (accents, CJK, emoji), newlines and
+    /// tabs land exactly. At most 20000 characters per call.
+    #[tool(
+        name = "type_text",
+        annotations(
+            title = "Type text",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn type_text(&self, Parameters(a): Parameters<TypeTextArgs>) -> CallToolResult {
+        let engine = self.engine();
+        let text = a.text;
+        // Long texts take a while; give them time in proportion (keyboard input is ~0.1 ms a key).
+        let timeout = DESKTOP_TIMEOUT.max(std::time::Duration::from_millis(text.len() as u64 / 4));
+        match render::blocking(timeout, "type_text", move || engine.type_text(&text)).await {
+            Ok(n) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Typed {n} characters into the focused window.\nEffect: unverifiable (take a screenshot to see what changed)."
+                ))]);
+                r.structured_content = Some(json!({
+                    "action": "type_text", "characters": n, "max_characters": MAX_TEXT_CHARS, "route": "input", "effect": "unverifiable",
+                }));
+                r
+            }
+            Err(e) => render::error(&e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chords_parse_from_lists_and_plus_strings() {
+        let k = |v: &[&str]| parse_keys(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            k(&["ctrl", "shift", "T"]).unwrap(),
+            [Key::Ctrl, Key::Shift, Key::Char('T')]
+        );
+        assert_eq!(k(&["Ctrl+S"]).unwrap(), [Key::Ctrl, Key::Char('S')]);
+        assert_eq!(k(&["+"]).unwrap(), [Key::Char('+')]);
+        let err = k(&["ctrl", "hyper"]).unwrap_err().to_string();
+        assert!(
+            err.contains("unknown key \"hyper\"") && err.contains("valid keys"),
+            "{err}"
+        );
+    }
+}
