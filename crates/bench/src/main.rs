@@ -87,6 +87,19 @@ fn main() -> anyhow::Result<()> {
             ],
         ),
         ("mousepad", vec!["/etc/services"]),
+        // Last, so it has the focus: the input benchmarks click and type into it.
+        (
+            "xterm",
+            vec![
+                "-u8",
+                "-geometry",
+                "60x15+1100+600",
+                "-e",
+                "sh",
+                "-c",
+                "stty -echo; cat > /dev/null",
+            ],
+        ),
     ] {
         let mut cmd = Command::new(program);
         cmd.args(&argv).stdout(Stdio::null()).stderr(Stdio::null());
@@ -102,9 +115,10 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     let mut samples = Vec::new();
-    let (shot, startup, rss) = runtime.block_on(deskpilot_runs(&deskpilot, &vd, n))?;
+    let (shot, startup, input, rss) = runtime.block_on(deskpilot_runs(&deskpilot, &vd, n))?;
     samples.push(shot);
     samples.push(startup);
+    samples.extend(input);
 
     let tmp = std::env::temp_dir().join(format!("deskpilot-bench-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
@@ -157,6 +171,37 @@ fn main() -> anyhow::Result<()> {
             }),
         }
     }
+    for (name, argv, note) in [
+        (
+            "xdotool mousemove + click",
+            vec!["mousemove", "1200", "700", "click", "1"],
+            "process per click, built-in 100 ms sleep",
+        ),
+        (
+            "xdotool type 100 ASCII chars",
+            vec!["type", ASCII_100],
+            "default 12 ms delay per key",
+        ),
+        (
+            "xdotool type 20 CJK/emoji chars",
+            vec!["type", CJK_20],
+            "default delay",
+        ),
+    ] {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        match peer(&vd, "xdotool", &argv, peer_n, false) {
+            Ok(times) => samples.push(Sample {
+                name: name.into(),
+                times,
+                note: note.into(),
+            }),
+            Err(e) => samples.push(Sample {
+                name: name.into(),
+                times: Vec::new(),
+                note: format!("missing: {e:#}"),
+            }),
+        }
+    }
     let _ = std::fs::remove_dir_all(&tmp);
     for mut app in apps {
         let _ = app.kill();
@@ -175,7 +220,7 @@ fn main() -> anyhow::Result<()> {
     writeln!(
         o,
         "{:<44} {:>9} {:>9} {:>14}  note",
-        "operation", "p50 ms", "p95 ms", "p50 / deskpilot"
+        "operation", "p50 ms", "p95 ms", "p50 vs ours"
     )?;
     for s in &samples {
         if s.times.is_empty() {
@@ -187,7 +232,20 @@ fn main() -> anyhow::Result<()> {
             continue;
         }
         let p50 = s.percentile(0.5).as_secs_f64();
-        let ratio = if s.name.starts_with("deskpilot screenshot") {
+        let counterpart = [
+            ("xdotool mousemove", "deskpilot click"),
+            ("xdotool type 100", "deskpilot type 100"),
+            ("xdotool type 20", "deskpilot type 20"),
+        ]
+        .iter()
+        .find(|(peer, _)| s.name.starts_with(peer))
+        .and_then(|(_, ours)| samples.iter().find(|x| x.name.starts_with(ours)))
+        .filter(|x| !x.times.is_empty());
+        let ratio = if let Some(ours) = counterpart {
+            format!("{:.1}x", p50 / ours.percentile(0.5).as_secs_f64())
+        } else if s.name.starts_with("deskpilot") && !s.name.starts_with("deskpilot screenshot") {
+            "-".to_string()
+        } else if s.name.starts_with("deskpilot screenshot") {
             "1.0x".to_string()
         } else if s.name.contains("initialize") {
             "-".to_string()
@@ -225,7 +283,7 @@ async fn deskpilot_runs(
     binary: &Path,
     vd: &deskpilot_x11::VirtualDisplay,
     n: usize,
-) -> anyhow::Result<(Sample, Sample, String)> {
+) -> anyhow::Result<(Sample, Sample, Vec<Sample>, String)> {
     let command = || {
         tokio::process::Command::new(binary).configure(|cmd| {
             cmd.arg("serve")
@@ -264,6 +322,7 @@ async fn deskpilot_runs(
             .and_then(|s| s["bytes"].as_u64())
             .unwrap_or(0);
     }
+    let input = input_runs(&client, n).await?;
     let rss = format!(
         "{idle_rss} idle after initialize, {} after {} screenshots",
         rss_of(pid),
@@ -284,8 +343,66 @@ async fn deskpilot_runs(
             times: startup,
             note: "rmcp client handshake".into(),
         },
+        input,
         rss,
     ))
+}
+
+/// Text for the typing benchmarks.
+const ASCII_100: &str = "The quick brown fox jumps over the lazy dog 0123456789; pack my box with five dozen liquor jugs!! ok";
+const CJK_20: &str = "中文输入测试你好世界😀漢字かなカナ한국어";
+
+/// Click with receipt and typing through MCP, into the focused xterm (`cat > /dev/null`).
+async fn input_runs(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    n: usize,
+) -> anyhow::Result<Vec<Sample>> {
+    let call = |name: &'static str, args: serde_json::Value| {
+        let serde_json::Value::Object(map) = args else {
+            unreachable!("arguments are objects")
+        };
+        client.call_tool(CallToolRequestParams::new(name).with_arguments(map))
+    };
+    anyhow::ensure!(
+        ASCII_100.chars().count() == 100 && CJK_20.chars().count() == 20,
+        "benchmark texts have the wrong length"
+    );
+    let mut out = Vec::new();
+    for (name, tool, args, note) in [
+        (
+            "deskpilot click with receipt via MCP",
+            "click",
+            serde_json::json!({ "x": 1200, "y": 700, "coordinates": "physical" }),
+            "move, read back, press, release; hit test on",
+        ),
+        (
+            "deskpilot type 100 ASCII chars via MCP",
+            "type_text",
+            serde_json::json!({ "text": ASCII_100 }),
+            "XTEST, keycodes from the live keymap",
+        ),
+        (
+            "deskpilot type 20 CJK/emoji chars via MCP",
+            "type_text",
+            serde_json::json!({ "text": CJK_20 }),
+            "one keymap change + 60 ms settle + restore",
+        ),
+    ] {
+        call(tool, args.clone()).await?;
+        let mut times = Vec::new();
+        for _ in 0..n.min(20) {
+            let started = Instant::now();
+            let r = call(tool, args.clone()).await?;
+            times.push(started.elapsed());
+            anyhow::ensure!(r.is_error != Some(true), "{tool} failed: {r:?}");
+        }
+        out.push(Sample {
+            name: name.into(),
+            times,
+            note: note.into(),
+        });
+    }
+    Ok(out)
 }
 
 /// A process's resident set size as /proc reports it.
