@@ -385,7 +385,7 @@ async fn input_runs(
             "deskpilot type 20 CJK/emoji chars via MCP",
             "type_text",
             serde_json::json!({ "text": CJK_20 }),
-            "one keymap change + 60 ms settle + restore",
+            "back to back: each call waits out the last one's 60 ms keymap settle",
         ),
     ] {
         call(tool, args.clone()).await?;

@@ -18,6 +18,8 @@ pub struct X11Desktop {
     pub(crate) atoms: Atoms,
     pub(crate) display: String,
     grabber: Grabber,
+    /// A temporary keymap binding waiting for its settle before it is restored.
+    pub(crate) pending_keymap: Arc<std::sync::Mutex<Option<crate::keyboard::PendingRestore>>>,
 }
 
 impl X11Desktop {
@@ -48,6 +50,7 @@ impl X11Desktop {
             atoms,
             display: name,
             grabber,
+            pending_keymap: Default::default(),
         })
     }
 

@@ -3,11 +3,18 @@
 //! A character the current keymap has is typed with its keycode (plus Shift for the second
 //! level). Characters it lacks (CJK, emoji, most accents on a US map) are bound to spare
 //! keycodes — ones with no keysym at all — in a single `ChangeKeyboardMapping` over the
-//! range that holds them, typed, and the range is restored after [`SETTLE`]. The settle is
-//! needed because clients look keysyms up when they *read* a key event: restoring at once
-//! makes them decode late events with the old map (measured here: 7 of 10 characters lost).
+//! range that holds them, typed, and the range is restored once [`SETTLE`] has passed. The
+//! settle is needed because clients look keysyms up when they *read* a key event: restoring
+//! at once makes them decode late events with the old map (measured here: 7 of 10 lost).
+//!
+//! The restore does not block the call: a pending restore is recorded, carried out by a
+//! short-lived thread on its own connection after the settle, or by the next keyboard call
+//! first (waiting out what is left of the settle) — whichever comes first. Keyboard calls
+//! hold the pending-restore lock throughout, so no call ever reads or rebinds a map that is
+//! about to change under it.
 
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use deskpilot_backend::{Error, Keyboard};
 use deskpilot_types::Key;
@@ -69,6 +76,22 @@ pub fn char_keysym(c: char) -> u32 {
         c if (' '..='~').contains(&c) || ('\u{a0}'..='\u{ff}').contains(&c) => c as u32,
         c => 0x0100_0000 + c as u32,
     }
+}
+
+fn next_generation() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A temporary binding to undo: the original keysyms of a keycode range.
+#[derive(Debug)]
+pub(crate) struct PendingRestore {
+    lo: u8,
+    per: usize,
+    original: Vec<u32>,
+    /// When the last key event on the binding was processed.
+    typed_at: Instant,
+    generation: u64,
 }
 
 /// The keyboard map as the server has it.
@@ -162,6 +185,7 @@ impl X11Desktop {
     /// Types one batch whose unmapped characters fit the spare keycodes.
     fn type_batch(
         &self,
+        pending: &mut Option<PendingRestore>,
         map: &Keymap,
         chars: &[char],
         shift: u8,
@@ -219,15 +243,73 @@ impl X11Desktop {
             self.round_trip()
         })();
         if let Some((lo, original)) = restore {
-            std::thread::sleep(SETTLE);
-            self.set_range(lo, map.per, &original)?;
+            *pending = Some(PendingRestore {
+                lo,
+                per: map.per,
+                original,
+                typed_at: Instant::now(),
+                generation: next_generation(),
+            });
         }
         typed
+    }
+
+    /// Restores a pending binding, first waiting out what is left of its settle.
+    fn finish_pending(&self, pending: &mut Option<PendingRestore>) -> Result<(), Error> {
+        if let Some(p) = pending.take() {
+            let left = SETTLE.saturating_sub(p.typed_at.elapsed());
+            std::thread::sleep(left);
+            self.set_range(p.lo, p.per, &p.original)?;
+        }
+        Ok(())
+    }
+
+    /// After the settle, restores the binding of `generation` on a connection of its own,
+    /// unless a keyboard call has already done so.
+    fn schedule_restore(&self, pending: &Option<PendingRestore>) {
+        let Some(generation) = pending.as_ref().map(|p| p.generation) else {
+            return;
+        };
+        let shared: Arc<Mutex<Option<PendingRestore>>> = self.pending_keymap.clone();
+        let display = self.display.clone();
+        let spawned = std::thread::Builder::new()
+            .name("keymap-restore".into())
+            .spawn(move || {
+                std::thread::sleep(SETTLE);
+                let mut slot = shared.lock().unwrap_or_else(|e| e.into_inner());
+                if slot.as_ref().is_none_or(|p| p.generation != generation) {
+                    return;
+                }
+                let Some(p) = slot.take() else { return };
+                let restored = x11rb::rust_connection::RustConnection::connect(Some(&display))
+                    .ok()
+                    .and_then(|(c, _)| {
+                        let count = (p.original.len() / p.per) as u8;
+                        c.change_keyboard_mapping(count, p.lo, p.per as u8, &p.original)
+                            .ok()?
+                            .check()
+                            .ok()
+                    });
+                if restored.is_none() {
+                    tracing::warn!(
+                        keycode = p.lo,
+                        "could not restore the temporary keymap binding"
+                    );
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start the keymap restore thread: {e}");
+        }
     }
 }
 
 impl Keyboard for X11Desktop {
     fn key(&self, key: Key, down: bool) -> Result<(), Error> {
+        let mut pending = self
+            .pending_keymap
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        self.finish_pending(&mut pending)?;
         let map = self.keymap()?;
         let sym = keysym(key);
         let Some((kc, _)) = map.find(sym) else {
@@ -243,6 +325,11 @@ impl Keyboard for X11Desktop {
     }
 
     fn type_text(&self, text: &str) -> Result<(), Error> {
+        let mut pending = self
+            .pending_keymap
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        self.finish_pending(&mut pending)?;
         let map = self.keymap()?;
         let shift = map
             .find(SHIFT_L)
@@ -274,9 +361,12 @@ impl Keyboard for X11Desktop {
                 }
                 end += 1;
             }
-            self.type_batch(&map, &chars[start..end], shift, &spare)?;
+            // A later batch reuses the spare keycodes: its earlier binding must settle first.
+            self.finish_pending(&mut pending)?;
+            self.type_batch(&mut pending, &map, &chars[start..end], shift, &spare)?;
             start = end;
         }
+        self.schedule_restore(&pending);
         Ok(())
     }
 }
