@@ -24,7 +24,7 @@ fn button_number(b: Button) -> u8 {
 
 impl X11Desktop {
     /// Waits until the server has processed everything sent so far.
-    fn sync(&self) -> Result<(), Error> {
+    pub(crate) fn sync(&self) -> Result<(), Error> {
         self.conn
             .get_input_focus()
             .map_err(x11_err("GetInputFocus"))?

@@ -163,15 +163,6 @@ impl X11Desktop {
         Ok(())
     }
 
-    fn round_trip(&self) -> Result<(), Error> {
-        self.conn
-            .get_input_focus()
-            .map_err(x11_err("GetInputFocus"))?
-            .reply()
-            .map_err(x11_err("GetInputFocus"))?;
-        Ok(())
-    }
-
     fn set_range(&self, lo: u8, per: usize, syms: &[u32]) -> Result<(), Error> {
         let count = (syms.len() / per) as u8;
         self.conn
@@ -240,7 +231,7 @@ impl X11Desktop {
                     self.key_event(shift, false)?;
                 }
             }
-            self.round_trip()
+            self.sync()
         })();
         if let Some((lo, original)) = restore {
             *pending = Some(PendingRestore {
@@ -321,7 +312,7 @@ impl Keyboard for X11Desktop {
             });
         };
         self.key_event(kc, down)?;
-        self.round_trip()
+        self.sync()
     }
 
     fn type_text(&self, text: &str) -> Result<(), Error> {

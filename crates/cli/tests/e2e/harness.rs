@@ -225,6 +225,21 @@ pub fn launch(desktop: &VirtualDisplay, program: &str, args: &[&str]) -> App {
         .unwrap_or_else(|e| panic!("launch {program}: {e}")))
 }
 
+/// Waits until `list_windows { filter }` lists a window titled exactly `title`; returns it.
+pub async fn listed(server: &Server, filter: &str, title: &str) -> Value {
+    wait_for(
+        Duration::from_secs(30),
+        &format!("window \"{title}\" in list_windows"),
+        || async {
+            let r = server
+                .call("list_windows", serde_json::json!({ "filter": filter }))
+                .await;
+            find_window(ok(&r), title).cloned()
+        },
+    )
+    .await
+}
+
 /// Finds one window in a list_windows result by exact title.
 pub fn find_window<'a>(listing: &'a Value, title: &str) -> Option<&'a Value> {
     listing["windows"]

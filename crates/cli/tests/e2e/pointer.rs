@@ -2,26 +2,10 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::harness::{self, error_code, find_window, launch, ok, serve, text, wait_for};
 use crate::paint::{PaintedWindow, Press};
-
-async fn listed(server: &harness::Server, title: &str) -> Value {
-    wait_for(
-        Duration::from_secs(20),
-        &format!("\"{title}\" listed"),
-        || async {
-            let r = server.call("list_windows", json!({})).await;
-            let found = find_window(ok(&r), title).cloned();
-            if found.is_none() {
-                note(&text(&r));
-            }
-            found
-        },
-    )
-    .await
-}
 
 #[allow(clippy::print_stderr)]
 fn note(s: &str) {
@@ -64,7 +48,7 @@ async fn clicks_read_off_a_scaled_screenshot_land_where_aimed() {
         300,
         (0, 0, 1),
     );
-    listed(&server, "deskpilot clicks").await;
+    harness::listed(&server, "deskpilot clicks", "deskpilot clicks").await;
     painted.raise();
     painted.listen();
     let (cx, cy) = painted.client_origin();
@@ -200,7 +184,7 @@ async fn covered_points_and_moved_windows_are_refused() {
         400,
         (0, 0, 1),
     );
-    let w = listed(&server, "deskpilot target").await;
+    let w = harness::listed(&server, "deskpilot target", "deskpilot target").await;
     painted.raise();
     painted.listen();
     let (cx, cy) = painted.client_origin();
@@ -211,7 +195,7 @@ async fn covered_points_and_moved_windows_are_refused() {
         "xterm",
         &["-T", "deskpilot cover", "-geometry", "40x10+400+300"],
     );
-    let cover = listed(&server, "deskpilot cover").await;
+    let cover = harness::listed(&server, "deskpilot cover", "deskpilot cover").await;
     let shot = server
         .call(
             "screenshot",

@@ -3,24 +3,10 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::harness::{self, error_code, find_window, image, ok, serve, text, wait_for};
 use crate::paint::{BLUE, GREEN, MAGENTA, PaintedWindow, RED, YELLOW};
-
-async fn window_listed(server: &harness::Server, title: &str) -> Value {
-    wait_for(
-        Duration::from_secs(20),
-        &format!("\"{title}\" listed"),
-        || async {
-            let r = server
-                .call("list_windows", json!({ "filter": title }))
-                .await;
-            find_window(ok(&r), title).cloned()
-        },
-    )
-    .await
-}
 
 fn rgb_at(img: &(u32, u32, Vec<u8>), x: u32, y: u32) -> [u8; 3] {
     let i = ((y * img.0 + x) * 3) as usize;
@@ -49,7 +35,7 @@ async fn window_screenshot_has_the_painted_pixels_at_the_returned_geometry() {
         300,
         (20, 20, 10),
     );
-    let w = window_listed(&server, "deskpilot pixels").await;
+    let w = harness::listed(&server, "deskpilot pixels", "deskpilot pixels").await;
     painted.raise();
     let id = w["id"].as_u64().unwrap();
 
@@ -137,7 +123,7 @@ async fn max_width_800_maps_a_known_point_back_within_one_pixel() {
         400,
         marker,
     );
-    window_listed(&server, "deskpilot marker").await;
+    harness::listed(&server, "deskpilot marker", "deskpilot marker").await;
     painted.raise();
 
     let r = server.call("screenshot", json!({ "maxWidth": 800 })).await;
@@ -246,7 +232,7 @@ async fn bad_targets_get_typed_errors_and_clamps_are_said() {
         100,
         (0, 0, 1),
     );
-    let w = window_listed(&server, "deskpilot minimized").await;
+    let w = harness::listed(&server, "deskpilot minimized", "deskpilot minimized").await;
     iconify(&painted);
     wait_for(
         Duration::from_secs(10),

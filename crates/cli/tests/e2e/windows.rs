@@ -2,26 +2,12 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::harness::{self, find_window, launch, ok, serve, wait_for};
+use crate::harness::{self, launch, ok, serve, wait_for};
 use crate::paint::PaintedWindow;
 
 const APP_TIMEOUT: Duration = Duration::from_secs(30);
-
-async fn listed(server: &harness::Server, filter: &str, title: &str) -> Value {
-    wait_for(
-        APP_TIMEOUT,
-        &format!("window \"{title}\" in list_windows"),
-        || async {
-            let r = server
-                .call("list_windows", json!({ "filter": filter }))
-                .await;
-            find_window(ok(&r), title).cloned()
-        },
-    )
-    .await
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_apps_are_listed_with_pid_title_and_rect() {
@@ -49,12 +35,12 @@ async fn real_apps_are_listed_with_pid_title_and_rect() {
     );
     let mousepad = launch(desktop, "mousepad", &[]);
 
-    let w = listed(&server, "xterm", "deskpilot xterm").await;
+    let w = harness::listed(&server, "xterm", "deskpilot xterm").await;
     assert_eq!(w["pid"], xterm.0.id(), "xterm pid");
     assert_eq!(w["process"], "xterm");
     assert_eq!(w["class"], "XTerm");
     // xterm sets only WM_NAME: the title came through the fallback.
-    let z = listed(&server, "zenity", "deskpilot zenity").await;
+    let z = harness::listed(&server, "zenity", "deskpilot zenity").await;
     assert_eq!(z["pid"], zenity.0.id(), "zenity pid");
     let m = wait_for(APP_TIMEOUT, "a mousepad window", || async {
         let r = server
@@ -128,7 +114,7 @@ async fn own_window_is_listed_with_our_pid_and_exact_client_rect() {
         240,
         (10, 10, 16),
     );
-    let w = listed(&server, "画布", "deskpilot 画布 ✓").await;
+    let w = harness::listed(&server, "画布", "deskpilot 画布 ✓").await;
     assert_eq!(w["pid"], std::process::id());
     assert_eq!(w["class"], "DeskpilotPaint");
     let (x, y) = painted.client_origin();
