@@ -228,9 +228,15 @@ async fn covered_points_and_moved_windows_are_refused() {
             json!({ "x": px - ox, "y": py - oy, "hit_test": "warn" }),
         )
         .await;
+    let warnings = ok(&r)["warnings"].to_string();
     assert!(
-        text(ok(&r).as_object().map(|_| &r).unwrap()).contains("CLICK_WRONG_WINDOW"),
-        "warn mode reports it"
+        warnings.contains("CLICK_WRONG_WINDOW"),
+        "warn mode acts and says so: {warnings}"
+    );
+    assert!(
+        text(&r).contains("Warning: CLICK_WRONG_WINDOW"),
+        "{}",
+        text(&r)
     );
 
     // A free point of the target works; then the window moves and the old screenshot is stale.
