@@ -79,3 +79,14 @@ pub struct Monitor {
     /// Logical-to-physical scale factor (1.0 when the platform has none).
     pub scale: f64,
 }
+
+impl Monitor {
+    /// Puts monitors in the order every backend reports them — primary first, then left to
+    /// right, top to bottom — and numbers them in that order.
+    pub fn order(monitors: &mut [Monitor]) {
+        monitors.sort_by_key(|m| (!m.primary, m.rect.x, m.rect.y));
+        for (i, m) in monitors.iter_mut().enumerate() {
+            m.index = i as u32;
+        }
+    }
+}

@@ -94,9 +94,6 @@ pub fn monitors() -> Result<Vec<Monitor>, Error> {
             scale: 1.0,
         });
     }
-    out.sort_by_key(|m| (!m.primary, m.rect.x, m.rect.y));
-    for (i, m) in out.iter_mut().enumerate() {
-        m.index = i as u32;
-    }
+    Monitor::order(&mut out);
     Ok(out)
 }

@@ -58,10 +58,6 @@ pub(crate) fn monitors(d: &X11Desktop) -> Result<Vec<Monitor>, Error> {
             scale: 1.0,
         });
     }
-    // Primary first, then left to right; indexes follow that order.
-    out.sort_by_key(|m| (!m.primary, m.rect.x, m.rect.y));
-    for (i, m) in out.iter_mut().enumerate() {
-        m.index = i as u32;
-    }
+    Monitor::order(&mut out);
     Ok(out)
 }
