@@ -13,7 +13,7 @@
 //! hold the pending-restore lock throughout, so no call ever reads or rebinds a map that is
 //! about to change under it.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use deskpilot_backend::{Error, Keyboard};
@@ -245,6 +245,17 @@ impl X11Desktop {
         typed
     }
 
+    /// Takes the keyboard lock, finishes any pending restore and reads the map it leaves.
+    /// Callers keep the guard for their whole call, so nothing rebinds the map under them.
+    fn settled_keymap(&self) -> Result<(MutexGuard<'_, Option<PendingRestore>>, Keymap), Error> {
+        let mut pending = self
+            .pending_keymap
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        self.finish_pending(&mut pending)?;
+        Ok((pending, self.keymap()?))
+    }
+
     /// Restores a pending binding, first waiting out what is left of its settle.
     fn finish_pending(&self, pending: &mut Option<PendingRestore>) -> Result<(), Error> {
         if let Some(p) = pending.take() {
@@ -296,12 +307,7 @@ impl X11Desktop {
 
 impl Keyboard for X11Desktop {
     fn key(&self, key: Key, down: bool) -> Result<(), Error> {
-        let mut pending = self
-            .pending_keymap
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        self.finish_pending(&mut pending)?;
-        let map = self.keymap()?;
+        let (_pending, map) = self.settled_keymap()?;
         let sym = keysym(key);
         let Some((kc, _)) = map.find(sym) else {
             return Err(Error::Unsupported {
@@ -316,12 +322,7 @@ impl Keyboard for X11Desktop {
     }
 
     fn type_text(&self, text: &str) -> Result<(), Error> {
-        let mut pending = self
-            .pending_keymap
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        self.finish_pending(&mut pending)?;
-        let map = self.keymap()?;
+        let (mut pending, map) = self.settled_keymap()?;
         let shift = map
             .find(SHIFT_L)
             .map(|(kc, _)| kc)
