@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use deskpilot_types::{Key, Monitor, Point, Rect, WindowId, WindowInfo, WindowState};
 
 use crate::{
-    BackendInfo, Button, Capture, Desktop, Error, Frame, Keyboard, PixelFormat, Pointer, Screens,
-    Windows,
+    BackendInfo, Button, Capture, Clipboard, Desktop, Error, Frame, Keyboard, PixelFormat, Pointer,
+    Screens, WindowControl, WindowOp, Windows,
 };
 
 /// A scriptable desktop: monitors, windows (topmost first) and a framebuffer.
@@ -33,6 +33,14 @@ struct State {
     events: Vec<PointerEvent>,
     keys: Vec<(Key, bool)>,
     typed: String,
+    /// Every input event in order, as text (`"key ctrl down"`, `"button left down (10, 20)"`).
+    input_log: Vec<String>,
+    /// The next `n` window operations are ignored (a stubborn window manager).
+    ignored_ops: usize,
+    /// Windows that stay open when asked to close (they "ask to save").
+    prompting: Vec<WindowId>,
+    clipboard: Option<String>,
+    launch_env: Vec<(String, String)>,
 }
 
 /// One synthetic pointer event the fake received.
@@ -113,6 +121,11 @@ impl FakeDesktop {
                 events: Vec::new(),
                 keys: Vec::new(),
                 typed: String::new(),
+                input_log: Vec::new(),
+                ignored_ops: 0,
+                prompting: Vec::new(),
+                clipboard: None,
+                launch_env: Vec::new(),
             })),
         }
     }
@@ -229,6 +242,27 @@ impl FakeDesktop {
         self.lock().typed.clone()
     }
 
+    /// Every input event in order, as text: `"key ctrl down"`, `"button left down (10, 20)"`,
+    /// `"wheel 0 3 (10, 20)"`, `"type hello"`.
+    pub fn input_log(&self) -> Vec<String> {
+        self.lock().input_log.clone()
+    }
+
+    /// The next `n` window operations are accepted but ignored.
+    pub fn ignore_window_ops(&self, n: usize) {
+        self.lock().ignored_ops = n;
+    }
+
+    /// `id` stays open when asked to close, like an editor asking to save.
+    pub fn prompt_on_close(&self, id: WindowId) {
+        self.lock().prompting.push(id);
+    }
+
+    /// What [`WindowControl::launch_env`] returns.
+    pub fn set_launch_env(&self, env: Vec<(String, String)>) {
+        self.lock().launch_env = env;
+    }
+
     /// How many captures have been taken.
     pub fn capture_count(&self) -> usize {
         self.lock().captures
@@ -305,6 +339,14 @@ impl Pointer for FakeDesktop {
         let mut s = self.lock();
         let at = s.pointer;
         s.events.push(PointerEvent::Button { button, down, at });
+        let entry = format!(
+            "button {} {} ({}, {})",
+            format!("{button:?}").to_lowercase(),
+            if down { "down" } else { "up" },
+            at.x,
+            at.y
+        );
+        s.input_log.push(entry);
         Ok(())
     }
 
@@ -312,18 +354,113 @@ impl Pointer for FakeDesktop {
         let mut s = self.lock();
         let at = s.pointer;
         s.events.push(PointerEvent::Wheel { dx, dy, at });
+        s.input_log
+            .push(format!("wheel {dx} {dy} ({}, {})", at.x, at.y));
         Ok(())
     }
 }
 
 impl Keyboard for FakeDesktop {
     fn key(&self, key: Key, down: bool) -> Result<(), Error> {
-        self.lock().keys.push((key, down));
+        let mut s = self.lock();
+        s.keys.push((key, down));
+        let name = match key {
+            Key::Char(c) => c.to_string(),
+            Key::F(n) => format!("f{n}"),
+            other => format!("{other:?}").to_lowercase(),
+        };
+        s.input_log
+            .push(format!("key {name} {}", if down { "down" } else { "up" }));
         Ok(())
     }
 
     fn type_text(&self, text: &str) -> Result<(), Error> {
-        self.lock().typed.push_str(text);
+        let mut s = self.lock();
+        s.typed.push_str(text);
+        s.input_log.push(format!("type {text}"));
+        Ok(())
+    }
+}
+
+impl WindowControl for FakeDesktop {
+    /// An obedient window manager: every operation applies at once (unless
+    /// [`FakeDesktop::ignore_window_ops`] says otherwise).
+    fn window_op(&self, id: WindowId, op: WindowOp) -> Result<(), Error> {
+        let mut s = self.lock();
+        let Some(index) = s.windows.iter().position(|w| w.id == id) else {
+            return Err(Error::WindowNotFound(id));
+        };
+        if s.ignored_ops > 0 {
+            s.ignored_ops -= 1;
+            return Ok(());
+        }
+        let screen = s.monitors.first().map(|m| m.rect).unwrap_or_default();
+        match op {
+            WindowOp::Activate => {
+                let mut w = s.windows.remove(index);
+                w.state.minimized = false;
+                w.state.visible = true;
+                for other in &mut s.windows {
+                    other.state.active = false;
+                }
+                w.state.active = true;
+                s.windows.insert(0, w);
+            }
+            WindowOp::Minimize => {
+                let w = &mut s.windows[index];
+                w.state.minimized = true;
+                w.state.visible = false;
+                w.state.active = false;
+            }
+            WindowOp::Maximize => {
+                let w = &mut s.windows[index];
+                w.state.maximized = true;
+                w.frame = screen;
+                w.client = Rect::new(
+                    screen.x,
+                    screen.y + 20,
+                    screen.width,
+                    screen.height.saturating_sub(20),
+                );
+            }
+            WindowOp::Restore => {
+                let w = &mut s.windows[index];
+                w.state.minimized = false;
+                w.state.maximized = false;
+                w.state.visible = true;
+            }
+            WindowOp::Close => {
+                if !s.prompting.contains(&id) {
+                    s.windows.remove(index);
+                }
+            }
+            WindowOp::SetFrame(frame) => {
+                let w = &mut s.windows[index];
+                w.frame = frame;
+                w.client = Rect::new(
+                    frame.x,
+                    frame.y + 20,
+                    frame.width,
+                    frame.height.saturating_sub(20),
+                );
+            }
+        }
+        renumber(&mut s.windows);
+        Ok(())
+    }
+
+    fn launch_env(&self) -> Vec<(String, String)> {
+        self.lock().launch_env.clone()
+    }
+}
+
+impl Clipboard for FakeDesktop {
+    fn read_text(&self) -> Result<Option<String>, Error> {
+        Ok(self.lock().clipboard.clone())
+    }
+
+    fn write_text(&self, text: &str) -> Result<(), Error> {
+        self.lock().clipboard = Some(text.to_string());
         Ok(())
     }
 }

@@ -1,7 +1,8 @@
 //! The seam between the engine and the operating system.
 //!
-//! Each capability is a small trait ([`Screens`], [`Windows`], [`Capture`]); input, tree,
-//! clipboard and overlay traits join them as they are built. A platform backend implements
+//! Each capability is a small trait ([`Screens`], [`Windows`], [`Capture`], [`Pointer`],
+//! [`Keyboard`], [`WindowControl`], [`Clipboard`]); tree and overlay traits join them as they
+//! are built. A platform backend implements
 //! the ones it supports and is bundled into a [`Desktop`] that the engine holds. Nothing here
 //! knows about images formats, coordinates of screenshots or MCP: backends speak physical
 //! virtual-desktop pixels and raw frames only.
@@ -82,6 +83,40 @@ pub trait Keyboard: Send + Sync {
     fn type_text(&self, text: &str) -> Result<(), Error>;
 }
 
+/// A window-manager operation on one top-level window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowOp {
+    /// Raise and give keyboard focus (restoring it when minimized).
+    Activate,
+    Minimize,
+    Maximize,
+    /// Undo minimize and maximize.
+    Restore,
+    /// Ask the window to close, as its close button would (unsaved work may prompt).
+    Close,
+    /// Place the window's outer frame (decorations included) at this physical rectangle.
+    SetFrame(Rect),
+}
+
+/// Window-manager requests. Each call only sends the request; the engine polls
+/// [`Windows::list_windows`] to see whether it took effect.
+pub trait WindowControl: Send + Sync {
+    fn window_op(&self, id: deskpilot_types::WindowId, op: WindowOp) -> Result<(), Error>;
+
+    /// Environment variables a launched app needs to appear on this desktop (e.g. `DISPLAY`).
+    fn launch_env(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// The system clipboard, plain text only.
+pub trait Clipboard: Send + Sync {
+    /// The clipboard's text; `None` when it is empty or holds no text.
+    fn read_text(&self) -> Result<Option<String>, Error>;
+    /// Replaces the clipboard's content with `text`; it stays pasteable while this process runs.
+    fn write_text(&self, text: &str) -> Result<(), Error>;
+}
+
 /// What a backend says about itself, for `status` and `doctor`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BackendInfo {
@@ -104,6 +139,8 @@ pub struct Desktop {
     pub capture: Arc<dyn Capture>,
     pub pointer: Arc<dyn Pointer>,
     pub keyboard: Arc<dyn Keyboard>,
+    pub window_control: Arc<dyn WindowControl>,
+    pub clipboard: Arc<dyn Clipboard>,
 }
 
 impl std::fmt::Debug for Desktop {
@@ -118,7 +155,7 @@ impl Desktop {
     /// Bundles one object that implements every capability.
     pub fn from_backend<B>(info: BackendInfo, backend: Arc<B>) -> Self
     where
-        B: Screens + Windows + Capture + Pointer + Keyboard + 'static,
+        B: Screens + Windows + Capture + Pointer + Keyboard + WindowControl + Clipboard + 'static,
     {
         Desktop {
             info,
@@ -126,7 +163,9 @@ impl Desktop {
             windows: backend.clone(),
             capture: backend.clone(),
             pointer: backend.clone(),
-            keyboard: backend,
+            keyboard: backend.clone(),
+            window_control: backend.clone(),
+            clipboard: backend,
         }
     }
 }
@@ -192,6 +231,22 @@ impl Keyboard for Unreachable {
     }
 
     fn type_text(&self, _text: &str) -> Result<(), Error> {
+        Err(self.error())
+    }
+}
+
+impl WindowControl for Unreachable {
+    fn window_op(&self, _id: deskpilot_types::WindowId, _op: WindowOp) -> Result<(), Error> {
+        Err(self.error())
+    }
+}
+
+impl Clipboard for Unreachable {
+    fn read_text(&self) -> Result<Option<String>, Error> {
+        Err(self.error())
+    }
+
+    fn write_text(&self, _text: &str) -> Result<(), Error> {
         Err(self.error())
     }
 }

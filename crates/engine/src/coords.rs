@@ -109,6 +109,36 @@ impl ViewGeometry {
     }
 }
 
+impl ViewGeometry {
+    /// The physical rectangle an image-space rectangle shows: every physical pixel any part of
+    /// it covers. Fails with `InvalidArgument` unless the rectangle lies inside the image.
+    pub fn image_rect_to_physical(&self, x: f64, y: f64, w: f64, h: f64) -> Result<Rect, Error> {
+        let inside = [x, y, w, h].iter().all(|v| v.is_finite())
+            && x >= 0.0
+            && y >= 0.0
+            && w >= 1.0
+            && h >= 1.0
+            && x + w <= self.width as f64
+            && y + h <= self.height as f64;
+        if !inside {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "region ({x}, {y}, {w}x{h}) must lie inside the {}x{} image and be at least 1x1",
+                    self.width, self.height
+                ),
+            });
+        }
+        let span = |start: f64, len: f64, scale: f64, origin: i32, extent: u32| {
+            let lo = (start / scale).floor().max(0.0) as i64;
+            let hi = ((start + len) / scale).ceil().min(extent as f64) as i64;
+            (origin as i64 + lo, (hi - lo).max(1) as u32)
+        };
+        let (px, pw) = span(x, w, self.scale, self.capture.x, self.capture.width);
+        let (py, ph) = span(y, h, self.scale_y, self.capture.y, self.capture.height);
+        Ok(Rect::new(px as i32, py as i32, pw, ph))
+    }
+}
+
 fn axis_to_physical(image: f64, scale: f64, origin: i32, extent: u32) -> i32 {
     // Centre of the image pixel the point falls in, divided back into physical pixels.
     let offset = ((image.floor() + 0.5) / scale).floor() as i64;

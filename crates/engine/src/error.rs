@@ -52,6 +52,35 @@ pub enum Error {
     /// The pointer did not land, even after one retry.
     #[error("the pointer was sent to ({}, {}) but is at ({}, {})", requested.x, requested.y, landed.x, landed.y)]
     PointerNotLanded { requested: Point, landed: Point },
+    /// A `title_match` that matches no window.
+    #[error("no window's title or process name contains \"{needle}\"; windows now: {}", titles.join(", "))]
+    NoWindowMatches { needle: String, titles: Vec<String> },
+    /// A `title_match` that matches several windows.
+    #[error("\"{needle}\" matches {} windows: {}", candidates.len(), candidates.join("; "))]
+    AmbiguousWindow {
+        needle: String,
+        candidates: Vec<String>,
+    },
+    /// The window did not become active, even after a retry.
+    #[error("window {id} \"{title}\" did not become the active window after two requests; active now: {}", active.as_deref().unwrap_or("none"))]
+    FocusRefused {
+        id: WindowId,
+        title: String,
+        active: Option<String>,
+    },
+    /// The window manager did not apply an operation.
+    #[error("{op} of window {id} was not applied: {message}")]
+    WindowOpFailed {
+        op: &'static str,
+        id: WindowId,
+        message: String,
+    },
+    /// A program could not be started, or died before showing a window.
+    #[error("cannot launch \"{command}\": {message}")]
+    LaunchFailed { command: String, message: String },
+    /// The clipboard failed.
+    #[error("clipboard: {0}")]
+    Clipboard(#[source] deskpilot_backend::Error),
     /// The platform backend failed.
     #[error(transparent)]
     Backend(#[from] deskpilot_backend::Error),
@@ -66,9 +95,15 @@ impl Error {
         use deskpilot_backend::Error as B;
         match self {
             Error::InvalidArgument { .. } => ErrorCode::InvalidArgument,
-            Error::WindowNotFound(_) | Error::Backend(B::WindowNotFound(_)) => {
-                ErrorCode::WindowNotFound
-            }
+            Error::WindowNotFound(_)
+            | Error::NoWindowMatches { .. }
+            | Error::Backend(B::WindowNotFound(_)) => ErrorCode::WindowNotFound,
+            Error::AmbiguousWindow { .. } => ErrorCode::AmbiguousWindow,
+            Error::FocusRefused { .. } => ErrorCode::FocusRefused,
+            Error::WindowOpFailed { .. } => ErrorCode::WindowOpFailed,
+            Error::LaunchFailed { .. } => ErrorCode::LaunchFailed,
+            Error::Clipboard(B::NoDisplay { .. }) => ErrorCode::NoDisplay,
+            Error::Clipboard(_) => ErrorCode::ClipboardUnavailable,
             Error::WindowMinimized { .. } => ErrorCode::WindowMinimized,
             Error::WindowNotVisible { .. } => ErrorCode::WindowNotVisible,
             Error::RegionOutsideScreen { .. } | Error::Backend(B::OutsideDesktop { .. }) => {
@@ -87,6 +122,10 @@ impl Error {
             Error::Backend(_) => ErrorCode::PlatformError,
             Error::Internal { .. } => ErrorCode::Internal,
         }
+    }
+
+    pub(crate) fn clipboard(e: deskpilot_backend::Error) -> Error {
+        Error::Clipboard(e)
     }
 
     /// One line telling the agent what to do next.

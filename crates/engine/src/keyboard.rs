@@ -4,8 +4,9 @@
 //! when a later press fails, so no modifier is ever left held. Text has a documented maximum
 //! ([`MAX_TEXT_CHARS`]) beyond which the call refuses instead of typing for minutes.
 
-use deskpilot_types::Key;
+use deskpilot_types::{Key, WindowInfo};
 
+use crate::pointer::recheck_pin;
 use crate::{Engine, Error};
 
 /// Longest text one `type_text` call accepts.
@@ -14,14 +15,62 @@ pub const MAX_TEXT_CHARS: usize = 20_000;
 /// Most keys in one chord.
 pub const MAX_CHORD: usize = 8;
 
+/// Where keys went.
+#[derive(Debug, Clone, Default)]
+pub struct KeyboardOutcome {
+    /// The window that had keyboard focus when the keys were sent.
+    pub active: Option<WindowInfo>,
+    /// Characters typed (`type_text`) or keys pressed (`press_key`).
+    pub count: usize,
+    /// Things the caller should know (keys went to another app than the screenshot showed).
+    pub warnings: Vec<String>,
+}
+
 impl Engine {
+    /// Keys go to whichever window has focus, so before any key is sent the window the last
+    /// screenshot was pinned to is re-checked (gone / other process; a move does not matter
+    /// to keys), and the focused window is reported.
+    fn keyboard_target(&self) -> Result<KeyboardOutcome, Error> {
+        let pin = self
+            .shots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .last()
+            .and_then(|r| r.window);
+        let windows = self.desktop.windows.list_windows()?;
+        let pinned = match recheck_pin(&windows, pin) {
+            Err(Error::TargetWindowMoved { .. }) => windows
+                .iter()
+                .find(|w| Some(w.id) == pin.map(|p| p.0))
+                .cloned(),
+            other => other?,
+        };
+        let active = windows.iter().find(|w| w.state.active).cloned();
+        let mut warnings = Vec::new();
+        if let (Some(p), Some(a)) = (&pinned, &active)
+            && p.pid != a.pid
+        {
+            warnings.push(format!(
+                "the keys went to the focused window \"{}\" ({}), not to the screenshot's window \"{}\" ({}); focus it first (window action focus) if that was the target",
+                a.title, a.id, p.title, p.id
+            ));
+        }
+        Ok(KeyboardOutcome {
+            active,
+            count: 0,
+            warnings,
+        })
+    }
+
     /// Presses `keys` in order, then releases them in reverse.
-    pub fn press_key(&self, keys: &[Key]) -> Result<(), Error> {
+    pub fn press_key(&self, keys: &[Key]) -> Result<KeyboardOutcome, Error> {
         if keys.is_empty() || keys.len() > MAX_CHORD {
             return Err(Error::InvalidArgument {
                 message: format!("a chord has 1 to {MAX_CHORD} keys, not {}", keys.len()),
             });
         }
+        let mut target = self.keyboard_target()?;
+        target.count = keys.len();
         let keyboard = &self.desktop.keyboard;
         let mut pressed = Vec::with_capacity(keys.len());
         let mut outcome = Ok(());
@@ -40,11 +89,11 @@ impl Engine {
                 outcome = released.map_err(Error::from);
             }
         }
-        outcome
+        outcome.map(|()| target)
     }
 
-    /// Types `text` exactly; returns how many characters were typed.
-    pub fn type_text(&self, text: &str) -> Result<usize, Error> {
+    /// Types `text` exactly; the outcome counts the characters typed.
+    pub fn type_text(&self, text: &str) -> Result<KeyboardOutcome, Error> {
         let count = text.chars().count();
         if count == 0 {
             return Err(Error::InvalidArgument {
@@ -58,8 +107,10 @@ impl Engine {
                 ),
             });
         }
+        let mut target = self.keyboard_target()?;
+        target.count = count;
         self.desktop.keyboard.type_text(text)?;
-        Ok(count)
+        Ok(target)
     }
 }
 
@@ -92,7 +143,7 @@ mod tests {
             e.press_key(&[]).unwrap_err().code(),
             ErrorCode::InvalidArgument
         );
-        assert_eq!(e.type_text("Hello é 中文 😀\n").unwrap(), 13);
+        assert_eq!(e.type_text("Hello é 中文 😀\n").unwrap().count, 13);
         assert_eq!(fake.typed(), "Hello é 中文 😀\n");
         let long = "x".repeat(MAX_TEXT_CHARS + 1);
         let err = e.type_text(&long).unwrap_err();
@@ -101,5 +152,46 @@ mod tests {
             e.type_text("").unwrap_err().code(),
             ErrorCode::InvalidArgument
         );
+    }
+}
+
+#[cfg(test)]
+mod pin_tests {
+    use deskpilot_backend::FakeDesktop;
+    use deskpilot_backend::fake::FakeWindow;
+    use deskpilot_types::{ErrorCode, Rect};
+
+    use super::*;
+    use crate::{CaptureTarget, EngineConfig, ScreenshotRequest};
+
+    #[test]
+    fn keys_recheck_the_pinned_window_and_name_the_focused_one() {
+        let fake = FakeDesktop::new(800, 600);
+        let editor = fake.add_window(FakeWindow {
+            pid: 10,
+            ..FakeWindow::new("editor", Rect::new(0, 0, 400, 300))
+        });
+        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        e.screenshot(&ScreenshotRequest {
+            target: CaptureTarget::Window(editor),
+            max_width: None,
+            format: None,
+        })
+        .unwrap();
+        let out = e.type_text("a").unwrap();
+        assert_eq!(out.active.unwrap().id, editor);
+        assert!(out.warnings.is_empty());
+        fake.move_window(editor, Rect::new(10, 10, 400, 300));
+        assert!(e.press_key(&[Key::Enter]).is_ok(), "a move does not matter to keys");
+        fake.add_window(FakeWindow {
+            pid: 20,
+            ..FakeWindow::new("popup", Rect::new(500, 0, 100, 100))
+        });
+        let out = e.type_text("b").unwrap();
+        assert!(out.warnings[0].contains("\"popup\""), "{:?}", out.warnings);
+        fake.remove_window(editor);
+        let err = e.press_key(&[Key::Enter]).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::TargetWindowGone);
+        assert_eq!(fake.typed(), "ab", "nothing typed after the window went away");
     }
 }

@@ -14,17 +14,24 @@
 //!   blocking pool.
 
 pub mod coords;
+mod clipboard;
 mod engine;
 mod error;
 mod keyboard;
+mod launch;
 pub mod pipeline;
 mod pointer;
 mod registry;
+mod window;
 
 pub use engine::{
     CaptureTarget, Engine, EngineConfig, Screenshot, ScreenshotRequest, StatusReport, WindowFilter,
+    ZoomRequest,
 };
 pub use error::Error;
-pub use keyboard::{MAX_CHORD, MAX_TEXT_CHARS};
+pub use clipboard::MAX_CLIPBOARD_BYTES;
+pub use keyboard::{KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
+pub use launch::{LaunchOutcome, MAX_LAUNCH_WAIT};
+pub use window::{WindowAction, WindowOutcome, WindowRef, describe_state};
 pub use pointer::{CoordinateSpace, HitTestMode, PointerOutcome, PointerTarget, Receipt};
 pub use registry::{ScreenshotId, ScreenshotRecord};

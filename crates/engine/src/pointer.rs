@@ -12,7 +12,7 @@
 //! Nothing reaches the OS before steps 1–3 pass.
 
 use deskpilot_backend::Button;
-use deskpilot_types::{Point, WindowInfo};
+use deskpilot_types::{Key, Point, WindowInfo};
 use serde::Serialize;
 
 use crate::registry::ScreenshotRecord;
@@ -128,30 +128,7 @@ impl Engine {
         let reference = self.reference(space)?;
         let windows = self.desktop.windows.list_windows()?;
         let monitors = self.desktop.screens.monitors()?;
-        let pinned = match reference.as_ref().and_then(|r| r.window) {
-            None => None,
-            Some((id, pid, frame)) => {
-                let now = windows
-                    .iter()
-                    .find(|w| w.id == id)
-                    .ok_or(Error::TargetWindowGone(id))?;
-                if now.pid != pid {
-                    return Err(Error::TargetWindowChanged {
-                        id,
-                        was: pid,
-                        now: now.pid,
-                    });
-                }
-                if now.frame != frame {
-                    return Err(Error::TargetWindowMoved {
-                        id,
-                        was: frame,
-                        now: now.frame,
-                    });
-                }
-                Some(now.clone())
-            }
-        };
+        let pinned = recheck_pin(&windows, reference.as_ref().and_then(|r| r.window))?;
         let mut checked = Vec::with_capacity(targets.len());
         for t in targets {
             let point = match (&reference, t.space) {
@@ -210,6 +187,35 @@ impl Engine {
         Ok(checked)
     }
 
+    /// Presses `modifiers` in order, runs `f`, then releases them in reverse — always, even
+    /// when `f` or a later press failed, so no modifier is ever left held.
+    fn with_modifiers<T>(
+        &self,
+        modifiers: &[Key],
+        f: impl FnOnce() -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let keyboard = &self.desktop.keyboard;
+        let mut pressed = Vec::with_capacity(modifiers.len());
+        let mut outcome = None;
+        for key in modifiers {
+            if let Err(e) = keyboard.key(*key, true) {
+                outcome = Some(Err(e.into()));
+                break;
+            }
+            pressed.push(*key);
+        }
+        let result = outcome.unwrap_or_else(f);
+        let mut released = Ok(());
+        for key in pressed.iter().rev() {
+            if let Err(e) = keyboard.key(*key, false) {
+                released = Err(Error::from(e));
+            }
+        }
+        let value = result?;
+        released?;
+        Ok(value)
+    }
+
     /// Step 4: move and prove it.
     ///
     /// A window manager that catches a click with a synchronous passive grab (click-to-focus)
@@ -266,8 +272,10 @@ impl Engine {
         target: PointerTarget,
         button: Button,
         count: u8,
+        modifiers: &[Key],
         mode: HitTestMode,
     ) -> Result<PointerOutcome, Error> {
+        check_modifiers(modifiers)?;
         if !(1..=3).contains(&count) {
             return Err(Error::InvalidArgument {
                 message: format!("count {count} must be 1, 2 or 3"),
@@ -276,13 +284,16 @@ impl Engine {
         let mut checked = self.check_points(&[target], mode)?;
         let c = checked.remove(0);
         let receipt = self.move_with_receipt(c.point)?;
-        for i in 0..count {
-            if i > 0 {
-                std::thread::sleep(CLICK_GAP);
+        self.with_modifiers(modifiers, || {
+            for i in 0..count {
+                if i > 0 {
+                    std::thread::sleep(CLICK_GAP);
+                }
+                self.desktop.pointer.button(button, true)?;
+                self.desktop.pointer.button(button, false)?;
             }
-            self.desktop.pointer.button(button, true)?;
-            self.desktop.pointer.button(button, false)?;
-        }
+            Ok(())
+        })?;
         Ok(PointerOutcome {
             point: c.point,
             receipt,
@@ -297,8 +308,10 @@ impl Engine {
         target: PointerTarget,
         dx: i32,
         dy: i32,
+        modifiers: &[Key],
         mode: HitTestMode,
     ) -> Result<PointerOutcome, Error> {
+        check_modifiers(modifiers)?;
         if dx == 0 && dy == 0 {
             return Err(Error::InvalidArgument {
                 message: "scroll needs a non-zero dy or dx (notches)".to_string(),
@@ -312,7 +325,7 @@ impl Engine {
         let mut checked = self.check_points(&[target], mode)?;
         let c = checked.remove(0);
         let receipt = self.move_with_receipt(c.point)?;
-        self.desktop.pointer.wheel(dx, dy)?;
+        self.with_modifiers(modifiers, || Ok(self.desktop.pointer.wheel(dx, dy)?))?;
         Ok(PointerOutcome {
             point: c.point,
             receipt,
@@ -328,8 +341,10 @@ impl Engine {
         to: PointerTarget,
         button: Button,
         steps: u32,
+        modifiers: &[Key],
         mode: HitTestMode,
     ) -> Result<PointerOutcome, Error> {
+        check_modifiers(modifiers)?;
         if !(1..=200).contains(&steps) {
             return Err(Error::InvalidArgument {
                 message: format!("steps {steps} must be 1..=200"),
@@ -338,22 +353,25 @@ impl Engine {
         let checked = self.check_points(&[from, to], mode)?;
         let (a, b) = (checked[0].point, checked[1].point);
         self.move_with_receipt(a)?;
-        self.desktop.pointer.button(button, true)?;
-        let result = (|| {
-            for i in 1..steps {
-                let f = i as f64 / steps as f64;
-                let p = Point::new(
-                    (a.x as f64 + (b.x - a.x) as f64 * f).round() as i32,
-                    (a.y as f64 + (b.y - a.y) as f64 * f).round() as i32,
-                );
-                self.desktop.pointer.move_to(p)?;
-            }
-            self.move_with_receipt(b)
-        })();
-        // Always release, even when the final move failed: never leave a button held.
-        let released = self.desktop.pointer.button(button, false);
-        let receipt = result?;
-        released?;
+        let receipt = self.with_modifiers(modifiers, || {
+            self.desktop.pointer.button(button, true)?;
+            let result = (|| {
+                for i in 1..steps {
+                    let f = i as f64 / steps as f64;
+                    let p = Point::new(
+                        (a.x as f64 + (b.x - a.x) as f64 * f).round() as i32,
+                        (a.y as f64 + (b.y - a.y) as f64 * f).round() as i32,
+                    );
+                    self.desktop.pointer.move_to(p)?;
+                }
+                self.move_with_receipt(b)
+            })();
+            // Always release, even when the final move failed: never leave a button held.
+            let released = self.desktop.pointer.button(button, false);
+            let receipt = result?;
+            released?;
+            Ok(receipt)
+        })?;
         let mut warnings = checked[0].warnings.clone();
         warnings.extend(checked[1].warnings.iter().cloned());
         Ok(PointerOutcome {
@@ -368,6 +386,51 @@ impl Engine {
     pub fn cursor(&self) -> Result<Point, Error> {
         Ok(self.desktop.pointer.position()?)
     }
+}
+
+/// Only ctrl, shift, alt and super may be held during a pointer action.
+fn check_modifiers(modifiers: &[Key]) -> Result<(), Error> {
+    if let Some(k) = modifiers.iter().find(|k| !k.is_modifier()) {
+        return Err(Error::InvalidArgument {
+            message: format!("{k:?} is not a modifier; modifiers are ctrl, shift, alt and super"),
+        });
+    }
+    if modifiers.len() > 4 {
+        return Err(Error::InvalidArgument {
+            message: "at most 4 modifiers".to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Step 2: the window a screenshot was pinned to must still be there, with the same owner,
+/// at the same place. Returns it as it is now.
+pub(crate) fn recheck_pin(
+    windows: &[WindowInfo],
+    pin: Option<(deskpilot_types::WindowId, Option<u32>, deskpilot_types::Rect)>,
+) -> Result<Option<WindowInfo>, Error> {
+    let Some((id, pid, frame)) = pin else {
+        return Ok(None);
+    };
+    let now = windows
+        .iter()
+        .find(|w| w.id == id)
+        .ok_or(Error::TargetWindowGone(id))?;
+    if now.pid != pid {
+        return Err(Error::TargetWindowChanged {
+            id,
+            was: pid,
+            now: now.pid,
+        });
+    }
+    if now.frame != frame {
+        return Err(Error::TargetWindowMoved {
+            id,
+            was: frame,
+            now: now.frame,
+        });
+    }
+    Ok(Some(now.clone()))
 }
 
 #[cfg(test)]
@@ -422,13 +485,13 @@ mod tests {
     fn image_points_need_a_screenshot_and_map_through_it() {
         let (fake, e, _, _) = setup();
         let err = e
-            .click(image(10.0, 10.0), Button::Left, 1, HitTestMode::Fail)
+            .click(image(10.0, 10.0), Button::Left, 1, &[], HitTestMode::Fail)
             .unwrap_err();
         assert_eq!(err.code(), ErrorCode::NoReferenceScreenshot);
         assert!(fake.pointer_events().is_empty(), "nothing reached the OS");
         shot(&e, CaptureTarget::Screen);
         let out = e
-            .click(image(400.0, 225.0), Button::Left, 2, HitTestMode::Fail)
+            .click(image(400.0, 225.0), Button::Left, 2, &[], HitTestMode::Fail)
             .unwrap();
         assert_eq!(out.point, Point::new(961, 541));
         assert!(out.receipt.landed && out.receipt.drift == 0.0);
@@ -448,11 +511,12 @@ mod tests {
             },
             Button::Left,
             1,
+            &[],
             HitTestMode::Fail,
         );
         assert_eq!(err.unwrap_err().code(), ErrorCode::UnknownScreenshot);
         assert_eq!(
-            e.click(image(800.0, 0.0), Button::Left, 1, HitTestMode::Fail)
+            e.click(image(800.0, 0.0), Button::Left, 1, &[], HitTestMode::Fail)
                 .unwrap_err()
                 .code(),
             ErrorCode::InvalidArgument
@@ -466,32 +530,32 @@ mod tests {
         // The other app covers (600..1000, 0..300): in the target's 960-wide screenshot at scale 800/960.
         let covered = image(700.0 * 800.0 / 960.0, 100.0 * 800.0 / 960.0);
         let err = e
-            .click(covered, Button::Left, 1, HitTestMode::Fail)
+            .click(covered, Button::Left, 1, &[], HitTestMode::Fail)
             .unwrap_err();
         assert_eq!(err.code(), ErrorCode::ClickWrongWindow);
         assert!(err.to_string().contains("\"other\""), "{err}");
         assert!(fake.pointer_events().is_empty());
         let warned = e
-            .click(covered, Button::Left, 1, HitTestMode::Warn)
+            .click(covered, Button::Left, 1, &[], HitTestMode::Warn)
             .unwrap();
         assert!(
             warned.warnings[0].starts_with("CLICK_WRONG_WINDOW"),
             "{:?}",
             warned.warnings
         );
-        e.click(image(100.0, 500.0), Button::Left, 1, HitTestMode::Fail)
+        e.click(image(100.0, 500.0), Button::Left, 1, &[], HitTestMode::Fail)
             .unwrap();
 
         fake.move_window(target, Rect::new(10, 0, 960, 1080));
         assert_eq!(
-            e.click(image(100.0, 500.0), Button::Left, 1, HitTestMode::Fail)
+            e.click(image(100.0, 500.0), Button::Left, 1, &[], HitTestMode::Fail)
                 .unwrap_err()
                 .code(),
             ErrorCode::TargetWindowMoved
         );
         fake.remove_window(target);
         assert_eq!(
-            e.click(image(100.0, 500.0), Button::Left, 1, HitTestMode::Fail)
+            e.click(image(100.0, 500.0), Button::Left, 1, &[], HitTestMode::Fail)
                 .unwrap_err()
                 .code(),
             ErrorCode::TargetWindowGone
@@ -508,12 +572,12 @@ mod tests {
             space: CoordinateSpace::Physical,
         };
         assert_eq!(
-            e.click(phys(5000.0, 10.0), Button::Left, 1, HitTestMode::Off)
+            e.click(phys(5000.0, 10.0), Button::Left, 1, &[], HitTestMode::Off)
                 .unwrap_err()
                 .code(),
             ErrorCode::PointOffScreen
         );
-        e.click(phys(1500.0, 900.0), Button::Right, 1, HitTestMode::Fail)
+        e.click(phys(1500.0, 900.0), Button::Right, 1, &[], HitTestMode::Fail)
             .unwrap();
         let id = shot(&e, CaptureTarget::Window(target));
         let pinned = |x, y| PointerTarget {
@@ -523,10 +587,10 @@ mod tests {
                 screenshot_id: Some(id),
             },
         };
-        e.click(pinned(10.0, 10.0), Button::Left, 1, HitTestMode::Fail)
+        e.click(pinned(10.0, 10.0), Button::Left, 1, &[], HitTestMode::Fail)
             .unwrap();
         assert_eq!(
-            e.click(phys(-1.0, 0.0), Button::Left, 1, HitTestMode::Fail)
+            e.click(phys(-1.0, 0.0), Button::Left, 1, &[], HitTestMode::Fail)
                 .unwrap_err()
                 .code(),
             ErrorCode::PointOffScreen
@@ -546,7 +610,7 @@ mod tests {
         assert!(out.receipt.retried && out.receipt.landed);
         fake.stick_pointer(2);
         let err = e
-            .click(phys(400.0, 400.0), Button::Left, 1, HitTestMode::Off)
+            .click(phys(400.0, 400.0), Button::Left, 1, &[], HitTestMode::Off)
             .unwrap_err();
         assert_eq!(err.code(), ErrorCode::PointerNotLanded);
         assert!(!fake.pointer_events().iter().any(
@@ -568,6 +632,7 @@ mod tests {
                 phys(200.0, 150.0),
                 Button::Left,
                 4,
+                &[Key::Shift],
                 HitTestMode::Off,
             )
             .unwrap();
@@ -577,15 +642,75 @@ mod tests {
             matches!(ev.last(), Some(PointerEvent::Button { down: false, at, .. }) if *at == Point::new(200, 150))
         );
         assert_eq!(
-            e.scroll(phys(10.0, 10.0), 0, 0, HitTestMode::Off)
+            e.scroll(phys(10.0, 10.0), 0, 0, &[], HitTestMode::Off)
                 .unwrap_err()
                 .code(),
             ErrorCode::InvalidArgument
         );
-        e.scroll(phys(10.0, 10.0), 0, 3, HitTestMode::Off).unwrap();
+        e.scroll(phys(10.0, 10.0), 0, 3, &[], HitTestMode::Off).unwrap();
         assert!(matches!(
             fake.pointer_events().last(),
             Some(PointerEvent::Wheel { dx: 0, dy: 3, .. })
         ));
+    }
+
+    #[test]
+    fn modifiers_wrap_the_action_and_are_always_released() {
+        let (fake, e, _, _) = setup();
+        let phys = |x, y| PointerTarget {
+            x,
+            y,
+            space: CoordinateSpace::Physical,
+        };
+        e.click(
+            phys(50.0, 60.0),
+            Button::Left,
+            1,
+            &[Key::Ctrl, Key::Shift],
+            HitTestMode::Off,
+        )
+        .unwrap();
+        e.scroll(phys(50.0, 60.0), 0, -2, &[Key::Ctrl], HitTestMode::Off)
+            .unwrap();
+        assert_eq!(
+            fake.input_log(),
+            [
+                "key ctrl down",
+                "key shift down",
+                "button left down (50, 60)",
+                "button left up (50, 60)",
+                "key shift up",
+                "key ctrl up",
+                "key ctrl down",
+                "wheel 0 -2 (50, 60)",
+                "key ctrl up",
+            ]
+        );
+        let err = e
+            .click(
+                phys(50.0, 60.0),
+                Button::Left,
+                1,
+                &[Key::Char('a')],
+                HitTestMode::Off,
+            )
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+        let before = fake.input_log().len();
+        fake.stick_pointer(2);
+        e.drag(
+            phys(10.0, 10.0),
+            phys(90.0, 10.0),
+            Button::Left,
+            3,
+            &[Key::Alt],
+            HitTestMode::Off,
+        )
+        .unwrap_err();
+        let log = fake.input_log();
+        assert!(
+            log[before..].iter().all(|l| !l.starts_with("key")),
+            "a drag that never landed presses nothing: {log:?}"
+        );
     }
 }

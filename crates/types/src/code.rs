@@ -46,6 +46,16 @@ pub enum ErrorCode {
     PointerNotLanded,
     /// The tool is disabled by `--tools` / `--exclude-tools`.
     ToolDisabled,
+    /// A `titleMatch` matched several windows.
+    AmbiguousWindow,
+    /// The window did not become the active window, even after a retry.
+    FocusRefused,
+    /// The window manager did not apply a window operation in time.
+    WindowOpFailed,
+    /// A `launch` command could not be started.
+    LaunchFailed,
+    /// The clipboard could not be read or written (no answer from its owner, or no selection support).
+    ClipboardUnavailable,
     /// A bug in deskpilot.
     Internal,
 }
@@ -72,6 +82,11 @@ impl ErrorCode {
             ErrorCode::PointOffScreen => "POINT_OFF_SCREEN",
             ErrorCode::PointerNotLanded => "POINTER_NOT_LANDED",
             ErrorCode::ToolDisabled => "TOOL_DISABLED",
+            ErrorCode::AmbiguousWindow => "AMBIGUOUS_WINDOW",
+            ErrorCode::FocusRefused => "FOCUS_REFUSED",
+            ErrorCode::WindowOpFailed => "WINDOW_OP_FAILED",
+            ErrorCode::LaunchFailed => "LAUNCH_FAILED",
+            ErrorCode::ClipboardUnavailable => "CLIPBOARD_UNAVAILABLE",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -129,6 +144,21 @@ impl ErrorCode {
             ErrorCode::ToolDisabled => {
                 "This server was started without that tool (--tools / --exclude-tools); use another tool or ask the user to enable it."
             }
+            ErrorCode::AmbiguousWindow => {
+                "Pass the exact window_id from list_windows (the candidates are listed in the message)."
+            }
+            ErrorCode::FocusRefused => {
+                "The window manager kept another window in front; restore the window (window action restore), or click inside it, then take a fresh screenshot."
+            }
+            ErrorCode::WindowOpFailed => {
+                "The window manager did not apply it; take a screenshot to see the window's real state, then retry once or use another action."
+            }
+            ErrorCode::LaunchFailed => {
+                "Check the command name or give its full path; arguments go in args, one per entry, without shell quoting."
+            }
+            ErrorCode::ClipboardUnavailable => {
+                "Retry once; if the clipboard owner does not answer, set the text again with clipboard_write or type it with type_text."
+            }
             ErrorCode::Internal => {
                 "This is a deskpilot bug: retry once, then report it with the message."
             }
@@ -155,6 +185,11 @@ impl ErrorCode {
         ErrorCode::PointOffScreen,
         ErrorCode::PointerNotLanded,
         ErrorCode::ToolDisabled,
+        ErrorCode::AmbiguousWindow,
+        ErrorCode::FocusRefused,
+        ErrorCode::WindowOpFailed,
+        ErrorCode::LaunchFailed,
+        ErrorCode::ClipboardUnavailable,
         ErrorCode::Internal,
     ];
 }

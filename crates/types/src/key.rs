@@ -79,6 +79,13 @@ const NAMES: &[(&str, Key)] = &[
     ("print", Key::PrintScreen),
 ];
 
+impl Key {
+    /// Whether this key is a modifier that may be held during a click, drag or scroll.
+    pub const fn is_modifier(self) -> bool {
+        matches!(self, Key::Ctrl | Key::Shift | Key::Alt | Key::Super)
+    }
+}
+
 /// A key name that is not one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownKey(pub String);

@@ -11,14 +11,18 @@
 #![cfg(windows)]
 
 pub mod capture;
+mod control;
 mod input;
 pub mod monitors;
 pub mod windows;
 
 use std::sync::Arc;
 
-use deskpilot_backend::{BackendInfo, Capture, Desktop, Error, Frame, Screens, Windows};
-use deskpilot_types::{Monitor, Rect, WindowInfo};
+use deskpilot_backend::{
+    BackendInfo, Capture, Clipboard, Desktop, Error, Frame, Screens, WindowControl, WindowOp,
+    Windows,
+};
+use deskpilot_types::{Monitor, Rect, WindowId, WindowInfo};
 
 /// The interactive Windows desktop of this session.
 #[derive(Debug)]
@@ -82,5 +86,21 @@ impl Capture for WindowsDesktop {
             return Err(Error::OutsideDesktop { rect, desktop });
         }
         capture::bitblt(rect)
+    }
+}
+
+impl WindowControl for WindowsDesktop {
+    fn window_op(&self, id: WindowId, op: WindowOp) -> Result<(), Error> {
+        control::window_op(id, op)
+    }
+}
+
+impl Clipboard for WindowsDesktop {
+    fn read_text(&self) -> Result<Option<String>, Error> {
+        control::read_text()
+    }
+
+    fn write_text(&self, text: &str) -> Result<(), Error> {
+        control::write_text(text)
     }
 }

@@ -2,8 +2,10 @@
 
 use std::sync::Arc;
 
-use deskpilot_backend::{BackendInfo, Capture, Desktop, Error, Frame, Screens, Windows};
-use deskpilot_types::{Monitor, Rect, WindowInfo};
+use deskpilot_backend::{
+    BackendInfo, Capture, Desktop, Error, Frame, Screens, WindowControl, WindowOp, Windows,
+};
+use deskpilot_types::{Monitor, Rect, WindowId, WindowInfo};
 use x11rb::connection::Connection;
 use x11rb::rust_connection::RustConnection;
 
@@ -20,6 +22,7 @@ pub struct X11Desktop {
     grabber: Grabber,
     /// A temporary keymap binding waiting for its settle before it is restored.
     pub(crate) pending_keymap: Arc<std::sync::Mutex<Option<crate::keyboard::PendingRestore>>>,
+    pub(crate) clipboard: crate::clipboard::ClipboardHost,
 }
 
 impl X11Desktop {
@@ -51,6 +54,7 @@ impl X11Desktop {
             display: name,
             grabber,
             pending_keymap: Default::default(),
+            clipboard: Default::default(),
         })
     }
 
@@ -115,6 +119,27 @@ impl Screens for X11Desktop {
 impl Windows for X11Desktop {
     fn list_windows(&self) -> Result<Vec<WindowInfo>, Error> {
         crate::windows::list(self)
+    }
+}
+
+impl WindowControl for X11Desktop {
+    fn window_op(&self, id: WindowId, op: WindowOp) -> Result<(), Error> {
+        self.apply_window_op(id, op)
+    }
+
+    /// `DISPLAY` of this connection, and the switches that make GTK and Qt apps join the
+    /// accessibility bus unless the caller's environment already says otherwise.
+    fn launch_env(&self) -> Vec<(String, String)> {
+        let mut env = vec![("DISPLAY".to_string(), self.display.clone())];
+        for (key, value) in [
+            ("GTK_MODULES", "gail:atk-bridge"),
+            ("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1"),
+        ] {
+            if std::env::var_os(key).is_none() {
+                env.push((key.to_string(), value.to_string()));
+            }
+        }
+        env
     }
 }
 

@@ -21,6 +21,8 @@ pub mod keyboard;
 pub mod monitors;
 pub mod virtual_display;
 pub mod windows;
+mod wm;
+mod clipboard;
 
 pub use desktop::X11Desktop;
 pub use virtual_display::{VirtualDisplay, VirtualDisplayOptions};

@@ -1,6 +1,6 @@
 //! Keyboard tools: `press_key` (chords) and `type_text` (any Unicode).
 
-use deskpilot_engine::{Error, MAX_TEXT_CHARS};
+use deskpilot_engine::{Error, KeyboardOutcome, MAX_TEXT_CHARS};
 use deskpilot_types::Key;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -25,6 +25,35 @@ pub struct PressKeyArgs {
 pub struct TypeTextArgs {
     /// The text, typed exactly: any Unicode (accents, CJK, emoji), newlines and tabs. At most 20000 characters.
     pub text: String,
+}
+
+/// "into \"Untitled - Mousepad\" (0x1a00003, mousepad)" or "into the focused window".
+fn destination(o: &KeyboardOutcome) -> String {
+    match &o.active {
+        Some(w) => format!(
+            "into \"{}\" ({}, {})",
+            w.title,
+            w.id,
+            w.process.as_deref().unwrap_or("?")
+        ),
+        None => "into the focused window (none is active)".to_string(),
+    }
+}
+
+fn keyboard_result(text: String, o: &KeyboardOutcome, mut structured: serde_json::Value) -> CallToolResult {
+    let mut text = text;
+    for w in &o.warnings {
+        text.push_str("\nWarning: ");
+        text.push_str(w);
+    }
+    text.push_str("\nEffect: unverifiable (take a screenshot to see what changed).");
+    structured["route"] = json!("input");
+    structured["effect"] = json!("unverifiable");
+    structured["window"] = json!(o.active);
+    structured["warnings"] = json!(o.warnings);
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(structured);
+    r
 }
 
 /// Parses key names; "ctrl+s" splits on '+', while "+" alone is the plus key.
@@ -71,15 +100,13 @@ impl DeskpilotServer {
         })
         .await
         {
-            Ok(()) => {
+            Ok(o) => {
                 let label = a.keys.join("+");
-                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
-                    "Pressed {label} in the focused window.\nEffect: unverifiable (take a screenshot to see what changed)."
-                ))]);
-                r.structured_content = Some(
-                    json!({ "action": "press_key", "keys": a.keys, "route": "input", "effect": "unverifiable" }),
-                );
-                r
+                keyboard_result(
+                    format!("Pressed {label} {}.", destination(&o)),
+                    &o,
+                    json!({ "action": "press_key", "keys": a.keys }),
+                )
             }
             Err(e) => render::error(&e),
         }
@@ -103,15 +130,11 @@ impl DeskpilotServer {
         // Long texts take a while; give them time in proportion (keyboard input is ~0.1 ms a key).
         let timeout = DESKTOP_TIMEOUT.max(std::time::Duration::from_millis(text.len() as u64 / 4));
         match render::blocking(timeout, "type_text", move || engine.type_text(&text)).await {
-            Ok(n) => {
-                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
-                    "Typed {n} characters into the focused window.\nEffect: unverifiable (take a screenshot to see what changed)."
-                ))]);
-                r.structured_content = Some(json!({
-                    "action": "type_text", "characters": n, "max_characters": MAX_TEXT_CHARS, "route": "input", "effect": "unverifiable",
-                }));
-                r
-            }
+            Ok(o) => keyboard_result(
+                format!("Typed {} characters {}.", o.count, destination(&o)),
+                &o,
+                json!({ "action": "type_text", "characters": o.count, "max_characters": MAX_TEXT_CHARS }),
+            ),
             Err(e) => render::error(&e),
         }
     }

@@ -1,10 +1,12 @@
 //! The `deskpilot` profile: Codex-style granular tools.
 //!
-//! Tool groups live in their own modules (`windows`, `screenshot`, `status`), each a
+//! Tool groups live in their own modules (`windows`, `screenshot`, `status`, `pointer`,
+//! `keyboard`, `manage`), each a
 //! `#[tool_router(router = …)]`, merged in [`DeskpilotServer::new`] and trimmed by the
 //! [`ToolFilter`] before the server answers anything.
 
 mod keyboard;
+mod manage;
 mod pointer;
 mod screenshot;
 mod status;
@@ -58,7 +60,8 @@ impl DeskpilotServer {
             + Self::screenshot_router()
             + Self::status_router()
             + Self::pointer_router()
-            + Self::keyboard_router();
+            + Self::keyboard_router()
+            + Self::manage_router();
         let known: Vec<String> = router
             .list_all()
             .into_iter()

@@ -62,6 +62,9 @@ pub struct PointArgs {
     /// "fail" (default), "warn" or "off".
     #[serde(default)]
     pub hit_test: HitTestArg,
+    /// Keys held during the action: any of "ctrl", "shift", "alt", "super" (e.g. ["ctrl"] for ctrl+click).
+    #[serde(default)]
+    pub modifiers: Vec<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -86,6 +89,9 @@ pub struct ClickArgs {
     /// Clicks in a row, 1–3 (default 1).
     #[serde(default = "one")]
     pub count: u8,
+    /// Keys held during the action: any of "ctrl", "shift", "alt", "super" (e.g. ["ctrl"] for ctrl+click).
+    #[serde(default)]
+    pub modifiers: Vec<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -110,6 +116,9 @@ pub struct ScrollArgs {
     /// "fail" (default), "warn" or "off".
     #[serde(default)]
     pub hit_test: HitTestArg,
+    /// Keys held during the action: any of "ctrl", "shift", "alt", "super" (e.g. ["ctrl"] for ctrl+click).
+    #[serde(default)]
+    pub modifiers: Vec<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -138,6 +147,9 @@ pub struct DragArgs {
     /// "fail" (default), "warn" or "off".
     #[serde(default)]
     pub hit_test: HitTestArg,
+    /// Keys held during the action: any of "ctrl", "shift", "alt", "super" (e.g. ["ctrl"] for ctrl+click).
+    #[serde(default)]
+    pub modifiers: Vec<String>,
 }
 
 fn one() -> u8 {
@@ -156,6 +168,28 @@ fn target(x: f64, y: f64, screenshot_id: u64, coordinates: Coordinates) -> Point
         },
     };
     PointerTarget { x, y, space }
+}
+
+fn modifiers(names: &[String]) -> Result<Vec<deskpilot_types::Key>, Error> {
+    names
+        .iter()
+        .map(|n| {
+            let key: deskpilot_types::Key = n.parse().map_err(|e: deskpilot_types::UnknownKey| {
+                Error::InvalidArgument {
+                    message: e.to_string(),
+                }
+            })?;
+            if key.is_modifier() {
+                Ok(key)
+            } else {
+                Err(Error::InvalidArgument {
+                    message: format!(
+                        "\"{n}\" is not a modifier; modifiers are ctrl, shift, alt and super"
+                    ),
+                })
+            }
+        })
+        .collect()
 }
 
 fn mode(h: HitTestArg) -> HitTestMode {
@@ -247,7 +281,11 @@ impl DeskpilotServer {
     pub async fn click(&self, Parameters(a): Parameters<ClickArgs>) -> CallToolResult {
         let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
         let (b, count, m) = (button(a.button), a.count, mode(a.hit_test));
-        self.run_pointer("click", move |e| e.click(t, b, count, m))
+        let mods = match modifiers(&a.modifiers) {
+            Ok(k) => k,
+            Err(e) => return render::error(&e),
+        };
+        self.run_pointer("click", move |e| e.click(t, b, count, &mods, m))
             .await
     }
 
@@ -265,8 +303,14 @@ impl DeskpilotServer {
     pub async fn double_click(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
         let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
         let m = mode(a.hit_test);
-        self.run_pointer("double_click", move |e| e.click(t, Button::Left, 2, m))
-            .await
+        let mods = match modifiers(&a.modifiers) {
+            Ok(k) => k,
+            Err(e) => return render::error(&e),
+        };
+        self.run_pointer("double_click", move |e| {
+            e.click(t, Button::Left, 2, &mods, m)
+        })
+        .await
     }
 
     /// Right-click at x/y (same coordinate rules and safety checks as click), e.g. to open a context menu.
@@ -283,8 +327,14 @@ impl DeskpilotServer {
     pub async fn right_click(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
         let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
         let m = mode(a.hit_test);
-        self.run_pointer("right_click", move |e| e.click(t, Button::Right, 1, m))
-            .await
+        let mods = match modifiers(&a.modifiers) {
+            Ok(k) => k,
+            Err(e) => return render::error(&e),
+        };
+        self.run_pointer("right_click", move |e| {
+            e.click(t, Button::Right, 1, &mods, m)
+        })
+        .await
     }
 
     /// Move the pointer to x/y without clicking (hover); returns a receipt of where it landed.
@@ -299,6 +349,12 @@ impl DeskpilotServer {
         )
     )]
     pub async fn move_cursor(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
+        if !a.modifiers.is_empty() {
+            return render::error(&Error::InvalidArgument {
+                message: "move_cursor takes no modifiers (nothing is pressed while hovering)"
+                    .to_string(),
+            });
+        }
         let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
         self.run_pointer("move_cursor", move |e| e.move_cursor(t))
             .await
@@ -318,7 +374,11 @@ impl DeskpilotServer {
     pub async fn scroll(&self, Parameters(a): Parameters<ScrollArgs>) -> CallToolResult {
         let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
         let (dx, dy, m) = (a.dx, a.dy, mode(a.hit_test));
-        self.run_pointer("scroll", move |e| e.scroll(t, dx, dy, m))
+        let mods = match modifiers(&a.modifiers) {
+            Ok(k) => k,
+            Err(e) => return render::error(&e),
+        };
+        self.run_pointer("scroll", move |e| e.scroll(t, dx, dy, &mods, m))
             .await
     }
 
@@ -337,7 +397,11 @@ impl DeskpilotServer {
         let from = target(a.from_x, a.from_y, a.screenshot_id, a.coordinates);
         let to = target(a.to_x, a.to_y, a.screenshot_id, a.coordinates);
         let (b, steps, m) = (button(a.button), a.steps, mode(a.hit_test));
-        self.run_pointer("drag", move |e| e.drag(from, to, b, steps, m))
+        let mods = match modifiers(&a.modifiers) {
+            Ok(k) => k,
+            Err(e) => return render::error(&e),
+        };
+        self.run_pointer("drag", move |e| e.drag(from, to, b, steps, &mods, m))
             .await
     }
 }

@@ -2,7 +2,9 @@
 
 use base64::Engine as _;
 use deskpilot_engine::pipeline::ImageFormat;
-use deskpilot_engine::{CaptureTarget, Error, ScreenshotRequest};
+use deskpilot_engine::{
+    CaptureTarget, Error, Screenshot, ScreenshotRequest, WindowRef, ZoomRequest,
+};
 use deskpilot_types::{Rect, WindowId};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -36,6 +38,10 @@ pub struct ScreenshotArgs {
     /// Capture this window (an id from list_windows). Omit for the whole screen.
     #[serde(default)]
     pub window_id: u64,
+    /// Capture the one window whose title or process name contains this (case-insensitive); AMBIGUOUS_WINDOW when
+    /// several match.
+    #[serde(default, alias = "titleMatch")]
+    pub title_match: String,
     /// Capture this rectangle in physical screen pixels instead.
     #[serde(default)]
     pub region: Option<RegionArg>,
@@ -50,6 +56,35 @@ pub struct ScreenshotArgs {
     pub format: Option<FormatArg>,
 }
 
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ZoomArgs {
+    /// Left edge of the region, in the pixel space of the source screenshot.
+    pub x: f64,
+    /// Top edge of the region, in the source screenshot's pixels.
+    pub y: f64,
+    /// Region width in the source screenshot's pixels.
+    pub width: f64,
+    /// Region height in the source screenshot's pixels.
+    pub height: f64,
+    /// The screenshot the region was read from; 0 or omitted means the last one.
+    #[serde(default)]
+    pub screenshot_id: u64,
+    /// Image pixels per screen pixel: 1 (default, native resolution) up to 4 (enlarged).
+    #[serde(default = "native")]
+    pub scale: f64,
+    /// Widest image to return, 64–8192 (default 1280; the pixel budget of 600000 still applies).
+    #[serde(default, alias = "maxWidth")]
+    pub max_width: u32,
+    /// "jpeg" (default) or "png".
+    #[serde(default)]
+    pub format: Option<FormatArg>,
+}
+
+fn native() -> f64 {
+    1.0
+}
+
 fn all_monitors() -> i64 {
     -1
 }
@@ -57,16 +92,17 @@ fn all_monitors() -> i64 {
 impl ScreenshotArgs {
     fn request(&self) -> Result<ScreenshotRequest, Error> {
         let chosen = [
-            self.window_id != 0,
+            self.window_id != 0 || !self.title_match.is_empty(),
             self.region.is_some(),
             self.monitor >= 0,
         ]
         .iter()
         .filter(|c| **c)
         .count();
-        if chosen > 1 {
+        if chosen > 1 || (self.window_id != 0 && !self.title_match.is_empty()) {
             return Err(Error::InvalidArgument {
-                message: "pass at most one of window_id, region and monitor".to_string(),
+                message: "pass at most one of window_id, title_match, region and monitor"
+                    .to_string(),
             });
         }
         if self.monitor < -1 || self.monitor > u32::MAX as i64 {
@@ -86,10 +122,7 @@ impl ScreenshotArgs {
         Ok(ScreenshotRequest {
             target,
             max_width: (self.max_width != 0).then_some(self.max_width),
-            format: self.format.map(|f| match f {
-                FormatArg::Jpeg => ImageFormat::Jpeg { quality: 80 },
-                FormatArg::Png => ImageFormat::Png,
-            }),
+            format: self.format.map(format),
         })
     }
 }
@@ -115,20 +148,22 @@ impl DeskpilotServer {
             Err(e) => return render::error(&e),
         };
         let engine = self.engine();
+        let title_match = args.title_match.clone();
         let shot = match render::blocking(DESKTOP_TIMEOUT, "screenshot", move || {
-            engine.screenshot(&request)
+            let mut request = request;
+            if !title_match.is_empty() {
+                let w = engine.resolve_window(&WindowRef::TitleMatch(title_match))?;
+                request.target = CaptureTarget::Window(w.id);
+            }
+            engine.screenshot(&request).map(|s| (s, request.target))
         })
         .await
         {
             Ok(s) => s,
             Err(e) => return render::error(&e),
         };
-        let v = &shot.view;
-        let format = match shot.image.format {
-            ImageFormat::Jpeg { .. } => "jpeg",
-            ImageFormat::Png => "png",
-        };
-        let what = match (&shot.window, request.target) {
+        let (shot, target) = shot;
+        let what = match (&shot.window, target) {
             (Some(w), _) => format!(
                 "window {} \"{}\" (pid {})",
                 w.id,
@@ -139,49 +174,95 @@ impl DeskpilotServer {
             (None, CaptureTarget::Region(_)) => "region".to_string(),
             _ => "the screen".to_string(),
         };
-        let mut text = format!(
-            "Screenshot {id}: {w}x{h} {fmt} ({kb} KB) of {what} at {cap}, scale {scale:.4}.\n\
-             Coordinates: x/y read off this image map to physical = ({cx}, {cy}) + image / {scale:.4}; \
-             pass screenshot_id {id} with them.",
-            id = shot.id,
-            w = v.width,
-            h = v.height,
-            fmt = format.to_uppercase(),
-            kb = shot.image.bytes.len().div_ceil(1024),
-            cap = v.capture,
-            scale = v.scale,
-            cx = v.capture.x,
-            cy = v.capture.y,
-        );
-        if shot.masked_regions > 0 {
-            text.push_str(&format!(
-                "\n{} privacy-masked regions are blacked out.",
-                shot.masked_regions
-            ));
-        }
-        for note in &shot.notes {
-            text.push_str("\nNote: ");
-            text.push_str(note);
-        }
-        let data = base64::engine::general_purpose::STANDARD.encode(&shot.image.bytes);
-        let mut result = CallToolResult::success(vec![
-            ContentBlock::text(text),
-            ContentBlock::image(data, shot.image.format.mime_type()),
-        ]);
-        result.structured_content = Some(json!({
-            "screenshot_id": shot.id,
-            "view": v,
-            "format": format,
-            "bytes": shot.image.bytes.len(),
-            "window": shot.window,
-            "masked_regions": shot.masked_regions,
-            "notes": shot.notes,
-            "timings_ms": {
-                "capture": shot.capture_time.as_secs_f64() * 1e3,
-                "resize": shot.image.resize_time.as_secs_f64() * 1e3,
-                "encode": shot.image.encode_time.as_secs_f64() * 1e3,
-            },
-        }));
-        result
+        image_result("Screenshot", &shot, &what)
     }
+
+    /// Look closer: re-capture a rectangle read off the last screenshot (or screenshot_id) at native resolution
+    /// (scale 1) or enlarged (scale up to 4). The zoom is a screenshot of its own with its own screenshot_id, so
+    /// x/y read off it can be clicked directly; it stays pinned to the same window as its source.
+    #[tool(
+        name = "zoom",
+        annotations(
+            title = "Zoom",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn zoom(&self, Parameters(a): Parameters<ZoomArgs>) -> CallToolResult {
+        let request = ZoomRequest {
+            of: (a.screenshot_id != 0).then_some(a.screenshot_id),
+            region: [a.x, a.y, a.width, a.height],
+            scale: a.scale,
+            max_width: (a.max_width != 0).then_some(a.max_width),
+            format: a.format.map(format),
+        };
+        let engine = self.engine();
+        match render::blocking(DESKTOP_TIMEOUT, "zoom", move || engine.zoom(&request)).await {
+            Ok(shot) => image_result("Zoom", &shot, "a zoomed region"),
+            Err(e) => render::error(&e),
+        }
+    }
+}
+
+fn format(f: FormatArg) -> ImageFormat {
+    match f {
+        FormatArg::Jpeg => ImageFormat::Jpeg { quality: 80 },
+        FormatArg::Png => ImageFormat::Png,
+    }
+}
+
+/// The text + image + structured result every image-returning tool shares.
+pub(crate) fn image_result(kind: &str, shot: &Screenshot, what: &str) -> CallToolResult {
+    let v = &shot.view;
+    let format = match shot.image.format {
+        ImageFormat::Jpeg { .. } => "jpeg",
+        ImageFormat::Png => "png",
+    };
+    let mut text = format!(
+        "{kind} {id}: {w}x{h} {fmt} ({kb} KB) of {what} at {cap}, scale {scale:.4}.\n\
+         Coordinates: x/y read off this image map to physical = ({cx}, {cy}) + image / {scale:.4}; \
+         pass screenshot_id {id} with them.",
+        kind = kind,
+        id = shot.id,
+        w = v.width,
+        h = v.height,
+        fmt = format.to_uppercase(),
+        kb = shot.image.bytes.len().div_ceil(1024),
+        cap = v.capture,
+        scale = v.scale,
+        cx = v.capture.x,
+        cy = v.capture.y,
+    );
+    if shot.masked_regions > 0 {
+        text.push_str(&format!(
+            "\n{} privacy-masked regions are blacked out.",
+            shot.masked_regions
+        ));
+    }
+    for note in &shot.notes {
+        text.push_str("\nNote: ");
+        text.push_str(note);
+    }
+    let data = base64::engine::general_purpose::STANDARD.encode(&shot.image.bytes);
+    let mut result = CallToolResult::success(vec![
+        ContentBlock::text(text),
+        ContentBlock::image(data, shot.image.format.mime_type()),
+    ]);
+    result.structured_content = Some(json!({
+        "screenshot_id": shot.id,
+        "view": v,
+        "format": format,
+        "bytes": shot.image.bytes.len(),
+        "window": shot.window,
+        "masked_regions": shot.masked_regions,
+        "notes": shot.notes,
+        "timings_ms": {
+            "capture": shot.capture_time.as_secs_f64() * 1e3,
+            "resize": shot.image.resize_time.as_secs_f64() * 1e3,
+            "encode": shot.image.encode_time.as_secs_f64() * 1e3,
+        },
+    }));
+    result
 }

@@ -1,0 +1,48 @@
+//! Plain-text clipboard: read and write, with a size limit.
+
+use crate::{Engine, Error};
+
+/// Largest text `clipboard_write` accepts, in bytes of UTF-8.
+pub const MAX_CLIPBOARD_BYTES: usize = 16 * 1024 * 1024;
+
+impl Engine {
+    /// The clipboard's text; `None` when it is empty or holds something other than text.
+    pub fn clipboard_read(&self) -> Result<Option<String>, Error> {
+        self.desktop.clipboard.read_text().map_err(Error::clipboard)
+    }
+
+    /// Puts `text` on the clipboard; it stays pasteable while this process runs.
+    pub fn clipboard_write(&self, text: &str) -> Result<(), Error> {
+        if text.len() > MAX_CLIPBOARD_BYTES {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "text is {} bytes; the clipboard takes at most {MAX_CLIPBOARD_BYTES}",
+                    text.len()
+                ),
+            });
+        }
+        self.desktop
+            .clipboard
+            .write_text(text)
+            .map_err(Error::clipboard)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use deskpilot_backend::FakeDesktop;
+
+    use super::*;
+    use crate::EngineConfig;
+
+    #[test]
+    fn round_trip_and_limit() {
+        let fake = FakeDesktop::new(10, 10);
+        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        assert_eq!(e.clipboard_read().unwrap(), None);
+        e.clipboard_write("中文 😀\nline").unwrap();
+        assert_eq!(e.clipboard_read().unwrap().as_deref(), Some("中文 😀\nline"));
+        let big = "x".repeat(MAX_CLIPBOARD_BYTES + 1);
+        assert!(e.clipboard_write(&big).is_err());
+    }
+}

@@ -1,0 +1,492 @@
+//! Window management with verification: every operation is sent to the window manager and
+//! then the window list is polled until the effect shows (or a deadline passes), so the
+//! result always reports the state the window is really in.
+//!
+//! Targets are a window id or a `title_match` that must match exactly one window
+//! (`AMBIGUOUS_WINDOW` lists the candidates otherwise).
+
+use std::time::{Duration, Instant};
+
+use deskpilot_backend::WindowOp;
+use deskpilot_types::{Rect, WindowId, WindowInfo};
+
+use crate::{Engine, Error};
+
+/// How long an operation may take to show in the window list.
+const OP_WAIT: Duration = Duration::from_millis(2000);
+/// How long focus may take before the one retry.
+const FOCUS_WAIT: Duration = Duration::from_millis(1000);
+/// How long a closing window may take to disappear before the call reports it still open.
+const CLOSE_WAIT: Duration = Duration::from_millis(1500);
+const POLL: Duration = Duration::from_millis(10);
+
+/// Which window an action addresses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WindowRef {
+    Id(WindowId),
+    /// Case-insensitive substring of the title or process name; must match exactly one window.
+    TitleMatch(String),
+}
+
+/// What to do to a window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowAction {
+    Focus,
+    Minimize,
+    Maximize,
+    Restore,
+    Close,
+    /// Put the frame's top-left corner here (physical pixels).
+    Move { x: i32, y: i32 },
+    /// Make the frame this size, keeping its top-left corner.
+    Resize { width: u32, height: u32 },
+}
+
+impl WindowAction {
+    /// The verb used in results and labels.
+    pub fn verb(self) -> &'static str {
+        match self {
+            WindowAction::Focus => "focus",
+            WindowAction::Minimize => "minimize",
+            WindowAction::Maximize => "maximize",
+            WindowAction::Restore => "restore",
+            WindowAction::Close => "close",
+            WindowAction::Move { .. } => "move",
+            WindowAction::Resize { .. } => "resize",
+        }
+    }
+}
+
+/// What a window action did.
+#[derive(Debug, Clone)]
+pub struct WindowOutcome {
+    /// The window before the action.
+    pub before: WindowInfo,
+    /// The window after the action; `None` once it closed.
+    pub after: Option<WindowInfo>,
+    /// Anything the caller should know (the window manager adjusted the request, the window
+    /// did not close, …).
+    pub notes: Vec<String>,
+    /// Whether the window ended in the requested state.
+    pub confirmed: bool,
+}
+
+impl Engine {
+    /// The one window `target` names.
+    pub fn resolve_window(&self, target: &WindowRef) -> Result<WindowInfo, Error> {
+        let windows = self.desktop.windows.list_windows()?;
+        find(&windows, target)
+    }
+
+    /// Applies `action` and waits until the window list shows it.
+    pub fn window_action(
+        &self,
+        target: &WindowRef,
+        action: WindowAction,
+    ) -> Result<WindowOutcome, Error> {
+        let before = self.resolve_window(target)?;
+        let id = before.id;
+        let mut notes = Vec::new();
+        match action {
+            WindowAction::Focus => {
+                for attempt in 0..2 {
+                    self.desktop.window_control.window_op(id, WindowOp::Activate)?;
+                    if let Some(w) = self.wait_for(id, FOCUS_WAIT, |w| w.state.active)? {
+                        if attempt > 0 {
+                            notes.push("focus took a second request".to_string());
+                        }
+                        return Ok(WindowOutcome {
+                            before,
+                            after: Some(w),
+                            notes,
+                            confirmed: true,
+                        });
+                    }
+                }
+                let windows = self.desktop.windows.list_windows()?;
+                return Err(Error::FocusRefused {
+                    id,
+                    title: before.title,
+                    active: windows
+                        .iter()
+                        .find(|w| w.state.active)
+                        .map(|w| format!("\"{}\" ({})", w.title, w.id)),
+                });
+            }
+            WindowAction::Close => {
+                self.desktop.window_control.window_op(id, WindowOp::Close)?;
+                let deadline = Instant::now() + CLOSE_WAIT;
+                loop {
+                    let windows = self.desktop.windows.list_windows()?;
+                    let now = windows.into_iter().find(|w| w.id == id);
+                    let Some(still) = now else {
+                        return Ok(WindowOutcome {
+                            before,
+                            after: None,
+                            notes,
+                            confirmed: true,
+                        });
+                    };
+                    if Instant::now() >= deadline {
+                        notes.push(format!(
+                            "the window is still open after {} ms: the app may be asking to save changes (take a screenshot)",
+                            CLOSE_WAIT.as_millis()
+                        ));
+                        return Ok(WindowOutcome {
+                            before,
+                            after: Some(still),
+                            notes,
+                            confirmed: false,
+                        });
+                    }
+                    std::thread::sleep(POLL);
+                }
+            }
+            WindowAction::Minimize => {
+                self.apply(id, WindowOp::Minimize, "minimize", |w| w.state.minimized)
+                    .map(|after| WindowOutcome {
+                        before,
+                        after: Some(after),
+                        notes,
+                        confirmed: true,
+                    })
+            }
+            WindowAction::Maximize => {
+                if before.state.minimized {
+                    self.apply(id, WindowOp::Restore, "restore", |w| !w.state.minimized)?;
+                }
+                self.apply(id, WindowOp::Maximize, "maximize", |w| w.state.maximized)
+                    .map(|after| WindowOutcome {
+                        before,
+                        after: Some(after),
+                        notes,
+                        confirmed: true,
+                    })
+            }
+            WindowAction::Restore => self
+                .apply(id, WindowOp::Restore, "restore", |w| {
+                    !w.state.minimized && !w.state.maximized
+                })
+                .map(|after| WindowOutcome {
+                    before,
+                    after: Some(after),
+                    notes,
+                    confirmed: true,
+                }),
+            WindowAction::Move { x, y } => {
+                let frame = Rect::new(x, y, before.frame.width, before.frame.height);
+                self.place(before, frame, notes)
+            }
+            WindowAction::Resize { width, height } => {
+                if !(1..=16384).contains(&width) || !(1..=16384).contains(&height) {
+                    return Err(Error::InvalidArgument {
+                        message: format!("size {width}x{height} must be 1..=16384 on each side"),
+                    });
+                }
+                let frame = Rect::new(before.frame.x, before.frame.y, width, height);
+                self.place(before, frame, notes)
+            }
+        }
+    }
+
+    /// Moves / resizes: un-minimizes and un-maximizes first (window managers ignore
+    /// geometry requests for maximized windows), then places and compares.
+    fn place(
+        &self,
+        before: WindowInfo,
+        frame: Rect,
+        mut notes: Vec<String>,
+    ) -> Result<WindowOutcome, Error> {
+        let id = before.id;
+        let monitors = self.desktop.screens.monitors()?;
+        if !monitors.iter().any(|m| m.rect.intersect(&frame).is_some()) {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "{frame} would put the window outside every monitor ({})",
+                    monitors
+                        .iter()
+                        .map(|m| m.rect.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+        if before.state.minimized || before.state.maximized {
+            self.apply(id, WindowOp::Restore, "restore", |w| {
+                !w.state.minimized && !w.state.maximized
+            })?;
+            notes.push("the window was restored first".to_string());
+        }
+        self.desktop
+            .window_control
+            .window_op(id, WindowOp::SetFrame(frame))?;
+        let start = self.window(id)?.frame;
+        if let Some(after) = self.wait_for(id, OP_WAIT, |w| w.frame == frame)? {
+            return Ok(WindowOutcome {
+                before,
+                after: Some(after),
+                notes,
+                confirmed: true,
+            });
+        }
+        let after = self.window(id)?;
+        if after.frame == before.frame && after.frame == start {
+            return Err(Error::WindowOpFailed {
+                op: "move/resize",
+                id,
+                message: format!(
+                    "the window manager left the window at {} (asked for {frame})",
+                    after.frame
+                ),
+            });
+        }
+        notes.push(format!(
+            "the window manager adjusted the request: the frame is {} instead of {frame} (size increments, size limits or screen edges)",
+            after.frame
+        ));
+        Ok(WindowOutcome {
+            before,
+            after: Some(after),
+            notes,
+            confirmed: true,
+        })
+    }
+
+    /// Sends `op`, waits for `done`; `WINDOW_OP_FAILED` when it never shows.
+    fn apply(
+        &self,
+        id: WindowId,
+        op: WindowOp,
+        name: &'static str,
+        done: impl Fn(&WindowInfo) -> bool,
+    ) -> Result<WindowInfo, Error> {
+        self.desktop.window_control.window_op(id, op)?;
+        match self.wait_for(id, OP_WAIT, &done)? {
+            Some(w) => Ok(w),
+            None => {
+                let now = self.window(id)?;
+                Err(Error::WindowOpFailed {
+                    op: name,
+                    id,
+                    message: format!(
+                        "after {} ms the window is {}",
+                        OP_WAIT.as_millis(),
+                        describe_state(&now)
+                    ),
+                })
+            }
+        }
+    }
+
+    /// Polls the window until `done` holds; `None` at the deadline. A window that vanished
+    /// is `WINDOW_NOT_FOUND`.
+    fn wait_for(
+        &self,
+        id: WindowId,
+        wait: Duration,
+        done: impl Fn(&WindowInfo) -> bool,
+    ) -> Result<Option<WindowInfo>, Error> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let w = self.window(id)?;
+            if done(&w) {
+                return Ok(Some(w));
+            }
+            if Instant::now() >= deadline {
+                return Ok(None);
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+}
+
+/// `minimized`, `maximized, active`, `normal` …
+pub fn describe_state(w: &WindowInfo) -> String {
+    let mut parts = Vec::new();
+    if w.state.minimized {
+        parts.push("minimized");
+    }
+    if w.state.maximized {
+        parts.push("maximized");
+    }
+    if !w.state.minimized && !w.state.maximized {
+        parts.push("normal");
+    }
+    if w.state.active {
+        parts.push("active");
+    }
+    format!("{} at {}", parts.join(", "), w.frame)
+}
+
+fn find(windows: &[WindowInfo], target: &WindowRef) -> Result<WindowInfo, Error> {
+    match target {
+        WindowRef::Id(id) => windows
+            .iter()
+            .find(|w| w.id == *id)
+            .cloned()
+            .ok_or(Error::WindowNotFound(*id)),
+        WindowRef::TitleMatch(text) => {
+            let needle = text.trim().to_lowercase();
+            if needle.is_empty() {
+                return Err(Error::InvalidArgument {
+                    message: "title_match is empty".to_string(),
+                });
+            }
+            let hits: Vec<&WindowInfo> = windows
+                .iter()
+                .filter(|w| {
+                    w.title.to_lowercase().contains(&needle)
+                        || w.process
+                            .as_deref()
+                            .is_some_and(|p| p.to_lowercase().contains(&needle))
+                })
+                .collect();
+            match hits.as_slice() {
+                [one] => Ok((*one).clone()),
+                [] => Err(Error::NoWindowMatches {
+                    needle: text.clone(),
+                    titles: windows
+                        .iter()
+                        .take(20)
+                        .map(|w| format!("\"{}\"", w.title))
+                        .collect(),
+                }),
+                many => Err(Error::AmbiguousWindow {
+                    needle: text.clone(),
+                    candidates: many
+                        .iter()
+                        .map(|w| {
+                            format!(
+                                "{} \"{}\" ({}, pid {})",
+                                w.id,
+                                w.title,
+                                w.process.as_deref().unwrap_or("?"),
+                                w.pid.map_or("?".to_string(), |p| p.to_string())
+                            )
+                        })
+                        .collect(),
+                }),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use deskpilot_backend::FakeDesktop;
+    use deskpilot_backend::fake::FakeWindow;
+    use deskpilot_types::ErrorCode;
+
+    use super::*;
+    use crate::EngineConfig;
+
+    fn setup() -> (FakeDesktop, Engine, WindowId, WindowId) {
+        let fake = FakeDesktop::new(1920, 1080);
+        let a = fake.add_window(FakeWindow {
+            process: "mousepad".into(),
+            ..FakeWindow::new("notes.txt - Mousepad", Rect::new(0, 0, 800, 600))
+        });
+        let b = fake.add_window(FakeWindow {
+            process: "xterm".into(),
+            ..FakeWindow::new("xterm", Rect::new(100, 100, 400, 300))
+        });
+        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        (fake, e, a, b)
+    }
+
+    #[test]
+    fn title_match_must_name_one_window() {
+        let (fake, e, a, _) = setup();
+        assert_eq!(
+            e.resolve_window(&WindowRef::TitleMatch("MOUSEPAD".into()))
+                .unwrap()
+                .id,
+            a
+        );
+        fake.add_window(FakeWindow {
+            process: "mousepad".into(),
+            ..FakeWindow::new("other.txt - Mousepad", Rect::new(0, 0, 10, 10))
+        });
+        let err = e
+            .resolve_window(&WindowRef::TitleMatch("mousepad".into()))
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::AmbiguousWindow);
+        let text = err.to_string();
+        assert!(
+            text.contains("notes.txt") && text.contains("other.txt"),
+            "{text}"
+        );
+        assert_eq!(
+            e.resolve_window(&WindowRef::TitleMatch("gimp".into()))
+                .unwrap_err()
+                .code(),
+            ErrorCode::WindowNotFound
+        );
+    }
+
+    #[test]
+    fn operations_are_verified_in_the_window_list() {
+        let (fake, e, a, _) = setup();
+        let out = e
+            .window_action(&WindowRef::Id(a), WindowAction::Focus)
+            .unwrap();
+        assert!(out.confirmed && out.after.unwrap().state.active);
+        let out = e
+            .window_action(&WindowRef::Id(a), WindowAction::Minimize)
+            .unwrap();
+        assert!(out.after.unwrap().state.minimized);
+        let out = e
+            .window_action(&WindowRef::Id(a), WindowAction::Move { x: 50, y: 60 })
+            .unwrap();
+        assert!(out.notes.iter().any(|n| n.contains("restored first")));
+        assert_eq!(out.after.unwrap().frame, Rect::new(50, 60, 800, 600));
+        let out = e
+            .window_action(
+                &WindowRef::Id(a),
+                WindowAction::Resize {
+                    width: 300,
+                    height: 200,
+                },
+            )
+            .unwrap();
+        assert_eq!(out.after.unwrap().frame, Rect::new(50, 60, 300, 200));
+        assert_eq!(
+            e.window_action(&WindowRef::Id(a), WindowAction::Move { x: 5000, y: 0 })
+                .unwrap_err()
+                .code(),
+            ErrorCode::InvalidArgument
+        );
+        fake.prompt_on_close(a);
+        let out = e
+            .window_action(&WindowRef::Id(a), WindowAction::Close)
+            .unwrap();
+        assert!(!out.confirmed && out.notes[0].contains("still open"));
+    }
+
+    #[test]
+    fn a_stubborn_window_manager_is_reported() {
+        let (fake, e, a, b) = setup();
+        fake.ignore_window_ops(2);
+        let err = e
+            .window_action(&WindowRef::Id(a), WindowAction::Focus)
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::FocusRefused);
+        assert!(err.to_string().contains("xterm"), "{err}");
+        fake.ignore_window_ops(1);
+        let out = e
+            .window_action(&WindowRef::Id(a), WindowAction::Focus)
+            .unwrap();
+        assert!(out.notes[0].contains("second request"));
+        fake.ignore_window_ops(1);
+        assert_eq!(
+            e.window_action(&WindowRef::Id(b), WindowAction::Maximize)
+                .unwrap_err()
+                .code(),
+            ErrorCode::WindowOpFailed
+        );
+        let out = e
+            .window_action(&WindowRef::Id(b), WindowAction::Close)
+            .unwrap();
+        assert!(out.confirmed && out.after.is_none());
+    }
+}

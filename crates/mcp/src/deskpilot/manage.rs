@@ -1,0 +1,362 @@
+//! `window` (focus / minimize / maximize / restore / close / move / resize / launch) and the
+//! clipboard tools.
+
+use std::time::Duration;
+
+use deskpilot_engine::{
+    Error, LaunchOutcome, MAX_LAUNCH_WAIT, WindowAction, WindowOutcome, WindowRef, describe_state,
+};
+use deskpilot_types::{WindowId, WindowInfo};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{DESKTOP_TIMEOUT, DeskpilotServer};
+use crate::render;
+
+/// Texts longer than this are previewed, not repeated in full, in the text block.
+const PREVIEW_OVER: usize = 8000;
+const PREVIEW_CHARS: usize = 4000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WindowActionArg {
+    /// Bring to the front and give it keyboard focus (verified; FOCUS_REFUSED otherwise).
+    Focus,
+    Minimize,
+    Maximize,
+    /// Undo minimize / maximize.
+    Restore,
+    /// Ask it to close, like its close button (unsaved work may prompt).
+    Close,
+    /// Put the frame's top-left corner at x/y (physical pixels).
+    Move,
+    /// Make the frame width x height (physical pixels).
+    Resize,
+    /// Start command with args (no shell) and report the window(s) it opens.
+    Launch,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WindowArgs {
+    /// What to do.
+    pub action: WindowActionArg,
+    /// The window (an id from list_windows). Preferred over title_match.
+    #[serde(default)]
+    pub window_id: u64,
+    /// Case-insensitive substring of the title or process name; must match exactly one window (AMBIGUOUS_WINDOW
+    /// lists the candidates otherwise).
+    #[serde(default, alias = "titleMatch")]
+    pub title_match: String,
+    /// move: new left edge of the frame, physical pixels.
+    pub x: Option<i32>,
+    /// move: new top edge of the frame, physical pixels.
+    pub y: Option<i32>,
+    /// resize: new frame width, physical pixels.
+    pub width: Option<u32>,
+    /// resize: new frame height, physical pixels.
+    pub height: Option<u32>,
+    /// launch: program name (looked up on PATH) or full path. Started directly, not through a shell.
+    #[serde(default)]
+    pub command: String,
+    /// launch: arguments, one per entry, no shell quoting needed.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// launch: how long to wait for a window, in ms (default 10000, at most 60000).
+    #[serde(default = "ten_seconds")]
+    pub wait_ms: u64,
+}
+
+fn ten_seconds() -> u64 {
+    10_000
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClipboardWriteArgs {
+    /// The exact text to put on the clipboard (any Unicode).
+    pub text: String,
+}
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClipboardReadArgs {}
+
+fn label(w: &WindowInfo) -> String {
+    format!(
+        "{} \"{}\" ({}, pid {})",
+        w.id,
+        w.title,
+        w.process.as_deref().unwrap_or("?"),
+        w.pid.map_or("?".to_string(), |p| p.to_string())
+    )
+}
+
+impl WindowArgs {
+    fn target(&self) -> Result<WindowRef, Error> {
+        match (self.window_id, self.title_match.trim().is_empty()) {
+            (0, true) => Err(Error::InvalidArgument {
+                message: format!(
+                    "{:?} needs window_id (from list_windows) or title_match",
+                    self.action
+                )
+                .to_lowercase(),
+            }),
+            (0, false) => Ok(WindowRef::TitleMatch(self.title_match.clone())),
+            (id, _) => Ok(WindowRef::Id(WindowId(id))),
+        }
+    }
+
+    fn action(&self) -> Result<WindowAction, Error> {
+        let missing = |what: &str| Error::InvalidArgument {
+            message: format!("{what} needs {}", what_needs(what)),
+        };
+        Ok(match self.action {
+            WindowActionArg::Focus => WindowAction::Focus,
+            WindowActionArg::Minimize => WindowAction::Minimize,
+            WindowActionArg::Maximize => WindowAction::Maximize,
+            WindowActionArg::Restore => WindowAction::Restore,
+            WindowActionArg::Close => WindowAction::Close,
+            WindowActionArg::Move => match (self.x, self.y) {
+                (Some(x), Some(y)) => WindowAction::Move { x, y },
+                _ => return Err(missing("move")),
+            },
+            WindowActionArg::Resize => match (self.width, self.height) {
+                (Some(width), Some(height)) => WindowAction::Resize { width, height },
+                _ => return Err(missing("resize")),
+            },
+            WindowActionArg::Launch => {
+                return Err(Error::Internal {
+                    message: "launch is not a window action".to_string(),
+                });
+            }
+        })
+    }
+}
+
+fn what_needs(action: &str) -> &'static str {
+    match action {
+        "move" => "x and y (the frame's new top-left corner, physical pixels)",
+        _ => "width and height (the frame's new size, physical pixels)",
+    }
+}
+
+fn window_result(action: WindowAction, o: WindowOutcome) -> CallToolResult {
+    let verb = action.verb();
+    let mut text = match &o.after {
+        Some(after) => format!(
+            "{verb}: window {} is now {}.",
+            label(after),
+            describe_state(after)
+        ),
+        None => format!("{verb}: window {} closed.", label(&o.before)),
+    };
+    for n in &o.notes {
+        text.push_str("\nNote: ");
+        text.push_str(n);
+    }
+    let effect = if o.confirmed {
+        "confirmed"
+    } else {
+        "suspected_noop"
+    };
+    text.push_str(&format!("\nEffect: {effect}."));
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(json!({
+        "action": verb,
+        "route": "window_manager",
+        "effect": effect,
+        "window": o.after,
+        "before": o.before,
+        "closed": o.after.is_none(),
+        "notes": o.notes,
+    }));
+    r
+}
+
+fn launch_result(o: LaunchOutcome, wait: Duration) -> CallToolResult {
+    let mut text = format!("Launched {} (pid {}).", o.command, o.pid);
+    for w in &o.windows {
+        text.push_str(&format!(
+            "\nWindow {}: {}.",
+            label(w),
+            describe_state(w)
+        ));
+    }
+    for w in &o.other_windows {
+        text.push_str(&format!(
+            "\nNew window of another process {}: {} (the program may have handed off to a running instance).",
+            label(w),
+            describe_state(w)
+        ));
+    }
+    let no_window = o.windows.is_empty() && o.other_windows.is_empty();
+    if no_window {
+        match o.exited {
+            Some(code) => text.push_str(&format!(
+                "\nNo window appeared; the process exited with {} after {} ms.",
+                code.map_or("a signal".to_string(), |c| format!("code {c}")),
+                o.waited.as_millis()
+            )),
+            None => text.push_str(&format!(
+                "\nNo window appeared within {} ms; the process is still running. Call list_windows later, or launch with a longer wait_ms.",
+                wait.as_millis()
+            )),
+        }
+        if !o.stderr_tail.is_empty() {
+            text.push_str("\nIts stderr ends with:\n");
+            text.push_str(&o.stderr_tail);
+        }
+    }
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(json!({
+        "action": "launch",
+        "command": o.command,
+        "pid": o.pid,
+        "window": o.windows.first().or(o.other_windows.first()),
+        "windows": o.windows,
+        "other_windows": o.other_windows,
+        "exited": o.exited.is_some(),
+        "exit_code": o.exited.flatten(),
+        "waited_ms": o.waited.as_millis() as u64,
+        "effect": if no_window { "unverifiable" } else { "confirmed" },
+    }));
+    r
+}
+
+#[tool_router(router = manage_router, vis = "pub(crate)")]
+impl DeskpilotServer {
+    /// Manage a window (window_id or title_match): focus, minimize, maximize, restore, close, move (x, y), resize
+    /// (width, height) — each verified against the window manager's real state afterwards — or launch a program
+    /// (command + args, no shell) and report the window(s) it opened.
+    #[tool(
+        name = "window",
+        annotations(
+            title = "Window",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn window(&self, Parameters(a): Parameters<WindowArgs>) -> CallToolResult {
+        let engine = self.engine();
+        if a.action == WindowActionArg::Launch {
+            let wait = Duration::from_millis(a.wait_ms);
+            if wait > MAX_LAUNCH_WAIT {
+                return render::error(&Error::InvalidArgument {
+                    message: format!(
+                        "wait_ms {} is beyond {}",
+                        a.wait_ms,
+                        MAX_LAUNCH_WAIT.as_millis()
+                    ),
+                });
+            }
+            let (command, args) = (a.command, a.args);
+            return match render::blocking(wait + DESKTOP_TIMEOUT, "launch", move || {
+                engine.launch(&command, &args, wait)
+            })
+            .await
+            {
+                Ok(o) => launch_result(o, wait),
+                Err(e) => render::error(&e),
+            };
+        }
+        let (target, action) = match (a.target(), a.action()) {
+            (Ok(t), Ok(act)) => (t, act),
+            (Err(e), _) | (_, Err(e)) => return render::error(&e),
+        };
+        match render::blocking(DESKTOP_TIMEOUT, "window", move || {
+            engine.window_action(&target, action)
+        })
+        .await
+        {
+            Ok(o) => window_result(action, o),
+            Err(e) => render::error(&e),
+        }
+    }
+
+    /// Read the clipboard's text (plain text only; images and files are not read).
+    #[tool(
+        name = "clipboard_read",
+        annotations(
+            title = "Read clipboard",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn clipboard_read(
+        &self,
+        Parameters(_a): Parameters<ClipboardReadArgs>,
+    ) -> CallToolResult {
+        let engine = self.engine();
+        match render::blocking(DESKTOP_TIMEOUT, "clipboard_read", move || {
+            engine.clipboard_read()
+        })
+        .await
+        {
+            Ok(None) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(
+                    "The clipboard holds no text.",
+                )]);
+                r.structured_content = Some(json!({ "length": 0, "clipboard": null }));
+                r
+            }
+            Ok(Some(text)) => {
+                let length = text.chars().count();
+                let shown = if length > PREVIEW_OVER {
+                    let head: String = text.chars().take(PREVIEW_CHARS).collect();
+                    format!(
+                        "The clipboard holds {length} characters; the first {PREVIEW_CHARS} (structuredContent.clipboard has all):\n{head}"
+                    )
+                } else {
+                    format!("The clipboard holds {length} characters:\n{text}")
+                };
+                let mut r = CallToolResult::success(vec![ContentBlock::text(shown)]);
+                r.structured_content = Some(json!({ "length": length, "clipboard": text }));
+                r
+            }
+            Err(e) => render::error(&e),
+        }
+    }
+
+    /// Put text on the clipboard, replacing what the user had there. It stays pasteable while deskpilot runs; paste
+    /// it with press_key ["ctrl","v"] (a reliable way to enter long text or text an app will not take as typing).
+    #[tool(
+        name = "clipboard_write",
+        annotations(
+            title = "Write clipboard",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn clipboard_write(
+        &self,
+        Parameters(a): Parameters<ClipboardWriteArgs>,
+    ) -> CallToolResult {
+        let engine = self.engine();
+        let length = a.text.chars().count();
+        match render::blocking(DESKTOP_TIMEOUT, "clipboard_write", move || {
+            engine.clipboard_write(&a.text)
+        })
+        .await
+        {
+            Ok(()) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Put {length} characters on the clipboard (the previous content is replaced). Paste with press_key [\"ctrl\",\"v\"]."
+                ))]);
+                r.structured_content =
+                    Some(json!({ "action": "clipboard_write", "length": length, "effect": "confirmed" }));
+                r
+            }
+            Err(e) => render::error(&e),
+        }
+    }
+}
