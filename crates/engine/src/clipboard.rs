@@ -41,7 +41,10 @@ mod tests {
         let e = Engine::new(fake.desktop(), EngineConfig::default());
         assert_eq!(e.clipboard_read().unwrap(), None);
         e.clipboard_write("中文 😀\nline").unwrap();
-        assert_eq!(e.clipboard_read().unwrap().as_deref(), Some("中文 😀\nline"));
+        assert_eq!(
+            e.clipboard_read().unwrap().as_deref(),
+            Some("中文 😀\nline")
+        );
         let big = "x".repeat(MAX_CLIPBOARD_BYTES + 1);
         assert!(e.clipboard_write(&big).is_err());
     }

@@ -587,7 +587,9 @@ mod zoom_tests {
             format: Some(ImageFormat::Png),
         };
         assert_eq!(
-            e.zoom(&zoom([0.0, 0.0, 10.0, 10.0], 1.0)).unwrap_err().code(),
+            e.zoom(&zoom([0.0, 0.0, 10.0, 10.0], 1.0))
+                .unwrap_err()
+                .code(),
             ErrorCode::NoReferenceScreenshot
         );
         let shot = e
@@ -608,7 +610,9 @@ mod zoom_tests {
                 PointerTarget {
                     x: 81.0,
                     y: 41.0,
-                    space: CoordinateSpace::Image { screenshot_id: None },
+                    space: CoordinateSpace::Image {
+                        screenshot_id: None,
+                    },
                 },
                 deskpilot_backend::Button::Left,
                 1,
@@ -618,7 +622,9 @@ mod zoom_tests {
             .unwrap();
         assert_eq!(out.point, Point::new(1000, 500));
         assert_eq!(
-            e.zoom(&zoom([0.0, 0.0, 500.0, 10.0], 1.0)).unwrap_err().code(),
+            e.zoom(&zoom([0.0, 0.0, 500.0, 10.0], 1.0))
+                .unwrap_err()
+                .code(),
             ErrorCode::InvalidArgument,
             "outside the 192-wide zoom image"
         );

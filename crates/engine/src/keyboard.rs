@@ -182,7 +182,10 @@ mod pin_tests {
         assert_eq!(out.active.unwrap().id, editor);
         assert!(out.warnings.is_empty());
         fake.move_window(editor, Rect::new(10, 10, 400, 300));
-        assert!(e.press_key(&[Key::Enter]).is_ok(), "a move does not matter to keys");
+        assert!(
+            e.press_key(&[Key::Enter]).is_ok(),
+            "a move does not matter to keys"
+        );
         fake.add_window(FakeWindow {
             pid: 20,
             ..FakeWindow::new("popup", Rect::new(500, 0, 100, 100))
@@ -192,6 +195,10 @@ mod pin_tests {
         fake.remove_window(editor);
         let err = e.press_key(&[Key::Enter]).unwrap_err();
         assert_eq!(err.code(), ErrorCode::TargetWindowGone);
-        assert_eq!(fake.typed(), "ab", "nothing typed after the window went away");
+        assert_eq!(
+            fake.typed(),
+            "ab",
+            "nothing typed after the window went away"
+        );
     }
 }

@@ -92,7 +92,9 @@ impl Engine {
                 std::io::ErrorKind::NotFound => {
                     "no such program (not a path, and not found on PATH)".to_string()
                 }
-                std::io::ErrorKind::PermissionDenied => "permission denied (is it executable?)".to_string(),
+                std::io::ErrorKind::PermissionDenied => {
+                    "permission denied (is it executable?)".to_string()
+                }
                 _ => e.to_string(),
             },
         })?;
@@ -116,8 +118,10 @@ impl Engine {
                     }
                 }
                 let code = child.wait().ok().map(|s| s.code());
-                reaper_state.lock().unwrap_or_else(|e| e.into_inner()).exited =
-                    Some(code.flatten());
+                reaper_state
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .exited = Some(code.flatten());
             })
             .map_err(|e| Error::Internal {
                 message: format!("cannot start the reaper thread: {e}"),

@@ -13,8 +13,8 @@
 //! - engine methods block (backends talk to other processes); async callers run them on a
 //!   blocking pool.
 
-pub mod coords;
 mod clipboard;
+pub mod coords;
 mod engine;
 mod error;
 mod keyboard;
@@ -24,14 +24,14 @@ mod pointer;
 mod registry;
 mod window;
 
+pub use clipboard::MAX_CLIPBOARD_BYTES;
 pub use engine::{
     CaptureTarget, Engine, EngineConfig, Screenshot, ScreenshotRequest, StatusReport, WindowFilter,
     ZoomRequest,
 };
 pub use error::Error;
-pub use clipboard::MAX_CLIPBOARD_BYTES;
 pub use keyboard::{KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
 pub use launch::{LaunchOutcome, MAX_LAUNCH_WAIT};
-pub use window::{WindowAction, WindowOutcome, WindowRef, describe_state};
 pub use pointer::{CoordinateSpace, HitTestMode, PointerOutcome, PointerTarget, Receipt};
 pub use registry::{ScreenshotId, ScreenshotRecord};
+pub use window::{WindowAction, WindowOutcome, WindowRef, describe_state};

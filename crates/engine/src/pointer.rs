@@ -407,7 +407,11 @@ fn check_modifiers(modifiers: &[Key]) -> Result<(), Error> {
 /// at the same place. Returns it as it is now.
 pub(crate) fn recheck_pin(
     windows: &[WindowInfo],
-    pin: Option<(deskpilot_types::WindowId, Option<u32>, deskpilot_types::Rect)>,
+    pin: Option<(
+        deskpilot_types::WindowId,
+        Option<u32>,
+        deskpilot_types::Rect,
+    )>,
 ) -> Result<Option<WindowInfo>, Error> {
     let Some((id, pid, frame)) = pin else {
         return Ok(None);
@@ -577,8 +581,14 @@ mod tests {
                 .code(),
             ErrorCode::PointOffScreen
         );
-        e.click(phys(1500.0, 900.0), Button::Right, 1, &[], HitTestMode::Fail)
-            .unwrap();
+        e.click(
+            phys(1500.0, 900.0),
+            Button::Right,
+            1,
+            &[],
+            HitTestMode::Fail,
+        )
+        .unwrap();
         let id = shot(&e, CaptureTarget::Window(target));
         let pinned = |x, y| PointerTarget {
             x,
@@ -647,7 +657,8 @@ mod tests {
                 .code(),
             ErrorCode::InvalidArgument
         );
-        e.scroll(phys(10.0, 10.0), 0, 3, &[], HitTestMode::Off).unwrap();
+        e.scroll(phys(10.0, 10.0), 0, 3, &[], HitTestMode::Off)
+            .unwrap();
         assert!(matches!(
             fake.pointer_events().last(),
             Some(PointerEvent::Wheel { dx: 0, dy: 3, .. })

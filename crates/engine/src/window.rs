@@ -37,9 +37,15 @@ pub enum WindowAction {
     Restore,
     Close,
     /// Put the frame's top-left corner here (physical pixels).
-    Move { x: i32, y: i32 },
+    Move {
+        x: i32,
+        y: i32,
+    },
     /// Make the frame this size, keeping its top-left corner.
-    Resize { width: u32, height: u32 },
+    Resize {
+        width: u32,
+        height: u32,
+    },
 }
 
 impl WindowAction {
@@ -90,7 +96,9 @@ impl Engine {
         match action {
             WindowAction::Focus => {
                 for attempt in 0..2 {
-                    self.desktop.window_control.window_op(id, WindowOp::Activate)?;
+                    self.desktop
+                        .window_control
+                        .window_op(id, WindowOp::Activate)?;
                     if let Some(w) = self.wait_for(id, FOCUS_WAIT, |w| w.state.active)? {
                         if attempt > 0 {
                             notes.push("focus took a second request".to_string());
@@ -104,14 +112,14 @@ impl Engine {
                     }
                 }
                 let windows = self.desktop.windows.list_windows()?;
-                return Err(Error::FocusRefused {
+                Err(Error::FocusRefused {
                     id,
                     title: before.title,
                     active: windows
                         .iter()
                         .find(|w| w.state.active)
                         .map(|w| format!("\"{}\" ({})", w.title, w.id)),
-                });
+                })
             }
             WindowAction::Close => {
                 self.desktop.window_control.window_op(id, WindowOp::Close)?;
@@ -142,15 +150,14 @@ impl Engine {
                     std::thread::sleep(POLL);
                 }
             }
-            WindowAction::Minimize => {
-                self.apply(id, WindowOp::Minimize, "minimize", |w| w.state.minimized)
-                    .map(|after| WindowOutcome {
-                        before,
-                        after: Some(after),
-                        notes,
-                        confirmed: true,
-                    })
-            }
+            WindowAction::Minimize => self
+                .apply(id, WindowOp::Minimize, "minimize", |w| w.state.minimized)
+                .map(|after| WindowOutcome {
+                    before,
+                    after: Some(after),
+                    notes,
+                    confirmed: true,
+                }),
             WindowAction::Maximize => {
                 if before.state.minimized {
                     self.apply(id, WindowOp::Restore, "restore", |w| !w.state.minimized)?;

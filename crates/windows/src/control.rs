@@ -7,9 +7,7 @@
 
 use deskpilot_backend::{Error, WindowOp};
 use deskpilot_types::{Rect, WindowId};
-use windows::Win32::Foundation::{
-    GlobalFree, HANDLE, HGLOBAL, HWND, LPARAM, RECT, WPARAM,
-};
+use windows::Win32::Foundation::{GlobalFree, HANDLE, HGLOBAL, HWND, LPARAM, RECT, WPARAM};
 use windows::Win32::Graphics::Dwm::{DWMWA_EXTENDED_FRAME_BOUNDS, DwmGetWindowAttribute};
 use windows::Win32::System::DataExchange::{
     CloseClipboard, EmptyClipboard, GetClipboardData, IsClipboardFormatAvailable, OpenClipboard,
@@ -168,8 +166,8 @@ pub fn write_text(text: &str) -> Result<(), Error> {
     // locked, and handed to the clipboard (which then owns it) or freed on failure.
     unsafe {
         EmptyClipboard().map_err(|e| Error::os("EmptyClipboard", e))?;
-        let global = GlobalAlloc(GMEM_MOVEABLE, wide.len() * 2)
-            .map_err(|e| Error::os("GlobalAlloc", e))?;
+        let global =
+            GlobalAlloc(GMEM_MOVEABLE, wide.len() * 2).map_err(|e| Error::os("GlobalAlloc", e))?;
         let ptr = GlobalLock(global) as *mut u16;
         if ptr.is_null() {
             let _ = GlobalFree(Some(global));

@@ -18,8 +18,8 @@ use deskpilot_backend::{Clipboard, Error};
 use x11rb::connection::{Connection, RequestConnection as _};
 use x11rb::protocol::Event;
 use x11rb::protocol::xproto::{
-    AtomEnum, ChangeWindowAttributesAux, ConnectionExt as _, CreateWindowAux, EventMask, Property,
-    PropMode, SELECTION_NOTIFY_EVENT, SelectionNotifyEvent, SelectionRequestEvent, WindowClass,
+    AtomEnum, ChangeWindowAttributesAux, ConnectionExt as _, CreateWindowAux, EventMask, PropMode,
+    Property, SELECTION_NOTIFY_EVENT, SelectionNotifyEvent, SelectionRequestEvent, WindowClass,
 };
 use x11rb::rust_connection::RustConnection;
 use x11rb::wrapper::ConnectionExt as _;
@@ -71,9 +71,10 @@ impl ClipboardHost {
 
 impl Host {
     fn start(display: &str) -> Result<Host, Error> {
-        let (conn, screen) = RustConnection::connect(Some(display)).map_err(|e| Error::NoDisplay {
-            message: format!("clipboard connection to {display}: {e}"),
-        })?;
+        let (conn, screen) =
+            RustConnection::connect(Some(display)).map_err(|e| Error::NoDisplay {
+                message: format!("clipboard connection to {display}: {e}"),
+            })?;
         let conn = Arc::new(conn);
         let root = conn.setup().roots[screen].root;
         let atoms = Atoms::new(&*conn)
@@ -155,7 +156,10 @@ impl Host {
         }
         let reads = self.reads.lock().unwrap_or_else(|e| e.into_inner());
         while reads.try_recv().is_ok() {}
-        for (target, latin1) in [(self.atoms.UTF8_STRING, false), (AtomEnum::STRING.into(), true)] {
+        for (target, latin1) in [
+            (self.atoms.UTF8_STRING, false),
+            (AtomEnum::STRING.into(), true),
+        ] {
             if let Some(bytes) = self.convert(&reads, target)? {
                 return Ok(Some(if latin1 {
                     bytes.iter().map(|&b| b as char).collect()
@@ -283,11 +287,12 @@ impl Pump {
                     tracing::debug!("another client took the clipboard");
                     *self.text.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 }
-                Event::PropertyNotify(p) if p.window != self.window => {
-                    if p.state == Property::DELETE {
-                        self.advance(p.window, p.atom);
-                    }
+                Event::PropertyNotify(p)
+                    if p.window != self.window && p.state == Property::DELETE =>
+                {
+                    self.advance(p.window, p.atom);
                 }
+                Event::PropertyNotify(p) if p.window != self.window => {}
                 e @ (Event::SelectionNotify(_) | Event::PropertyNotify(_)) => {
                     let _ = self.reads.send(e);
                 }

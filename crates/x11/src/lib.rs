@@ -14,6 +14,7 @@
 
 mod atoms;
 pub mod capture;
+mod clipboard;
 mod desktop;
 pub mod doctor;
 mod input;
@@ -22,7 +23,6 @@ pub mod monitors;
 pub mod virtual_display;
 pub mod windows;
 mod wm;
-mod clipboard;
 
 pub use desktop::X11Desktop;
 pub use virtual_display::{VirtualDisplay, VirtualDisplayOptions};

@@ -125,13 +125,7 @@ impl X11Desktop {
                 self.send_root_message(
                     window,
                     a._NET_WM_STATE,
-                    [
-                        STATE_REMOVE,
-                        a._NET_WM_STATE_FULLSCREEN,
-                        0,
-                        SOURCE_PAGER,
-                        0,
-                    ],
+                    [STATE_REMOVE, a._NET_WM_STATE_FULLSCREEN, 0, SOURCE_PAGER, 0],
                 )?;
                 // An iconified window comes back by being mapped (ICCCM) or activated (EWMH).
                 self.conn.map_window(window).map_err(x11_err("MapWindow"))?;

@@ -279,3 +279,90 @@ pub fn image(result: &CallToolResult) -> (u32, u32, Vec<u8>) {
         other => panic!("unexpected mime type {other}"),
     }
 }
+
+/// Asks the system's own AT-SPI stack (python3-gi, not deskpilot) about app `pid`; see
+/// `tests/helpers/atspi_probe.py`. Returns its JSON answer, `None` while the app is not
+/// (yet) accessible or the node is not found.
+pub fn probe(desktop: &VirtualDisplay, args: &[&str]) -> Option<Value> {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/helpers/atspi_probe.py"
+    );
+    let mut cmd = std::process::Command::new("/usr/bin/python3");
+    cmd.arg(script).args(args).stdin(Stdio::null());
+    desktop.configure(&mut cmd);
+    let out = cmd.output().expect("run the AT-SPI probe (python3-gi)");
+    let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+    if v.get("error").is_some() {
+        None
+    } else {
+        Some(v)
+    }
+}
+
+/// Waits for the probe to answer.
+pub async fn probe_until(desktop: &VirtualDisplay, args: &[&str]) -> Value {
+    wait_for(
+        Duration::from_secs(30),
+        &format!("AT-SPI probe {args:?}"),
+        || async { probe(desktop, args) },
+    )
+    .await
+}
+
+/// The CLIPBOARD selection as `xclip` reads it.
+pub fn xclip_out(desktop: &VirtualDisplay) -> String {
+    let mut cmd = std::process::Command::new("xclip");
+    cmd.args(["-o", "-selection", "clipboard"]);
+    desktop.configure(&mut cmd);
+    let out = cmd.output().expect("run xclip (apt-get install xclip)");
+    String::from_utf8(out.stdout).expect("UTF-8 from xclip")
+}
+
+/// Makes `xclip` own the CLIPBOARD with `text` (it forks and serves until replaced).
+pub fn xclip_in(desktop: &VirtualDisplay, text: &str) {
+    use std::io::Write as _;
+    let mut cmd = std::process::Command::new("xclip");
+    cmd.args(["-i", "-selection", "clipboard"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    desktop.configure(&mut cmd);
+    let mut child = cmd.spawn().expect("run xclip");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "xclip -i failed");
+}
+
+/// The first window of process `pid` in list_windows, polled.
+pub async fn window_of(server: &Server, pid: u32) -> Value {
+    wait_for(
+        Duration::from_secs(30),
+        &format!("a window of pid {pid}"),
+        || async {
+            let r = server.call("list_windows", serde_json::json!({})).await;
+            ok(&r)["windows"]
+                .as_array()?
+                .iter()
+                .find(|w| w["pid"] == pid)
+                .cloned()
+        },
+    )
+    .await
+}
+
+/// Kills a process deskpilot launched (it is not our child) when dropped.
+pub struct Launched(pub u32);
+
+impl Drop for Launched {
+    fn drop(&mut self) {
+        // SAFETY: plain signal delivery to a pid; at worst the pid is gone (ESRCH).
+        unsafe {
+            libc::kill(self.0 as i32, libc::SIGKILL);
+        }
+    }
+}

@@ -8,9 +8,12 @@
 //! nothing but JSON-RPC messages when the test ends.
 #![cfg(target_os = "linux")]
 
+mod apps;
 mod cli;
+mod clipboard;
 mod harness;
 mod keyboard;
+mod manage;
 mod paint;
 mod pointer;
 mod protocol;

@@ -40,7 +40,11 @@ fn destination(o: &KeyboardOutcome) -> String {
     }
 }
 
-fn keyboard_result(text: String, o: &KeyboardOutcome, mut structured: serde_json::Value) -> CallToolResult {
+fn keyboard_result(
+    text: String,
+    o: &KeyboardOutcome,
+    mut structured: serde_json::Value,
+) -> CallToolResult {
     let mut text = text;
     for w in &o.warnings {
         text.push_str("\nWarning: ");

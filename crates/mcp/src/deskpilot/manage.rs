@@ -180,11 +180,7 @@ fn window_result(action: WindowAction, o: WindowOutcome) -> CallToolResult {
 fn launch_result(o: LaunchOutcome, wait: Duration) -> CallToolResult {
     let mut text = format!("Launched {} (pid {}).", o.command, o.pid);
     for w in &o.windows {
-        text.push_str(&format!(
-            "\nWindow {}: {}.",
-            label(w),
-            describe_state(w)
-        ));
+        text.push_str(&format!("\nWindow {}: {}.", label(w), describe_state(w)));
     }
     for w in &o.other_windows {
         text.push_str(&format!(
@@ -352,8 +348,9 @@ impl DeskpilotServer {
                 let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
                     "Put {length} characters on the clipboard (the previous content is replaced). Paste with press_key [\"ctrl\",\"v\"]."
                 ))]);
-                r.structured_content =
-                    Some(json!({ "action": "clipboard_write", "length": length, "effect": "confirmed" }));
+                r.structured_content = Some(
+                    json!({ "action": "clipboard_write", "length": length, "effect": "confirmed" }),
+                );
                 r
             }
             Err(e) => render::error(&e),

@@ -174,11 +174,11 @@ fn modifiers(names: &[String]) -> Result<Vec<deskpilot_types::Key>, Error> {
     names
         .iter()
         .map(|n| {
-            let key: deskpilot_types::Key = n.parse().map_err(|e: deskpilot_types::UnknownKey| {
-                Error::InvalidArgument {
-                    message: e.to_string(),
-                }
-            })?;
+            let key: deskpilot_types::Key =
+                n.parse()
+                    .map_err(|e: deskpilot_types::UnknownKey| Error::InvalidArgument {
+                        message: e.to_string(),
+                    })?;
             if key.is_modifier() {
                 Ok(key)
             } else {

@@ -1,0 +1,55 @@
+//! Clipboard round trips with `xclip`, small and large (the INCR protocol both ways).
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::harness::{self, ok, serve, text, xclip_in, xclip_out};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clipboard_round_trips_with_xclip() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+
+    let mixed = "Hello é 中文 ÄÖ 😀\nsecond\tline — ñ";
+    let r = server
+        .call("clipboard_write", json!({ "text": mixed }))
+        .await;
+    assert_eq!(ok(&r)["length"], mixed.chars().count());
+    assert_eq!(
+        xclip_out(desktop),
+        mixed,
+        "xclip pastes exactly what was set"
+    );
+    // Still pasteable later, after other calls.
+    ok(&server.call("status", json!({})).await);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(xclip_out(desktop), mixed, "the text stays on the clipboard");
+    let r = server.call("clipboard_read", json!({})).await;
+    assert_eq!(ok(&r)["clipboard"], mixed);
+
+    // Another client takes the clipboard: deskpilot reads what it holds.
+    xclip_in(desktop, "from xclip: 日本語 ✓");
+    let r = server.call("clipboard_read", json!({})).await;
+    assert_eq!(ok(&r)["clipboard"], "from xclip: 日本語 ✓", "{}", text(&r));
+
+    // Large texts go through INCR in both directions.
+    let big: String = (0..70_000).map(|i| format!("{i:05} 中文😀\n")).collect();
+    assert!(big.len() > 1_000_000);
+    ok(&server.call("clipboard_write", json!({ "text": big })).await);
+    assert_eq!(xclip_out(desktop), big, "xclip reads 1 MB back exactly");
+    let other: String = big.replace("中文", "ab");
+    xclip_in(desktop, &other);
+    let r = server.call("clipboard_read", json!({})).await;
+    let read = ok(&r);
+    assert_eq!(read["clipboard"], other.as_str());
+    assert_eq!(read["length"], other.chars().count());
+    assert!(
+        text(&r).contains("the first 4000"),
+        "a long text is previewed in the text block"
+    );
+    server.finish().await;
+}
