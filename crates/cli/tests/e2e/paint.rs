@@ -179,6 +179,8 @@ pub struct Press {
     pub down: bool,
     pub x: i16,
     pub y: i16,
+    /// Keyboard modifiers held (X core mask: shift 1, control 4, mod1/alt 8, mod4/super 64).
+    pub mods: u16,
 }
 
 impl PaintedWindow {
@@ -203,12 +205,14 @@ impl PaintedWindow {
                     down: true,
                     x: e.event_x,
                     y: e.event_y,
+                    mods: u16::from(e.state) & 0xff,
                 }),
                 Event::ButtonRelease(e) => out.push(Press {
                     button: e.detail,
                     down: false,
                     x: e.event_x,
                     y: e.event_y,
+                    mods: u16::from(e.state) & 0xff,
                 }),
                 _ => {}
             }

@@ -103,7 +103,8 @@ async fn clicks_read_off_a_scaled_screenshot_land_where_aimed() {
             button: 3,
             down: true,
             x: 5,
-            y: 6
+            y: 6,
+            mods: 0,
         }
     );
 
@@ -133,7 +134,8 @@ async fn clicks_read_off_a_scaled_screenshot_land_where_aimed() {
             button: 1,
             down: true,
             x: 50,
-            y: 60
+            y: 60,
+            mods: 0,
         }
     );
     assert_eq!(
@@ -142,7 +144,8 @@ async fn clicks_read_off_a_scaled_screenshot_land_where_aimed() {
             button: 1,
             down: false,
             x: 250,
-            y: 160
+            y: 160,
+            mods: 0,
         }
     );
 
@@ -163,6 +166,76 @@ async fn clicks_read_off_a_scaled_screenshot_land_where_aimed() {
     assert!(
         painted.presses().is_empty(),
         "refused clicks reached the window"
+    );
+
+    // Modifiers are held during the action and released after it.
+    ok(&server
+        .call(
+            "click",
+            json!({ "x": cx + 20, "y": cy + 20, "coordinates": "physical", "modifiers": ["ctrl", "shift"] }),
+        )
+        .await);
+    let got = presses(&painted, 2).await;
+    assert_eq!((got[0].down, got[0].mods), (true, 4 | 1), "{got:?}");
+    ok(&server
+        .call(
+            "scroll",
+            json!({ "x": cx + 20, "y": cy + 20, "dy": -1, "coordinates": "physical", "modifiers": ["ctrl"] }),
+        )
+        .await);
+    let got = presses(&painted, 2).await;
+    // (alt would not do here: openbox binds alt+wheel to switching desktops.)
+    assert_eq!((got[0].button, got[0].mods), (4, 4), "{got:?}");
+    ok(&server
+        .call(
+            "click",
+            json!({ "x": cx + 21, "y": cy + 21, "coordinates": "physical" }),
+        )
+        .await);
+    let got = presses(&painted, 2).await;
+    assert_eq!(got[0].mods, 0, "no modifier left held: {got:?}");
+    let r = server
+        .call(
+            "click",
+            json!({ "x": cx + 21, "y": cy + 21, "coordinates": "physical", "modifiers": ["a"] }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENT");
+
+    // zoom: a closer look whose own pixel space clicks map back exactly (scale 2 here).
+    let shot = server.call("screenshot", json!({ "max_width": 800 })).await;
+    let s800 = ok(&shot)["view"]["scale"].as_f64().unwrap();
+    let (zx, zy) = (
+        ((cx + 180) as f64 * s800).floor(),
+        ((cy + 130) as f64 * s800).floor(),
+    );
+    let z = server
+        .call(
+            "zoom",
+            json!({ "x": zx, "y": zy, "width": 40, "height": 30, "scale": 2, "format": "png" }),
+        )
+        .await;
+    let zview = ok(&z)["view"].clone();
+    assert_eq!(zview["scale"], 2.0, "{}", text(&z));
+    let (zw, zh, _) = harness::image(&z);
+    assert_eq!(
+        (zw as u64, zh as u64),
+        (
+            zview["width"].as_u64().unwrap(),
+            zview["height"].as_u64().unwrap()
+        )
+    );
+    let zcap = &zview["capture"];
+    let target = (cx + 200, cy + 150);
+    let ix = (target.0 as i64 - zcap["x"].as_i64().unwrap()) * 2;
+    let iy = (target.1 as i64 - zcap["y"].as_i64().unwrap()) * 2;
+    let r = server.call("click", json!({ "x": ix, "y": iy })).await;
+    ok(&r);
+    let got = presses(&painted, 2).await;
+    assert_eq!(
+        (got[0].x, got[0].y),
+        (200, 150),
+        "a click read off the zoom is exact: {got:?}"
     );
     server.finish().await;
 }
@@ -269,5 +342,6 @@ async fn covered_points_and_moved_windows_are_refused() {
         painted.presses().is_empty(),
         "refused clicks reached the window"
     );
+
     server.finish().await;
 }

@@ -17,6 +17,8 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
     names.sort();
     let expected = [
         "click",
+        "clipboard_read",
+        "clipboard_write",
         "double_click",
         "drag",
         "list_windows",
@@ -27,6 +29,8 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "scroll",
         "status",
         "type_text",
+        "window",
+        "zoom",
     ];
     assert_eq!(names, expected);
     for t in &tools {
@@ -34,7 +38,14 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
             .annotations
             .as_ref()
             .unwrap_or_else(|| panic!("{} has no annotations", t.name));
-        let reads = ["list_windows", "screenshot", "status"].contains(&t.name.as_ref());
+        let reads = [
+            "list_windows",
+            "screenshot",
+            "status",
+            "zoom",
+            "clipboard_read",
+        ]
+        .contains(&t.name.as_ref());
         assert_eq!(a.read_only_hint, Some(reads), "{}", t.name);
         assert!(
             a.destructive_hint.is_some() && a.idempotent_hint.is_some(),
@@ -97,7 +108,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 10,
+        !names.contains(&"list_windows".to_string()) && names.len() == 14,
         "{names:?}"
     );
     let refused = server
