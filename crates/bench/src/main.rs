@@ -61,6 +61,14 @@ fn main() -> anyhow::Result<()> {
     let peer_n = if args.quick { 3 } else { 15 };
 
     let vd = deskpilot_x11::VirtualDisplay::start(deskpilot_x11::VirtualDisplayOptions::default())?;
+    let tmp = std::env::temp_dir().join(format!("deskpilot-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp)?;
+    let typed = TypedLog(tmp.join("typed.txt"));
+    std::fs::write(&typed.0, "")?;
+    // python-xlib (under pyautogui) insists on an Xauthority file; Xvfb needs none.
+    let xauthority = tmp.join("Xauthority");
+    std::fs::write(&xauthority, "")?;
+    let typing_target = format!("stty -echo -icanon; cat >> '{}'", typed.0.display());
     // Something real on screen: text and widgets, not a black frame that encodes for free.
     let mut apps = Vec::new();
     for (program, argv) in [
@@ -92,12 +100,14 @@ fn main() -> anyhow::Result<()> {
             "xterm",
             vec![
                 "-u8",
+                "-T",
+                TYPING_TITLE,
                 "-geometry",
                 "60x15+1100+600",
                 "-e",
                 "sh",
                 "-c",
-                "stty -echo; cat > /dev/null",
+                &typing_target,
             ],
         ),
     ] {
@@ -115,13 +125,12 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     let mut samples = Vec::new();
-    let (shot, startup, input, rss) = runtime.block_on(deskpilot_runs(&deskpilot, &vd, n))?;
+    let (shot, startup, input, rss) =
+        runtime.block_on(deskpilot_runs(&deskpilot, &vd, n, &typed))?;
     samples.push(shot);
     samples.push(startup);
     samples.extend(input);
 
-    let tmp = std::env::temp_dir().join(format!("deskpilot-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp)?;
     let out = |name: &str| tmp.join(name).display().to_string();
     let peers: Vec<(&str, String, Vec<String>, &str)> = vec![
         (
@@ -171,36 +180,110 @@ fn main() -> anyhow::Result<()> {
             }),
         }
     }
-    for (name, argv, note) in [
+    for (name, argv, note, text) in [
         (
             "xdotool mousemove + click",
             vec!["mousemove", "1200", "700", "click", "1"],
             "process per click, built-in 100 ms sleep",
+            None,
         ),
         (
             "xdotool type 100 ASCII chars",
             vec!["type", ASCII_100],
             "default 12 ms delay per key",
+            Some(ASCII_100),
         ),
         (
             "xdotool type 20 CJK/emoji chars",
             vec!["type", CJK_20],
             "default delay",
+            Some(CJK_20),
         ),
     ] {
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-        match peer(&vd, "xdotool", &argv, peer_n, false) {
-            Ok(times) => samples.push(Sample {
+        let before = typed.len();
+        let sample = match peer(&vd, "xdotool", &argv, peer_n, false) {
+            Ok(times) => Sample {
                 name: name.into(),
+                note: match text {
+                    Some(t) => format!("{note}; {}", typed.landed(before, t, peer_n + 1)),
+                    None => note.into(),
+                },
                 times,
-                note: note.into(),
-            }),
-            Err(e) => samples.push(Sample {
+            },
+            Err(e) => Sample {
                 name: name.into(),
                 times: Vec::new(),
                 note: format!("missing: {e:#}"),
-            }),
-        }
+            },
+        };
+        samples.push(sample);
+    }
+    for (name, pause, action, text) in [
+        (
+            "pyautogui click (default PAUSE 0.1 s)",
+            "0.1",
+            "pyautogui.click(1200, 700)".to_string(),
+            None,
+        ),
+        (
+            "pyautogui click (PAUSE 0)",
+            "0",
+            "pyautogui.click(1200, 700)".to_string(),
+            None,
+        ),
+        (
+            "pyautogui write 100 ASCII chars (default)",
+            "0.1",
+            format!("pyautogui.write({ASCII_100:?})"),
+            Some(ASCII_100),
+        ),
+        (
+            "pyautogui write 100 ASCII chars (PAUSE 0)",
+            "0",
+            format!("pyautogui.write({ASCII_100:?})"),
+            Some(ASCII_100),
+        ),
+        (
+            "pyautogui write 20 CJK/emoji chars (PAUSE 0)",
+            "0",
+            format!("pyautogui.write({CJK_20:?})"),
+            Some(CJK_20),
+        ),
+        (
+            "pyautogui screenshot (default)",
+            "0.1",
+            "pyautogui.screenshot()".to_string(),
+            None,
+        ),
+    ] {
+        let script = PYAUTOGUI_LOOP
+            .replace("{PAUSE}", pause)
+            .replace("{N}", &peer_n.to_string())
+            .replace("{ACTION}", &action);
+        let argv = vec![
+            format!("XAUTHORITY={}", xauthority.display()),
+            args.python.clone(),
+            "-c".to_string(),
+            script,
+        ];
+        let before = typed.len();
+        let sample = match peer(&vd, "env", &argv, peer_n, true) {
+            Ok(times) => Sample {
+                name: name.into(),
+                note: match text {
+                    Some(t) => format!("in-process loop; {}", typed.landed(before, t, peer_n)),
+                    None => "in-process loop".into(),
+                },
+                times,
+            },
+            Err(e) => Sample {
+                name: name.into(),
+                times: Vec::new(),
+                note: format!("missing: {e:#}"),
+            },
+        };
+        samples.push(sample);
     }
     let _ = std::fs::remove_dir_all(&tmp);
     for mut app in apps {
@@ -236,6 +319,9 @@ fn main() -> anyhow::Result<()> {
             ("xdotool mousemove", "deskpilot click"),
             ("xdotool type 100", "deskpilot type 100"),
             ("xdotool type 20", "deskpilot type 20"),
+            ("pyautogui click", "deskpilot click"),
+            ("pyautogui write 100", "deskpilot type 100"),
+            ("pyautogui write 20", "deskpilot type 20"),
         ]
         .iter()
         .find(|(peer, _)| s.name.starts_with(peer))
@@ -270,6 +356,41 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+const PYAUTOGUI_LOOP: &str = "import time, pyautogui
+pyautogui.FAILSAFE = False
+pyautogui.PAUSE = {PAUSE}
+for _ in range({N}):
+    t = time.perf_counter()
+    {ACTION}
+    print(time.perf_counter() - t)";
+
+/// The file the typing xterm appends everything it receives to.
+struct TypedLog(PathBuf);
+
+impl TypedLog {
+    fn len(&self) -> u64 {
+        std::fs::metadata(&self.0).map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// How many of `runs` copies of `text` arrived after `offset`, once the file is quiet.
+    fn landed(&self, offset: u64, text: &str, runs: usize) -> String {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut last = self.len();
+        loop {
+            std::thread::sleep(Duration::from_millis(150));
+            let now = self.len();
+            if now == last || Instant::now() > deadline {
+                break;
+            }
+            last = now;
+        }
+        let bytes = std::fs::read(&self.0).unwrap_or_default();
+        let new = String::from_utf8_lossy(bytes.get(offset as usize..).unwrap_or_default());
+        let count = new.matches(text).count();
+        format!("landed {count}/{runs} exactly")
+    }
+}
+
 const MSS_LOOP: &str = "import mss, mss.tools, time
 with mss.mss() as s:
     for _ in range({N}):
@@ -283,6 +404,7 @@ async fn deskpilot_runs(
     binary: &Path,
     vd: &deskpilot_x11::VirtualDisplay,
     n: usize,
+    typed: &TypedLog,
 ) -> anyhow::Result<(Sample, Sample, Vec<Sample>, String)> {
     let command = || {
         tokio::process::Command::new(binary).configure(|cmd| {
@@ -322,7 +444,7 @@ async fn deskpilot_runs(
             .and_then(|s| s["bytes"].as_u64())
             .unwrap_or(0);
     }
-    let input = input_runs(&client, n).await?;
+    let input = input_runs(&client, n, typed).await?;
     let rss = format!(
         "{idle_rss} idle after initialize, {} after {} screenshots",
         rss_of(pid),
@@ -351,11 +473,15 @@ async fn deskpilot_runs(
 /// Text for the typing benchmarks.
 const ASCII_100: &str = "The quick brown fox jumps over the lazy dog 0123456789; pack my box with five dozen liquor jugs!! ok";
 const CJK_20: &str = "中文输入测试你好世界😀漢字かなカナ한국어";
+const TYPING_TITLE: &str = "deskpilot-bench typing target";
+const CJK_20_B: &str = "東京大阪福岡札幌仙台名古屋横浜神戸🎉ÄÖ";
 
-/// Click with receipt and typing through MCP, into the focused xterm (`cat > /dev/null`).
+/// Click with receipt and typing through MCP, into the focused xterm (which appends what it
+/// receives to `typed`, so every typing sample says how much landed).
 async fn input_runs(
     client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
     n: usize,
+    typed: &TypedLog,
 ) -> anyhow::Result<Vec<Sample>> {
     let call = |name: &'static str, args: serde_json::Value| {
         let serde_json::Value::Object(map) = args else {
@@ -364,9 +490,28 @@ async fn input_runs(
         client.call_tool(CallToolRequestParams::new(name).with_arguments(map))
     };
     anyhow::ensure!(
-        ASCII_100.chars().count() == 100 && CJK_20.chars().count() == 20,
+        ASCII_100.chars().count() == 100
+            && CJK_20.chars().count() == 20
+            && CJK_20_B.chars().count() == 20,
         "benchmark texts have the wrong length"
     );
+    // The typing target must have the focus (mousepad maps late and may have taken it).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = call(
+            "window",
+            serde_json::json!({ "action": "focus", "title_match": TYPING_TITLE }),
+        )
+        .await?;
+        if r.is_error != Some(true) {
+            break;
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the typing xterm never became focusable: {r:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let mut out = Vec::new();
     for (name, tool, args, note) in [
         (
@@ -385,9 +530,10 @@ async fn input_runs(
             "deskpilot type 20 CJK/emoji chars via MCP",
             "type_text",
             serde_json::json!({ "text": CJK_20 }),
-            "back to back: each call waits out the last one's 60 ms keymap settle",
+            "back to back, the same text: its characters stay bound between calls",
         ),
     ] {
+        let before = typed.len();
         call(tool, args.clone()).await?;
         let mut times = Vec::new();
         for _ in 0..n.min(20) {
@@ -396,12 +542,38 @@ async fn input_runs(
             times.push(started.elapsed());
             anyhow::ensure!(r.is_error != Some(true), "{tool} failed: {r:?}");
         }
+        let runs = times.len() + 1;
+        let note = match args["text"].as_str() {
+            Some(text) => format!("{note}; {}", typed.landed(before, text, runs)),
+            None => note.to_string(),
+        };
         out.push(Sample {
             name: name.into(),
             times,
-            note: note.into(),
+            note,
         });
     }
+    // Different texts each call: bindings must be replaced, so settles are waited out.
+    let texts = [CJK_20, CJK_20_B];
+    let before = typed.len();
+    let mut times = Vec::new();
+    for i in 0..n.min(20) {
+        let text = texts[i % 2];
+        let started = Instant::now();
+        let r = call("type_text", serde_json::json!({ "text": text })).await?;
+        times.push(started.elapsed());
+        anyhow::ensure!(r.is_error != Some(true), "type_text failed: {r:?}");
+    }
+    let landed = [CJK_20, CJK_20_B]
+        .iter()
+        .map(|t| typed.landed(before, t, n.min(20) / 2))
+        .collect::<Vec<_>>()
+        .join(" and ");
+    out.push(Sample {
+        name: "deskpilot type 20 CJK/emoji, alternating texts".into(),
+        times,
+        note: format!("two disjoint 20-character texts in turn; {landed}"),
+    });
     Ok(out)
 }
 

@@ -20,8 +20,8 @@ pub struct X11Desktop {
     pub(crate) atoms: Atoms,
     pub(crate) display: String,
     grabber: Grabber,
-    /// A temporary keymap binding waiting for its settle before it is restored.
-    pub(crate) pending_keymap: Arc<std::sync::Mutex<Option<crate::keyboard::PendingRestore>>>,
+    /// Spare keycodes temporarily bound to characters, unbound after their settle.
+    pub(crate) pending_keymap: Arc<std::sync::Mutex<crate::keyboard::Binding>>,
     pub(crate) clipboard: crate::clipboard::ClipboardHost,
 }
 

@@ -2,16 +2,18 @@
 //!
 //! A character the current keymap has is typed with its keycode (plus Shift for the second
 //! level). Characters it lacks (CJK, emoji, most accents on a US map) are bound to spare
-//! keycodes — ones with no keysym at all — in a single `ChangeKeyboardMapping` over the
-//! range that holds them, typed, and the range is restored once [`SETTLE`] has passed. The
-//! settle is needed because clients look keysyms up when they *read* a key event: restoring
-//! at once makes them decode late events with the old map (measured here: 7 of 10 lost).
+//! keycodes — ones with no keysym at all in the user's map — two per keycode (the second one
+//! typed with Shift), in a single `ChangeKeyboardMapping`, typed, and unbound once
+//! [`SETTLE`] has passed since their last use. The settle is needed because clients look
+//! keysyms up when they *read* a key event: rebinding a keycode at once makes them decode
+//! late events with the new map (measured here: 7 of 10 lost).
 //!
-//! The restore does not block the call: a pending restore is recorded, carried out by a
-//! short-lived thread on its own connection after the settle, or by the next keyboard call
-//! first (waiting out what is left of the settle) — whichever comes first. Keyboard calls
-//! hold the pending-restore lock throughout, so no call ever reads or rebinds a map that is
-//! about to change under it.
+//! Temporary bindings outlive the call that made them (see [`Binding`]): a later call reuses
+//! a character that is still bound, binds new ones to free spare keycodes, and only waits
+//! out a settle when it must take over a keycode that was used less than [`SETTLE`] ago.
+//! A short-lived thread on its own connection unbinds everything once typing has been idle
+//! for the settle; the keyboard lock is held throughout every call, so nothing rebinds the
+//! map under a call that is reading it.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -83,15 +85,35 @@ fn next_generation() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-/// A temporary binding to undo: the original keysyms of a keycode range.
-#[derive(Debug)]
-pub(crate) struct PendingRestore {
-    lo: u8,
-    per: usize,
-    original: Vec<u32>,
-    /// When the last key event on the binding was processed.
-    typed_at: Instant,
+/// Spare keycodes currently bound to characters, to be unbound after the settle.
+///
+/// Every keycode here had no keysym at all in the user's map, so unbinding writes zeros.
+#[derive(Debug, Default)]
+pub(crate) struct Binding {
+    /// Keycode → when a key event on it was last processed.
+    used: Vec<(u8, Instant)>,
+    /// Bumped on every change, so a stale restore thread knows it was overtaken.
     generation: u64,
+}
+
+impl Binding {
+    fn is_empty(&self) -> bool {
+        self.used.is_empty()
+    }
+
+    fn last_use(&self, keycode: u8) -> Option<Instant> {
+        self.used
+            .iter()
+            .find(|(k, _)| *k == keycode)
+            .map(|(_, t)| *t)
+    }
+
+    fn touch(&mut self, keycode: u8, at: Instant) {
+        match self.used.iter_mut().find(|(k, _)| *k == keycode) {
+            Some(entry) => entry.1 = at,
+            None => self.used.push((keycode, at)),
+        }
+    }
 }
 
 /// The keyboard map as the server has it.
@@ -134,6 +156,19 @@ impl Keymap {
     }
 }
 
+/// Where each character of a batch is typed: keycode and level.
+type Plan = Vec<(u32, u8, usize)>;
+
+/// Binds `wanted` (distinct keysyms the map lacks) two per keycode onto `slots`, returning the
+/// new keysyms for each keycode used.
+fn pair_up(wanted: &[u32], slots: &[u8]) -> Vec<(u8, [u32; 2])> {
+    wanted
+        .chunks(2)
+        .zip(slots)
+        .map(|(pair, kc)| (*kc, [pair[0], *pair.get(1).unwrap_or(&pair[0])]))
+        .collect()
+}
+
 impl X11Desktop {
     fn keymap(&self) -> Result<Keymap, Error> {
         let setup = self.conn.setup();
@@ -163,65 +198,103 @@ impl X11Desktop {
         Ok(())
     }
 
-    fn set_range(&self, lo: u8, per: usize, syms: &[u32]) -> Result<(), Error> {
-        let count = (syms.len() / per) as u8;
+    /// Writes `changes` (keycode → its first two keysyms, the rest cleared) in one request
+    /// over the range they span, keeping every other keycode of the range as it is.
+    fn rebind(&self, map: &mut Keymap, changes: &[(u8, [u32; 2])]) -> Result<(), Error> {
+        let (Some(lo), Some(hi)) = (
+            changes.iter().map(|(k, _)| *k).min(),
+            changes.iter().map(|(k, _)| *k).max(),
+        ) else {
+            return Ok(());
+        };
+        let per = map.per;
+        for (kc, syms) in changes {
+            let at = (kc - map.first) as usize * per;
+            for level in 0..per {
+                map.syms[at + level] = if level < 2 { syms[level] } else { 0 };
+            }
+        }
+        let range = map.range(lo, hi);
         self.conn
-            .change_keyboard_mapping(count, lo, per as u8, syms)
+            .change_keyboard_mapping(hi - lo + 1, lo, per as u8, &range)
             .map_err(x11_err("ChangeKeyboardMapping"))?
             .check()
             .map_err(x11_err("ChangeKeyboardMapping"))?;
         Ok(())
     }
 
-    /// Types one batch whose unmapped characters fit the spare keycodes.
-    fn type_batch(
+    /// Unbinds every temporary keycode (after waiting out what is left of their settle).
+    fn unbind_all(&self, binding: &mut Binding, map: &mut Keymap) -> Result<(), Error> {
+        if binding.is_empty() {
+            return Ok(());
+        }
+        if let Some(last) = binding.used.iter().map(|(_, t)| *t).max() {
+            std::thread::sleep(SETTLE.saturating_sub(last.elapsed()));
+        }
+        let changes: Vec<(u8, [u32; 2])> = binding.used.iter().map(|(k, _)| (*k, [0, 0])).collect();
+        self.rebind(map, &changes)?;
+        *binding = Binding {
+            generation: next_generation(),
+            ..Binding::default()
+        };
+        Ok(())
+    }
+
+    /// Makes every character of `chars` typable, binding what the map lacks; returns the
+    /// plan (keysym, keycode, level) or `None` when the batch needs more slots than are free.
+    fn prepare(
         &self,
-        pending: &mut Option<PendingRestore>,
-        map: &Keymap,
+        binding: &mut Binding,
+        map: &mut Keymap,
         chars: &[char],
-        shift: u8,
-        spare: &[u8],
-    ) -> Result<(), Error> {
-        // Bind every distinct unmapped keysym of the batch to a spare keycode.
-        let mut bound: Vec<(u32, u8)> = Vec::new();
+    ) -> Result<Option<Plan>, Error> {
+        let mut wanted: Vec<u32> = Vec::new();
         for &c in chars {
             let sym = char_keysym(c);
-            if map.find(sym).is_none() && !bound.iter().any(|(s, _)| *s == sym) {
-                let Some(&kc) = spare.get(bound.len()) else {
-                    return Err(Error::Unsupported {
-                        what: "typing",
-                        reason: "ran out of spare keycodes".into(),
-                    });
-                };
-                bound.push((sym, kc));
+            if map.find(sym).is_none() && !wanted.contains(&sym) {
+                wanted.push(sym);
             }
         }
-        let restore = if bound.is_empty() {
-            None
-        } else {
-            let lo = bound.iter().map(|(_, k)| *k).min().unwrap_or(0);
-            let hi = bound.iter().map(|(_, k)| *k).max().unwrap_or(0);
-            let original = map.range(lo, hi);
-            let mut temporary = original.clone();
-            for (sym, kc) in &bound {
-                let at = (kc - lo) as usize * map.per;
-                for level in 0..map.per {
-                    temporary[at + level] = if level < 2 { *sym } else { 0 };
-                }
+        if !wanted.is_empty() {
+            // Keycodes free right now: spare ones, and temporary ones whose characters this
+            // batch does not need and whose last use has settled.
+            let needed: Vec<u8> = chars
+                .iter()
+                .filter_map(|c| map.find(char_keysym(*c)).map(|(k, _)| k))
+                .collect();
+            let slots: Vec<u8> = map
+                .spare()
+                .into_iter()
+                .chain(binding.used.iter().filter_map(|(k, t)| {
+                    (t.elapsed() >= SETTLE && !needed.contains(k)).then_some(*k)
+                }))
+                .collect();
+            if slots.len() * 2 < wanted.len() {
+                return Ok(None);
             }
-            self.set_range(lo, map.per, &temporary)?;
-            Some((lo, original))
-        };
+            let changes = pair_up(&wanted, &slots);
+            self.rebind(map, &changes)?;
+            let now = Instant::now();
+            for (kc, _) in &changes {
+                binding.touch(*kc, now);
+            }
+            binding.generation = next_generation();
+        }
+        let mut plan = Vec::with_capacity(chars.len());
+        for &c in chars {
+            let sym = char_keysym(c);
+            let (kc, level) = map.find(sym).ok_or_else(|| Error::Unsupported {
+                what: "typing",
+                reason: format!("no key could be bound for {c:?}"),
+            })?;
+            plan.push((sym, kc, level));
+        }
+        Ok(Some(plan))
+    }
+
+    fn type_plan(&self, plan: &Plan, shift: u8, binding: &mut Binding) -> Result<(), Error> {
         let typed = (|| {
-            for &c in chars {
-                let sym = char_keysym(c);
-                let (kc, level) = match bound.iter().find(|(s, _)| *s == sym) {
-                    Some((_, kc)) => (*kc, 0),
-                    None => map.find(sym).unwrap_or((0, 0)),
-                };
-                if kc == 0 {
-                    continue;
-                }
+            for &(_, kc, level) in plan {
                 if level == 1 {
                     self.key_event(shift, true)?;
                 }
@@ -233,70 +306,47 @@ impl X11Desktop {
             }
             self.sync()
         })();
-        if let Some((lo, original)) = restore {
-            *pending = Some(PendingRestore {
-                lo,
-                per: map.per,
-                original,
-                typed_at: Instant::now(),
-                generation: next_generation(),
-            });
+        let now = Instant::now();
+        for &(_, kc, _) in plan {
+            if binding.last_use(kc).is_some() {
+                binding.touch(kc, now);
+            }
         }
         typed
     }
 
-    /// Takes the keyboard lock, finishes any pending restore and reads the map it leaves.
-    /// Callers keep the guard for their whole call, so nothing rebinds the map under them.
-    fn settled_keymap(&self) -> Result<(MutexGuard<'_, Option<PendingRestore>>, Keymap), Error> {
-        let mut pending = self
+    /// Takes the keyboard lock and reads the map as it is (temporary bindings included).
+    fn locked_keymap(&self) -> Result<(MutexGuard<'_, Binding>, Keymap), Error> {
+        let binding = self
             .pending_keymap
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        self.finish_pending(&mut pending)?;
-        Ok((pending, self.keymap()?))
+        Ok((binding, self.keymap()?))
     }
 
-    /// Restores a pending binding, first waiting out what is left of its settle.
-    fn finish_pending(&self, pending: &mut Option<PendingRestore>) -> Result<(), Error> {
-        if let Some(p) = pending.take() {
-            let left = SETTLE.saturating_sub(p.typed_at.elapsed());
-            std::thread::sleep(left);
-            self.set_range(p.lo, p.per, &p.original)?;
-        }
-        Ok(())
-    }
-
-    /// After the settle, restores the binding of `generation` on a connection of its own,
-    /// unless a keyboard call has already done so.
-    fn schedule_restore(&self, pending: &Option<PendingRestore>) {
-        let Some(generation) = pending.as_ref().map(|p| p.generation) else {
+    /// Once typing has been idle for the settle, unbinds every temporary keycode on a
+    /// connection of its own — unless a keyboard call changed the binding meanwhile.
+    fn schedule_restore(&self, binding: &Binding) {
+        if binding.is_empty() {
             return;
-        };
-        let shared: Arc<Mutex<Option<PendingRestore>>> = self.pending_keymap.clone();
+        }
+        let generation = binding.generation;
+        let shared: Arc<Mutex<Binding>> = self.pending_keymap.clone();
         let display = self.display.clone();
         let spawned = std::thread::Builder::new()
             .name("keymap-restore".into())
             .spawn(move || {
                 std::thread::sleep(SETTLE);
                 let mut slot = shared.lock().unwrap_or_else(|e| e.into_inner());
-                if slot.as_ref().is_none_or(|p| p.generation != generation) {
+                if slot.generation != generation || slot.is_empty() {
                     return;
                 }
-                let Some(p) = slot.take() else { return };
-                let restored = x11rb::rust_connection::RustConnection::connect(Some(&display))
-                    .ok()
-                    .and_then(|(c, _)| {
-                        let count = (p.original.len() / p.per) as u8;
-                        c.change_keyboard_mapping(count, p.lo, p.per as u8, &p.original)
-                            .ok()?
-                            .check()
-                            .ok()
-                    });
-                if restored.is_none() {
-                    tracing::warn!(
-                        keycode = p.lo,
-                        "could not restore the temporary keymap binding"
-                    );
+                let restored = X11Desktop::connect(Some(&display)).and_then(|d| {
+                    let mut map = d.keymap()?;
+                    d.unbind_all(&mut slot, &mut map)
+                });
+                if let Err(e) = restored {
+                    tracing::warn!("could not restore the temporary keymap binding: {e}");
                 }
             });
         if let Err(e) = spawned {
@@ -307,7 +357,7 @@ impl X11Desktop {
 
 impl Keyboard for X11Desktop {
     fn key(&self, key: Key, down: bool) -> Result<(), Error> {
-        let (_pending, map) = self.settled_keymap()?;
+        let (_binding, map) = self.locked_keymap()?;
         let sym = keysym(key);
         let Some((kc, _)) = map.find(sym) else {
             return Err(Error::Unsupported {
@@ -322,7 +372,7 @@ impl Keyboard for X11Desktop {
     }
 
     fn type_text(&self, text: &str) -> Result<(), Error> {
-        let (mut pending, map) = self.settled_keymap()?;
+        let (mut binding, mut map) = self.locked_keymap()?;
         let shift = map
             .find(SHIFT_L)
             .map(|(kc, _)| kc)
@@ -330,35 +380,53 @@ impl Keyboard for X11Desktop {
                 what: "typing",
                 reason: "the keyboard map has no Shift key".into(),
             })?;
-        let spare = map.spare();
-        if spare.is_empty() && text.chars().any(|c| map.find(char_keysym(c)).is_none()) {
-            return Err(Error::Unsupported {
-                what: "typing",
-                reason: "the keyboard map has no spare keycode to bind characters it lacks".into(),
-            });
-        }
-        // Split into batches: at most CHUNK characters and at most `spare.len()` distinct unmapped ones.
+        // Capacity: every spare keycode (free or temporarily bound) holds two characters.
+        let capacity = (map.spare().len() + binding.used.len()) * 2;
         let chars: Vec<char> = text.chars().collect();
         let mut start = 0;
         while start < chars.len() {
+            // A batch: at most CHUNK characters and at most `capacity` distinct ones the
+            // user's map lacks (characters bound by earlier calls count too: they may need
+            // their slot back).
             let mut end = start;
             let mut unmapped: Vec<u32> = Vec::new();
             while end < chars.len() && end - start < CHUNK {
                 let sym = char_keysym(chars[end]);
-                if map.find(sym).is_none() && !unmapped.contains(&sym) {
-                    if unmapped.len() == spare.len() {
+                let temporary = map
+                    .find(sym)
+                    .is_none_or(|(kc, _)| binding.last_use(kc).is_some());
+                if temporary && !unmapped.contains(&sym) {
+                    if unmapped.len() == capacity {
                         break;
                     }
                     unmapped.push(sym);
                 }
                 end += 1;
             }
-            // A later batch reuses the spare keycodes: its earlier binding must settle first.
-            self.finish_pending(&mut pending)?;
-            self.type_batch(&mut pending, &map, &chars[start..end], shift, &spare)?;
+            if end == start {
+                return Err(Error::Unsupported {
+                    what: "typing",
+                    reason: "the keyboard map has no spare keycode to bind characters it lacks"
+                        .into(),
+                });
+            }
+            let batch = &chars[start..end];
+            let plan = match self.prepare(&mut binding, &mut map, batch)? {
+                Some(plan) => plan,
+                None => {
+                    // Not enough settled slots: let the earlier bindings settle, start afresh.
+                    self.unbind_all(&mut binding, &mut map)?;
+                    self.prepare(&mut binding, &mut map, batch)?
+                        .ok_or_else(|| Error::Unsupported {
+                            what: "typing",
+                            reason: "ran out of spare keycodes".into(),
+                        })?
+                }
+            };
+            self.type_plan(&plan, shift, &mut binding)?;
             start = end;
         }
-        self.schedule_restore(&pending);
+        self.schedule_restore(&binding);
         Ok(())
     }
 }
@@ -391,5 +459,13 @@ mod tests {
         assert_eq!(map.find(0x63), None);
         assert_eq!(map.spare(), vec![11, 10]);
         assert_eq!(map.range(9, 10), vec![0x62, 0x42, 0, 0]);
+    }
+
+    #[test]
+    fn unmapped_characters_pair_up_two_per_keycode() {
+        assert_eq!(
+            pair_up(&[1, 2, 3], &[30, 29, 28]),
+            vec![(30, [1, 2]), (29, [3, 3])]
+        );
     }
 }

@@ -83,6 +83,29 @@ async fn mixed_text_typed_into_mousepad_reads_back_twenty_times() {
             "round {round}"
         );
     }
+    // Texts with more distinct unmapped characters than there are spare keycodes, and calls
+    // that each need different ones: bindings are reused, replaced and settled in between.
+    let han =
+        |from: u32, n: u32| -> String { (from..from + n).filter_map(char::from_u32).collect() };
+    let long = format!("{} end", han(0x4e00, 120));
+    for text in [
+        long.as_str(),
+        &han(0x5000, 30),
+        &han(0x5100, 30),
+        &format!("{}😀{}", han(0x5000, 10), han(0x5200, 25)),
+    ] {
+        ok(&server
+            .call("press_key", json!({ "keys": ["ctrl", "a"] }))
+            .await);
+        ok(&server.call("type_text", json!({ "text": text })).await);
+        assert_eq!(editor_text(desktop, &pid_s, text).await, text);
+    }
+    ok(&server
+        .call("press_key", json!({ "keys": ["ctrl", "a"] }))
+        .await);
+    ok(&server.call("type_text", json!({ "text": MIXED })).await);
+    assert_eq!(editor_text(desktop, &pid_s, MIXED).await, MIXED);
+
     // Saved to disk, byte for byte.
     ok(&server
         .call("press_key", json!({ "keys": ["ctrl", "s"] }))
