@@ -210,8 +210,8 @@ impl X11Desktop {
         let per = map.per;
         for (kc, syms) in changes {
             let at = (kc - map.first) as usize * per;
-            for level in 0..per {
-                map.syms[at + level] = if level < 2 { syms[level] } else { 0 };
+            for (level, slot) in map.syms[at..at + per].iter_mut().enumerate() {
+                *slot = syms.get(level).copied().unwrap_or(0);
             }
         }
         let range = map.range(lo, hi);
