@@ -564,9 +564,10 @@ async fn input_runs(
         times.push(started.elapsed());
         anyhow::ensure!(r.is_error != Some(true), "type_text failed: {r:?}");
     }
-    let landed = [CJK_20, CJK_20_B]
+    let calls = n.min(20);
+    let landed = [(CJK_20, calls.div_ceil(2)), (CJK_20_B, calls / 2)]
         .iter()
-        .map(|t| typed.landed(before, t, n.min(20) / 2))
+        .map(|(t, runs)| typed.landed(before, t, *runs))
         .collect::<Vec<_>>()
         .join(" and ");
     out.push(Sample {

@@ -121,6 +121,16 @@ async fn clicks_read_off_a_scaled_screenshot_land_where_aimed() {
         3,
         "{got:?}"
     );
+    // dx: 2 notches right are 2 presses of button 7; dy -1 is button 4.
+    ok(&server
+        .call(
+            "scroll",
+            json!({ "x": cx + 100, "y": cy + 100, "dx": 2, "dy": -1, "coordinates": "physical" }),
+        )
+        .await);
+    let got = presses(&painted, 6).await;
+    let downs: Vec<u8> = got.iter().filter(|p| p.down).map(|p| p.button).collect();
+    assert_eq!(downs, [4, 7, 7], "{got:?}");
 
     // Drag: pressed at the start, released at the end.
     let r = server
