@@ -94,6 +94,10 @@ enum Command {
         #[arg(last = true)]
         command: Vec<String>,
     },
+    /// Keeps text (read from stdin) on the X clipboard until something else is copied; what
+    /// `call clipboard_write` leaves behind, since an X clipboard lives only in its owner.
+    #[command(hide = true, name = "__hold-clipboard")]
+    HoldClipboard,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -134,6 +138,7 @@ fn main() -> ExitCode {
         } => call::run(&tool, &arguments, save_image.as_deref(), &desktop, &tools),
         Command::Doctor { desktop } => doctor::run(&desktop),
         Command::Desktop { screen, command } => desktop::run(screen, &command),
+        Command::HoldClipboard => call::hold_clipboard(),
     };
     match outcome {
         Ok(code) => code,

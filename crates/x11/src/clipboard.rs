@@ -435,3 +435,16 @@ impl Clipboard for X11Desktop {
         self.clipboard.get(&self.display)?.write(text)
     }
 }
+
+/// Owns the clipboard with `text` on `display` until another client takes it over, then
+/// returns: what `deskpilot call clipboard_write` leaves running in the background, since an
+/// X clipboard lives only as long as its owner. `ready` runs once the text is pasteable.
+pub fn hold_clipboard(display: &str, text: &str, ready: impl FnOnce()) -> Result<(), Error> {
+    let host = Host::start(display)?;
+    host.write(text)?;
+    ready();
+    while host.owner()? == host.window {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Ok(())
+}

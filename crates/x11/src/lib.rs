@@ -15,6 +15,7 @@
 mod atoms;
 pub mod capture;
 mod clipboard;
+pub use clipboard::hold_clipboard;
 mod desktop;
 pub mod doctor;
 mod input;

@@ -53,3 +53,41 @@ async fn clipboard_round_trips_with_xclip() {
     );
     server.finish().await;
 }
+
+/// `deskpilot call clipboard_write` exits at once, yet the text stays pasteable: a detached
+/// holder keeps it until something else is copied, then goes away.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_clipboard_write_outlives_the_command() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_deskpilot"));
+    cmd.args([
+        "call",
+        "clipboard_write",
+        r#"{"text": "kept after exit ✓ 中文"}"#,
+    ]);
+    desktop.configure(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(xclip_out(desktop), "kept after exit ✓ 中文");
+    let holders = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("cmdline")).ok())
+            .filter(|c| c.contains("__hold-clipboard"))
+            .count()
+    };
+    assert!(holders() >= 1, "a holder runs");
+    xclip_in(desktop, "replaced");
+    harness::wait_for(Duration::from_secs(5), "the holder to exit", || async {
+        (holders() == 0).then_some(())
+    })
+    .await;
+    assert_eq!(xclip_out(desktop), "replaced");
+}
