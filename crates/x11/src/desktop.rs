@@ -23,6 +23,8 @@ pub struct X11Desktop {
     /// Spare keycodes temporarily bound to characters, unbound after their settle.
     pub(crate) pending_keymap: Arc<std::sync::Mutex<crate::keyboard::Binding>>,
     pub(crate) clipboard: crate::clipboard::ClipboardHost,
+    /// Names of atoms seen so far (monitor names), so they cost a round trip only once.
+    pub(crate) atom_names: std::sync::Mutex<std::collections::HashMap<u32, String>>,
 }
 
 impl X11Desktop {
@@ -55,6 +57,7 @@ impl X11Desktop {
             grabber,
             pending_keymap: Default::default(),
             clipboard: Default::default(),
+            atom_names: Default::default(),
         })
     }
 

@@ -1,10 +1,12 @@
 //! Synthetic pointer input through XTEST.
 //!
-//! Every request is followed by a round trip (`GetInputFocus`), so when a method returns the
-//! server has processed the event and a pointer query reads the new state.
+//! Every method but a button press ends with a round trip (`GetInputFocus`), so when it
+//! returns the server has processed the event and a pointer query reads the new state. A
+//! press is covered by the round trip of whatever follows it (its release, a move, a key).
 
 use deskpilot_backend::{Button, Error, Pointer};
 use deskpilot_types::Point;
+use x11rb::connection::Connection as _;
 use x11rb::protocol::xproto::{
     BUTTON_PRESS_EVENT, BUTTON_RELEASE_EVENT, ConnectionExt as _, MOTION_NOTIFY_EVENT,
 };
@@ -69,13 +71,15 @@ impl Pointer for X11Desktop {
         self.sync()
     }
 
+    /// A press is only sent: every later request (the release, a move, a key) is processed
+    /// after it, and those end with a round trip. A release waits for the server.
     fn button(&self, button: Button, down: bool) -> Result<(), Error> {
-        let kind = if down {
-            BUTTON_PRESS_EVENT
-        } else {
-            BUTTON_RELEASE_EVENT
-        };
-        self.fake(kind, button_number(button), 0, 0)?;
+        if down {
+            self.fake(BUTTON_PRESS_EVENT, button_number(button), 0, 0)?;
+            self.conn.flush().map_err(x11_err("flush"))?;
+            return Ok(());
+        }
+        self.fake(BUTTON_RELEASE_EVENT, button_number(button), 0, 0)?;
         self.sync()
     }
 

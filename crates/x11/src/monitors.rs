@@ -23,25 +23,29 @@ pub(crate) fn monitors(d: &X11Desktop) -> Result<Vec<Monitor>, Error> {
             .map_err(x11_err("RRGetMonitors"))?
             .reply()
     {
-        {
-            let names: Vec<_> = reply
-                .monitors
-                .iter()
-                .map(|m| c.get_atom_name(m.name).ok())
-                .collect();
-            for (m, name) in reply.monitors.iter().zip(names) {
-                let name = name
-                    .and_then(|cookie| cookie.reply().ok())
-                    .map(|r| String::from_utf8_lossy(&r.name).into_owned())
-                    .unwrap_or_default();
-                out.push(Monitor {
-                    index: 0,
-                    name,
-                    rect: Rect::new(m.x as i32, m.y as i32, m.width as u32, m.height as u32),
-                    primary: m.primary,
-                    scale: 1.0,
-                });
-            }
+        // Monitor names are atoms: resolve unknown ones (once), so a listing is one round trip.
+        let mut known = d.atom_names.lock().unwrap_or_else(|e| e.into_inner());
+        let unknown: Vec<_> = reply
+            .monitors
+            .iter()
+            .filter(|m| !known.contains_key(&m.name))
+            .map(|m| (m.name, c.get_atom_name(m.name).ok()))
+            .collect();
+        for (atom, cookie) in unknown {
+            let name = cookie
+                .and_then(|cookie| cookie.reply().ok())
+                .map(|r| String::from_utf8_lossy(&r.name).into_owned())
+                .unwrap_or_default();
+            known.insert(atom, name);
+        }
+        for m in &reply.monitors {
+            out.push(Monitor {
+                index: 0,
+                name: known.get(&m.name).cloned().unwrap_or_default(),
+                rect: Rect::new(m.x as i32, m.y as i32, m.width as u32, m.height as u32),
+                primary: m.primary,
+                scale: 1.0,
+            });
         }
     }
     if out.is_empty() {
