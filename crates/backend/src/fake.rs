@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use deskpilot_types::{Key, Monitor, Point, Rect, WindowId, WindowInfo, WindowState};
 
 use crate::{
-    BackendInfo, Button, Capture, Clipboard, Desktop, Error, Frame, Keyboard, PixelFormat, Pointer,
-    Screens, WindowControl, WindowOp, Windows,
+    Accessibility, BackendInfo, Button, Capture, Clipboard, Desktop, Error, Frame, Keyboard,
+    PixelFormat, Pointer, RawTree, Screens, TreeLimits, WindowControl, WindowOp, Windows,
 };
 
 /// A scriptable desktop: monitors, windows (topmost first) and a framebuffer.
@@ -41,6 +41,8 @@ struct State {
     prompting: Vec<WindowId>,
     clipboard: Option<String>,
     launch_env: Vec<(String, String)>,
+    trees: Vec<(WindowId, RawTree)>,
+    tree_reads: usize,
 }
 
 /// One synthetic pointer event the fake received.
@@ -126,6 +128,8 @@ impl FakeDesktop {
                 prompting: Vec::new(),
                 clipboard: None,
                 launch_env: Vec::new(),
+                trees: Vec::new(),
+                tree_reads: 0,
             })),
         }
     }
@@ -261,6 +265,18 @@ impl FakeDesktop {
     /// What [`WindowControl::launch_env`] returns.
     pub fn set_launch_env(&self, env: Vec<(String, String)>) {
         self.lock().launch_env = env;
+    }
+
+    /// What [`Accessibility::tree`] returns for `window` (budgets are applied by the fake).
+    pub fn set_tree(&self, window: WindowId, tree: RawTree) {
+        let mut s = self.lock();
+        s.trees.retain(|(w, _)| *w != window);
+        s.trees.push((window, tree));
+    }
+
+    /// How many trees have been read.
+    pub fn tree_reads(&self) -> usize {
+        self.lock().tree_reads
     }
 
     /// How many captures have been taken.
@@ -451,6 +467,39 @@ impl WindowControl for FakeDesktop {
 
     fn launch_env(&self) -> Vec<(String, String)> {
         self.lock().launch_env.clone()
+    }
+}
+
+impl Accessibility for FakeDesktop {
+    fn tree(&self, window: &WindowInfo, limits: &TreeLimits) -> Result<RawTree, Error> {
+        let mut s = self.lock();
+        s.tree_reads += 1;
+        let Some((_, tree)) = s.trees.iter().find(|(w, _)| *w == window.id) else {
+            return Err(Error::Unsupported {
+                what: "accessibility tree",
+                reason: format!("window {} exposes no tree", window.id),
+            });
+        };
+        let mut tree = tree.clone();
+        let before = tree.elements.len();
+        // Depth-first order with parents first: truncating keeps every parent index valid.
+        let mut kept = Vec::new();
+        let mut map = vec![None; before];
+        for (i, e) in tree.elements.iter().enumerate() {
+            if kept.len() >= limits.max_elements || e.depth > limits.max_depth {
+                continue;
+            }
+            if e.parent.is_some_and(|p| map[p].is_none()) {
+                continue;
+            }
+            let mut e = e.clone();
+            e.parent = e.parent.and_then(|p| map[p]);
+            map[i] = Some(kept.len());
+            kept.push(e);
+        }
+        tree.complete = kept.len() == before;
+        tree.elements = kept;
+        Ok(tree)
     }
 }
 

@@ -16,6 +16,7 @@
 mod error;
 pub mod fake;
 mod frame;
+mod tree;
 
 use std::sync::Arc;
 
@@ -24,6 +25,7 @@ use deskpilot_types::{Key, Monitor, Point, Rect, WindowInfo};
 pub use error::Error;
 pub use fake::FakeDesktop;
 pub use frame::{Frame, PixelFormat};
+pub use tree::{Accessibility, ElementHandle, ElementStates, RawElement, RawTree, TreeLimits};
 
 /// Monitors and the bounds of the virtual desktop.
 pub trait Screens: Send + Sync {
@@ -141,6 +143,7 @@ pub struct Desktop {
     pub keyboard: Arc<dyn Keyboard>,
     pub window_control: Arc<dyn WindowControl>,
     pub clipboard: Arc<dyn Clipboard>,
+    pub accessibility: Arc<dyn Accessibility>,
 }
 
 impl std::fmt::Debug for Desktop {
@@ -155,7 +158,15 @@ impl Desktop {
     /// Bundles one object that implements every capability.
     pub fn from_backend<B>(info: BackendInfo, backend: Arc<B>) -> Self
     where
-        B: Screens + Windows + Capture + Pointer + Keyboard + WindowControl + Clipboard + 'static,
+        B: Screens
+            + Windows
+            + Capture
+            + Pointer
+            + Keyboard
+            + WindowControl
+            + Clipboard
+            + Accessibility
+            + 'static,
     {
         Desktop {
             info,
@@ -165,7 +176,8 @@ impl Desktop {
             pointer: backend.clone(),
             keyboard: backend.clone(),
             window_control: backend.clone(),
-            clipboard: backend,
+            clipboard: backend.clone(),
+            accessibility: backend,
         }
     }
 }
@@ -247,6 +259,12 @@ impl Clipboard for Unreachable {
     }
 
     fn write_text(&self, _text: &str) -> Result<(), Error> {
+        Err(self.error())
+    }
+}
+
+impl Accessibility for Unreachable {
+    fn tree(&self, _window: &WindowInfo, _limits: &TreeLimits) -> Result<RawTree, Error> {
         Err(self.error())
     }
 }

@@ -124,6 +124,7 @@ pub struct Engine {
     pub(crate) desktop: Desktop,
     config: EngineConfig,
     pub(crate) shots: Mutex<Registry>,
+    pub(crate) snapshots: Mutex<crate::tree::Snapshots>,
     buffers: Mutex<Buffers>,
 }
 
@@ -142,6 +143,7 @@ impl Engine {
             desktop,
             config,
             shots: Mutex::new(Registry::default()),
+            snapshots: Mutex::new(Default::default()),
             buffers: Mutex::new(Buffers::default()),
         }
     }

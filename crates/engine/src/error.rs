@@ -78,6 +78,12 @@ pub enum Error {
     /// A program could not be started, or died before showing a window.
     #[error("cannot launch \"{command}\": {message}")]
     LaunchFailed { command: String, message: String },
+    /// An element token from a snapshot that is no longer the newest of its window.
+    #[error("{token} is from an older snapshot of its window")]
+    StaleElement { token: String },
+    /// No such element.
+    #[error("no such element: {what}")]
+    ElementNotFound { what: String },
     /// The clipboard failed.
     #[error("clipboard: {0}")]
     Clipboard(#[source] deskpilot_backend::Error),
@@ -102,6 +108,8 @@ impl Error {
             Error::FocusRefused { .. } => ErrorCode::FocusRefused,
             Error::WindowOpFailed { .. } => ErrorCode::WindowOpFailed,
             Error::LaunchFailed { .. } => ErrorCode::LaunchFailed,
+            Error::StaleElement { .. } => ErrorCode::StaleElement,
+            Error::ElementNotFound { .. } => ErrorCode::ElementNotFound,
             Error::Clipboard(B::NoDisplay { .. }) => ErrorCode::NoDisplay,
             Error::Clipboard(_) => ErrorCode::ClipboardUnavailable,
             Error::WindowMinimized { .. } => ErrorCode::WindowMinimized,

@@ -22,6 +22,7 @@ mod launch;
 pub mod pipeline;
 mod pointer;
 mod registry;
+mod tree;
 mod window;
 
 pub use clipboard::MAX_CLIPBOARD_BYTES;
@@ -34,4 +35,5 @@ pub use keyboard::{KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
 pub use launch::{LaunchOutcome, MAX_LAUNCH_WAIT};
 pub use pointer::{CoordinateSpace, HitTestMode, PointerOutcome, PointerTarget, Receipt};
 pub use registry::{ScreenshotId, ScreenshotRecord};
+pub use tree::{Element, Snapshot, TREE_TIMEOUT, TreeRequest, line as tree_line, parse_token};
 pub use window::{WindowAction, WindowOutcome, WindowRef, describe_state};

@@ -56,6 +56,12 @@ pub enum ErrorCode {
     LaunchFailed,
     /// The clipboard could not be read or written (no answer from its owner, or no selection support).
     ClipboardUnavailable,
+    /// An element index or token from an older snapshot.
+    StaleElement,
+    /// No element with that index or token in the snapshot.
+    ElementNotFound,
+    /// The window's accessibility tree cannot be read (no bus, the app is not accessible, it timed out).
+    AccessibilityUnavailable,
     /// A bug in deskpilot.
     Internal,
 }
@@ -87,6 +93,9 @@ impl ErrorCode {
             ErrorCode::WindowOpFailed => "WINDOW_OP_FAILED",
             ErrorCode::LaunchFailed => "LAUNCH_FAILED",
             ErrorCode::ClipboardUnavailable => "CLIPBOARD_UNAVAILABLE",
+            ErrorCode::StaleElement => "STALE_ELEMENT",
+            ErrorCode::ElementNotFound => "ELEMENT_NOT_FOUND",
+            ErrorCode::AccessibilityUnavailable => "ACCESSIBILITY_UNAVAILABLE",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -159,6 +168,15 @@ impl ErrorCode {
             ErrorCode::ClipboardUnavailable => {
                 "Retry once; if the clipboard owner does not answer, set the text again with clipboard_write or type it with type_text."
             }
+            ErrorCode::StaleElement => {
+                "The window changed since that snapshot: take get_window_state again and use its indexes or tokens."
+            }
+            ErrorCode::ElementNotFound => {
+                "Use an index or token listed in the latest get_window_state (or find_elements) answer."
+            }
+            ErrorCode::AccessibilityUnavailable => {
+                "Work from the screenshot (click by coordinates) instead; `deskpilot doctor` checks the accessibility bus."
+            }
             ErrorCode::Internal => {
                 "This is a deskpilot bug: retry once, then report it with the message."
             }
@@ -190,6 +208,9 @@ impl ErrorCode {
         ErrorCode::WindowOpFailed,
         ErrorCode::LaunchFailed,
         ErrorCode::ClipboardUnavailable,
+        ErrorCode::StaleElement,
+        ErrorCode::ElementNotFound,
+        ErrorCode::AccessibilityUnavailable,
         ErrorCode::Internal,
     ];
 }

@@ -9,9 +9,11 @@
 mod code;
 mod geometry;
 mod key;
+mod role;
 mod window;
 
 pub use code::ErrorCode;
 pub use geometry::{Point, Rect};
 pub use key::{Key, UnknownKey};
+pub use role::Role;
 pub use window::{Monitor, WindowId, WindowInfo, WindowState};

@@ -19,8 +19,8 @@ pub mod windows;
 use std::sync::Arc;
 
 use deskpilot_backend::{
-    BackendInfo, Capture, Clipboard, Desktop, Error, Frame, Screens, WindowControl, WindowOp,
-    Windows,
+    Accessibility, BackendInfo, Capture, Clipboard, Desktop, Error, Frame, RawTree, Screens,
+    TreeLimits, WindowControl, WindowOp, Windows,
 };
 use deskpilot_types::{Monitor, Rect, WindowId, WindowInfo};
 
@@ -102,5 +102,14 @@ impl Clipboard for WindowsDesktop {
 
     fn write_text(&self, text: &str) -> Result<(), Error> {
         control::write_text(text)
+    }
+}
+
+impl Accessibility for WindowsDesktop {
+    fn tree(&self, _window: &WindowInfo, _limits: &TreeLimits) -> Result<RawTree, Error> {
+        Err(Error::Unsupported {
+            what: "accessibility tree",
+            reason: "UI Automation trees are not implemented on Windows yet".to_string(),
+        })
     }
 }

@@ -25,6 +25,7 @@ pub struct X11Desktop {
     pub(crate) clipboard: crate::clipboard::ClipboardHost,
     /// Names of atoms seen so far (monitor names), so they cost a round trip only once.
     pub(crate) atom_names: std::sync::Mutex<std::collections::HashMap<u32, String>>,
+    pub(crate) a11y: crate::a11y::A11y,
 }
 
 impl X11Desktop {
@@ -58,6 +59,7 @@ impl X11Desktop {
             pending_keymap: Default::default(),
             clipboard: Default::default(),
             atom_names: Default::default(),
+            a11y: Default::default(),
         })
     }
 

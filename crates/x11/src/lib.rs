@@ -12,6 +12,7 @@
 //! never one round trip per property per window in sequence.
 #![cfg(target_os = "linux")]
 
+mod a11y;
 mod atoms;
 pub mod capture;
 mod clipboard;

@@ -10,6 +10,7 @@ mod manage;
 mod pointer;
 mod screenshot;
 mod status;
+mod tree;
 mod windows;
 
 use std::sync::Arc;
@@ -61,7 +62,8 @@ impl DeskpilotServer {
             + Self::status_router()
             + Self::pointer_router()
             + Self::keyboard_router()
-            + Self::manage_router();
+            + Self::manage_router()
+            + Self::tree_router();
         let known: Vec<String> = router
             .list_all()
             .into_iter()

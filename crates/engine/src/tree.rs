@@ -1,0 +1,519 @@
+//! `get_window_state`: a window's indexed element tree (and its screenshot) as one snapshot.
+//!
+//! Every snapshot gets an id; its elements are numbered in depth-first order and each has a
+//! token `s<snapshot>:<index>`. Only the newest snapshot of a window resolves: an index or
+//! token from an older one is `STALE_ELEMENT` ("take get_window_state again"), never
+//! silently re-resolved against a tree that may have changed.
+//!
+//! Tree text is one line per element, tab-indented by depth:
+//! `<index> <Role> "<name>" value="…" desc="…" <flags> actions=[…]`, budgeted by
+//! `max_elements`, `max_depth` and `max_chars`; `query` keeps matches and their ancestors
+//! with their original indexes. Truncation is always stated.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use deskpilot_backend::{ElementHandle, ElementStates, TreeLimits};
+use deskpilot_types::{Rect, Role, WindowId, WindowInfo};
+use serde::Serialize;
+
+use crate::window::WindowRef;
+use crate::{CaptureTarget, Engine, Error, Screenshot, ScreenshotRequest};
+
+/// Snapshots remembered (across all windows), so a stale token is told apart from a made-up one.
+const KEPT: usize = 32;
+/// Default and largest tree read time.
+pub const TREE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What `get_window_state` asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeRequest {
+    pub window: WindowRef,
+    pub include_screenshot: bool,
+    pub max_elements: usize,
+    pub max_depth: u32,
+    pub max_chars: usize,
+    /// Keep only elements whose role, name, value or description contains this (and their ancestors).
+    pub query: Option<String>,
+    pub max_width: Option<u32>,
+    pub timeout: Duration,
+}
+
+impl TreeRequest {
+    pub fn new(window: WindowRef) -> Self {
+        TreeRequest {
+            window,
+            include_screenshot: true,
+            max_elements: 600,
+            max_depth: 64,
+            max_chars: 40_000,
+            query: None,
+            max_width: None,
+            timeout: TREE_TIMEOUT,
+        }
+    }
+}
+
+/// One element of a snapshot.
+#[derive(Debug, Clone, Serialize)]
+pub struct Element {
+    pub index: usize,
+    pub token: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<usize>,
+    pub depth: u32,
+    pub role: Role,
+    pub platform_role: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    pub enabled: bool,
+    pub focusable: bool,
+    pub focused: bool,
+    pub selected: bool,
+    pub checked: bool,
+    pub expanded: bool,
+    pub editable: bool,
+    pub onscreen: bool,
+    pub actions: Vec<String>,
+    /// Physical pixels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<Rect>,
+    #[serde(skip)]
+    pub handle: ElementHandle,
+    #[serde(skip)]
+    pub states: ElementStates,
+}
+
+/// A point-in-time observation of one window.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub id: u64,
+    pub window: WindowInfo,
+    pub elements: Vec<Element>,
+    /// The tree text shown to the model.
+    pub text: String,
+    /// How many elements the text shows.
+    pub shown: usize,
+    pub source: String,
+    pub complete: bool,
+    pub notes: Vec<String>,
+    pub screenshot: Option<Screenshot>,
+    pub tree_time: Duration,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Snapshots {
+    next: u64,
+    kept: VecDeque<(u64, WindowId, Vec<Element>)>,
+}
+
+impl Snapshots {
+    fn insert(&mut self, window: WindowId, elements: Vec<Element>) -> u64 {
+        self.next += 1;
+        if self.kept.len() == KEPT {
+            self.kept.pop_front();
+        }
+        self.kept.push_back((self.next, window, elements));
+        self.next
+    }
+
+    /// The element behind `token`, if its snapshot is the newest of its window.
+    pub(crate) fn resolve(&self, token: &str) -> Result<(WindowId, Element), Error> {
+        let (snapshot, index) = parse_token(token)?;
+        let Some((_, window, elements)) = self.kept.iter().find(|(id, _, _)| *id == snapshot)
+        else {
+            return Err(if snapshot <= self.next {
+                Error::StaleElement {
+                    token: token.to_string(),
+                }
+            } else {
+                Error::ElementNotFound {
+                    what: format!("snapshot {snapshot} was never taken"),
+                }
+            });
+        };
+        let newest = self
+            .kept
+            .iter()
+            .rev()
+            .find(|(_, w, _)| w == window)
+            .map(|(id, _, _)| *id);
+        if newest != Some(snapshot) {
+            return Err(Error::StaleElement {
+                token: token.to_string(),
+            });
+        }
+        elements
+            .get(index)
+            .cloned()
+            .map(|e| (*window, e))
+            .ok_or_else(|| Error::ElementNotFound {
+                what: format!("snapshot {snapshot} has no element {index}"),
+            })
+    }
+}
+
+/// `s12:34` → (12, 34).
+pub fn parse_token(token: &str) -> Result<(u64, usize), Error> {
+    let bad = || Error::InvalidArgument {
+        message: format!(
+            "\"{token}\" is not an element token; tokens look like s12:34 (snapshot 12, element 34)"
+        ),
+    };
+    let rest = token.trim().strip_prefix('s').ok_or_else(bad)?;
+    let (s, i) = rest.split_once(':').ok_or_else(bad)?;
+    Ok((s.parse().map_err(|_| bad())?, i.parse().map_err(|_| bad())?))
+}
+
+fn quote(s: &str, max: usize) -> String {
+    let mut out: String = s
+        .chars()
+        .take(max)
+        .map(|c| match c {
+            '\n' => '⏎',
+            '\t' | '\r' => ' ',
+            c => c,
+        })
+        .collect();
+    if s.chars().count() > max {
+        out.push('…');
+    }
+    out.replace('"', "\\\"")
+}
+
+/// One line of tree text (without indentation).
+pub fn line(e: &Element) -> String {
+    let mut l = format!("{} {} \"{}\"", e.index, e.role, quote(&e.name, 120));
+    if let Some(v) = e.value.as_deref().filter(|v| !v.is_empty() && *v != e.name) {
+        l.push_str(&format!(" value=\"{}\"", quote(v, 80)));
+    }
+    if !e.description.is_empty() && e.description != e.name {
+        l.push_str(&format!(" desc=\"{}\"", quote(&e.description, 80)));
+    }
+    let flags = [
+        (!e.enabled, "disabled"),
+        (e.focusable, "focusable"),
+        (e.focused, "FOCUSED"),
+        (e.selected, "selected"),
+        (e.checked, "checked"),
+        (e.expanded, "expanded"),
+        (e.editable, "editable"),
+        (!e.onscreen && e.bounds.is_some(), "offscreen"),
+    ];
+    for (on, flag) in flags {
+        if on {
+            l.push(' ');
+            l.push_str(flag);
+        }
+    }
+    if !e.actions.is_empty() {
+        l.push_str(&format!(" actions=[{}]", e.actions.join(",")));
+    }
+    l
+}
+
+fn matches(e: &Element, needle: &str) -> bool {
+    let n = needle.to_lowercase();
+    e.name.to_lowercase().contains(&n)
+        || e.value.as_deref().is_some_and(|v| v.to_lowercase().contains(&n))
+        || e.description.to_lowercase().contains(&n)
+        || e.role.as_str().to_lowercase() == n
+}
+
+/// The tree text and how many elements it shows.
+fn render(elements: &[Element], query: Option<&str>, max_chars: usize) -> (String, usize, Vec<String>) {
+    let mut keep = vec![query.is_none(); elements.len()];
+    if let Some(q) = query {
+        for e in elements.iter().filter(|e| matches(e, q)) {
+            let mut at = Some(e.index);
+            while let Some(i) = at {
+                if keep[i] {
+                    break;
+                }
+                keep[i] = true;
+                at = elements[i].parent;
+            }
+        }
+    }
+    let mut text = String::new();
+    let mut shown = 0;
+    let mut notes = Vec::new();
+    let candidates = keep.iter().filter(|k| **k).count();
+    for e in elements.iter().filter(|e| keep[e.index]) {
+        let l = format!("{}{}\n", "\t".repeat(e.depth as usize), line(e));
+        if text.len() + l.len() > max_chars {
+            notes.push(format!(
+                "tree text truncated at max_chars {max_chars}: showing {shown} of {candidates} elements; narrow it with query or raise max_chars"
+            ));
+            break;
+        }
+        text.push_str(&l);
+        shown += 1;
+    }
+    if let Some(q) = query {
+        notes.push(format!(
+            "query \"{q}\": {} matching elements shown with their ancestors ({} of {} elements); indexes are the full tree's",
+            elements.iter().filter(|e| matches(e, q)).count(),
+            candidates,
+            elements.len()
+        ));
+    }
+    (text, shown, notes)
+}
+
+impl Engine {
+    /// Reads a window's tree (and screenshot) and records it as a new snapshot.
+    pub fn window_state(&self, request: &TreeRequest) -> Result<Snapshot, Error> {
+        if request.max_elements == 0 || request.max_elements > 10_000 {
+            return Err(Error::InvalidArgument {
+                message: format!("max_elements {} must be 1..=10000", request.max_elements),
+            });
+        }
+        let window = self.resolve_window(&request.window)?;
+        let mut notes = Vec::new();
+        let screenshot = if request.include_screenshot {
+            match self.screenshot(&ScreenshotRequest {
+                target: CaptureTarget::Window(window.id),
+                max_width: request.max_width,
+                format: None,
+            }) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    notes.push(format!("no screenshot: {} ({e})", e.code()));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let started = Instant::now();
+        let limits = TreeLimits {
+            max_elements: request.max_elements,
+            max_depth: request.max_depth,
+            timeout: request.timeout.min(Duration::from_secs(30)),
+        };
+        let raw = match self.desktop.accessibility.tree(&window, &limits) {
+            Ok(t) => t,
+            Err(e) => {
+                notes.push(format!(
+                    "no accessibility tree: {e}. Work from the screenshot (click by coordinates)."
+                ));
+                deskpilot_backend::RawTree {
+                    source: "none".to_string(),
+                    ..Default::default()
+                }
+            }
+        };
+        let tree_time = started.elapsed();
+        let mut shots = self.snapshots.lock().unwrap_or_else(|e| e.into_inner());
+        let id = shots.next + 1;
+        let elements: Vec<Element> = raw
+            .elements
+            .into_iter()
+            .enumerate()
+            .map(|(index, r)| Element {
+                index,
+                token: format!("s{id}:{index}"),
+                parent: r.parent,
+                depth: r.depth,
+                role: r.role,
+                platform_role: r.platform_role,
+                name: r.name,
+                description: r.description,
+                value: r.value,
+                enabled: r.states.enabled,
+                focusable: r.states.focusable,
+                focused: r.states.focused,
+                selected: r.states.selected,
+                checked: r.states.checked,
+                expanded: r.states.expanded,
+                editable: r.states.editable,
+                onscreen: r.states.onscreen,
+                actions: r.actions,
+                bounds: r.bounds,
+                handle: r.handle,
+                states: r.states,
+            })
+            .collect();
+        let recorded = shots.insert(window.id, elements.clone());
+        drop(shots);
+        debug_assert_eq!(recorded, id);
+        notes.extend(raw.notes);
+        if !raw.complete && !elements.is_empty() {
+            notes.push(format!(
+                "the tree was cut at {} elements (max_elements {}, max_depth {}); raise them or use query",
+                elements.len(),
+                request.max_elements,
+                request.max_depth
+            ));
+        }
+        let big = window.frame.width >= 300 && window.frame.height >= 200;
+        if big && elements.len() < 5 && raw.source != "none" {
+            notes.push(
+                "this large window exposes almost no accessible elements: browsers and Electron apps build their tree only with accessibility enabled — use the browser channel (browser_* tools) for web content, or work from the screenshot".to_string(),
+            );
+        }
+        let (text, shown, render_notes) =
+            render(&elements, request.query.as_deref(), request.max_chars);
+        notes.extend(render_notes);
+        Ok(Snapshot {
+            id,
+            window,
+            elements,
+            text,
+            shown,
+            source: raw.source,
+            complete: raw.complete,
+            notes,
+            screenshot,
+            tree_time,
+        })
+    }
+
+    /// The element behind a token of the newest snapshot of its window.
+    pub fn element(&self, token: &str) -> Result<(WindowId, Element), Error> {
+        self.snapshots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .resolve(token)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use deskpilot_backend::fake::FakeWindow;
+    use deskpilot_backend::{FakeDesktop, RawElement, RawTree};
+    use deskpilot_types::ErrorCode;
+
+    use super::*;
+    use crate::EngineConfig;
+
+    fn el(parent: Option<usize>, depth: u32, role: Role, name: &str) -> RawElement {
+        RawElement {
+            parent,
+            depth,
+            role,
+            platform_role: role.as_str().to_lowercase(),
+            name: name.to_string(),
+            description: String::new(),
+            value: None,
+            states: ElementStates {
+                enabled: true,
+                onscreen: true,
+                ..Default::default()
+            },
+            actions: Vec::new(),
+            bounds: Some(Rect::new(10, 10, 50, 20)),
+            handle: ElementHandle(format!("h{name}")),
+        }
+    }
+
+    fn setup() -> (FakeDesktop, Engine, WindowId) {
+        let fake = FakeDesktop::new(800, 600);
+        let w = fake.add_window(FakeWindow::new("Editor", Rect::new(0, 0, 400, 300)));
+        let mut save = el(Some(1), 2, Role::Button, "保存并关闭");
+        save.actions = vec!["click".into()];
+        let mut off = el(Some(1), 2, Role::Button, "Disabled one");
+        off.states.enabled = false;
+        let mut entry = el(Some(0), 1, Role::Edit, "Name");
+        entry.value = Some("张三 \"quoted\"".into());
+        entry.states.editable = true;
+        entry.states.focused = true;
+        fake.set_tree(
+            w,
+            RawTree {
+                elements: vec![
+                    el(None, 0, Role::Window, "Editor"),
+                    el(Some(0), 1, Role::Group, ""),
+                    save,
+                    off,
+                    entry,
+                ],
+                source: "fake".into(),
+                complete: true,
+                notes: vec![],
+            },
+        );
+        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        (fake, e, w)
+    }
+
+    #[test]
+    fn tree_text_indexes_tokens_and_flags() {
+        let (_fake, e, w) = setup();
+        let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
+        assert_eq!(s.elements.len(), 5);
+        let lines: Vec<&str> = s.text.lines().collect();
+        assert_eq!(lines[0], "0 Window \"Editor\"");
+        assert_eq!(lines[2], "\t\t2 Button \"保存并关闭\" actions=[click]");
+        assert_eq!(lines[3], "\t\t3 Button \"Disabled one\" disabled");
+        assert_eq!(
+            lines[4],
+            "\t4 Edit \"Name\" value=\"张三 \\\"quoted\\\"\" FOCUSED editable"
+        );
+        assert_eq!(s.elements[2].token, format!("s{}:2", s.id));
+        assert!(s.screenshot.is_some());
+        let (win, el) = e.element(&s.elements[2].token).unwrap();
+        assert_eq!((win, el.name.as_str()), (w, "保存并关闭"));
+    }
+
+    #[test]
+    fn older_snapshots_are_stale_and_query_keeps_indexes() {
+        let (_fake, e, w) = setup();
+        let first = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
+        let second = e
+            .window_state(&TreeRequest {
+                query: Some("保存".into()),
+                ..TreeRequest::new(WindowRef::Id(w))
+            })
+            .unwrap();
+        assert_eq!(
+            e.element(&first.elements[2].token).unwrap_err().code(),
+            ErrorCode::StaleElement
+        );
+        assert!(e.element(&second.elements[2].token).is_ok());
+        assert_eq!(
+            e.element(&format!("s{}:99", second.id)).unwrap_err().code(),
+            ErrorCode::ElementNotFound
+        );
+        assert_eq!(
+            e.element("s999:1").unwrap_err().code(),
+            ErrorCode::ElementNotFound
+        );
+        assert_eq!(e.element("12").unwrap_err().code(), ErrorCode::InvalidArgument);
+        let lines: Vec<&str> = second.text.lines().collect();
+        assert_eq!(
+            lines,
+            ["0 Window \"Editor\"", "\t1 Group \"\"", "\t\t2 Button \"保存并关闭\" actions=[click]"]
+        );
+        assert!(second.notes.iter().any(|n| n.contains("query")));
+    }
+
+    #[test]
+    fn budgets_are_stated_and_a_missing_tree_still_returns_the_screenshot() {
+        let (fake, e, w) = setup();
+        let s = e
+            .window_state(&TreeRequest {
+                max_elements: 2,
+                ..TreeRequest::new(WindowRef::Id(w))
+            })
+            .unwrap();
+        assert_eq!(s.elements.len(), 2);
+        assert!(s.notes.iter().any(|n| n.contains("cut at 2")), "{:?}", s.notes);
+        let s = e
+            .window_state(&TreeRequest {
+                max_chars: 25,
+                ..TreeRequest::new(WindowRef::Id(w))
+            })
+            .unwrap();
+        assert_eq!(s.shown, 1);
+        assert!(s.notes.iter().any(|n| n.contains("max_chars 25")));
+        let bare = fake.add_window(FakeWindow::new("Bare", Rect::new(0, 0, 600, 400)));
+        let s = e.window_state(&TreeRequest::new(WindowRef::Id(bare))).unwrap();
+        assert!(s.elements.is_empty() && s.screenshot.is_some());
+        assert!(s.notes.iter().any(|n| n.contains("no accessibility tree")));
+    }
+}

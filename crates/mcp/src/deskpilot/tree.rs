@@ -1,0 +1,160 @@
+//! `get_window_state`: the indexed element tree of a window plus its screenshot.
+
+use std::time::Duration;
+
+use deskpilot_engine::{Error, TREE_TIMEOUT, TreeRequest, WindowRef};
+use deskpilot_types::WindowId;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::screenshot::image_result;
+use super::{DESKTOP_TIMEOUT, DeskpilotServer};
+use crate::render;
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WindowStateArgs {
+    /// The window (an id from list_windows).
+    #[serde(default)]
+    pub window_id: u64,
+    /// Or: case-insensitive substring of the title or process name; must match one window.
+    #[serde(default, alias = "titleMatch")]
+    pub title_match: String,
+    /// Also return the window's screenshot (default true).
+    #[serde(default = "yes")]
+    pub include_screenshot: bool,
+    /// Most elements to read (default 600, at most 10000).
+    #[serde(default = "six_hundred")]
+    pub max_elements: usize,
+    /// Deepest level to read (default 64).
+    #[serde(default = "sixty_four")]
+    pub max_depth: u32,
+    /// Longest tree text to return (default 40000 characters).
+    #[serde(default = "forty_thousand")]
+    pub max_chars: usize,
+    /// Show only elements whose name, value, description or role contains this, with their ancestors; indexes stay
+    /// those of the full tree.
+    #[serde(default)]
+    pub query: String,
+    /// Widest screenshot to return (default 1280).
+    #[serde(default, alias = "maxWidth")]
+    pub max_width: u32,
+    /// How long the app may take to answer, in ms (default 5000, at most 30000).
+    #[serde(default = "five_seconds")]
+    pub timeout_ms: u64,
+}
+
+fn yes() -> bool {
+    true
+}
+fn six_hundred() -> usize {
+    600
+}
+fn sixty_four() -> u32 {
+    64
+}
+fn forty_thousand() -> usize {
+    40_000
+}
+fn five_seconds() -> u64 {
+    TREE_TIMEOUT.as_millis() as u64
+}
+
+#[tool_router(router = tree_router, vis = "pub(crate)")]
+impl DeskpilotServer {
+    /// Read a window's controls as an indexed tree, one line per element:
+    /// `<index> <Role> "<name>" value="…" <flags> actions=[…]`, plus its screenshot. Each element has a token
+    /// s<snapshot>:<index> for acting on it; tokens from an older snapshot of the window are refused (STALE_ELEMENT).
+    #[tool(
+        name = "get_window_state",
+        annotations(
+            title = "Get window state",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn get_window_state(
+        &self,
+        Parameters(a): Parameters<WindowStateArgs>,
+    ) -> CallToolResult {
+        let window = match (a.window_id, a.title_match.trim().is_empty()) {
+            (0, true) => {
+                return render::error(&Error::InvalidArgument {
+                    message: "pass window_id (from list_windows) or title_match".to_string(),
+                });
+            }
+            (0, false) => WindowRef::TitleMatch(a.title_match.clone()),
+            (id, _) => WindowRef::Id(WindowId(id)),
+        };
+        let timeout = Duration::from_millis(a.timeout_ms.clamp(100, 30_000));
+        let request = TreeRequest {
+            window,
+            include_screenshot: a.include_screenshot,
+            max_elements: a.max_elements,
+            max_depth: a.max_depth,
+            max_chars: a.max_chars,
+            query: (!a.query.trim().is_empty()).then(|| a.query.trim().to_string()),
+            max_width: (a.max_width != 0).then_some(a.max_width),
+            timeout,
+        };
+        let engine = self.engine();
+        let snapshot = match render::blocking(DESKTOP_TIMEOUT + timeout, "get_window_state", move || {
+            engine.window_state(&request)
+        })
+        .await
+        {
+            Ok(s) => s,
+            Err(e) => return render::error(&e),
+        };
+        let w = &snapshot.window;
+        let mut text = format!(
+            "Snapshot s{id} of window {wid} \"{title}\" ({process}, pid {pid}): {n} elements from {source} in {ms:.0} ms{shown}.\n\
+             Act on an element with its token s{id}:<index>; tokens of an older snapshot are refused.\n",
+            id = snapshot.id,
+            wid = w.id,
+            title = w.title,
+            process = w.process.as_deref().unwrap_or("?"),
+            pid = w.pid.map_or("?".to_string(), |p| p.to_string()),
+            n = snapshot.elements.len(),
+            source = snapshot.source,
+            ms = snapshot.tree_time.as_secs_f64() * 1e3,
+            shown = if snapshot.shown < snapshot.elements.len() {
+                format!(", {} shown", snapshot.shown)
+            } else {
+                String::new()
+            },
+        );
+        text.push_str(&snapshot.text);
+        for n in &snapshot.notes {
+            text.push_str("Note: ");
+            text.push_str(n);
+            text.push('\n');
+        }
+        let mut content = vec![ContentBlock::text(text)];
+        let mut screenshot = serde_json::Value::Null;
+        if let Some(shot) = &snapshot.screenshot {
+            let rendered = image_result("Screenshot", shot, "the window");
+            content.extend(rendered.content);
+            screenshot = rendered.structured_content.unwrap_or_default();
+        }
+        let mut result = CallToolResult::success(content);
+        result.structured_content = Some(json!({
+            "snapshot_id": snapshot.id,
+            "window": snapshot.window,
+            "source": snapshot.source,
+            "complete": snapshot.complete,
+            "count": snapshot.elements.len(),
+            "shown": snapshot.shown,
+            "elements": snapshot.elements,
+            "notes": snapshot.notes,
+            "tree_ms": snapshot.tree_time.as_secs_f64() * 1e3,
+            "screenshot": screenshot,
+        }));
+        result
+    }
+}

@@ -1,0 +1,630 @@
+//! Accessibility trees over AT-SPI (D-Bus), with the `atspi` crate.
+//!
+//! zbus runs its own executor threads; the blocking trait methods drive futures with
+//! `async_io::block_on` and race every read against a deadline, so a stuck application costs
+//! one call its timeout, never the server.
+//!
+//! Reading a window's tree:
+//! 1. the window's application: the registry's children whose D-Bus connection belongs to the
+//!    window's pid; its frame: the top-level child whose extents match the window's client or
+//!    frame rectangle (else whose name is the title);
+//! 2. the subtree: `Cache.GetItems` (one call for the whole application) where the toolkit has
+//!    it (GTK), walking only nodes whose cached child count disagrees (transient children);
+//!    a concurrent level-by-level walk where it has not (Qt) — never one round trip per
+//!    property per node in sequence;
+//! 3. per kept element, concurrently: extents, advertised actions, a value or text excerpt.
+//!
+//! Hidden elements (not `Showing`) are left out with their subtrees.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use atspi::proxy::accessible::AccessibleProxy;
+use atspi::proxy::action::ActionProxy;
+use atspi::proxy::cache::CacheProxy;
+use atspi::proxy::component::ComponentProxy;
+use atspi::proxy::text::TextProxy;
+use atspi::proxy::value::ValueProxy;
+use atspi::{AccessibilityConnection, CoordType, Interface, InterfaceSet, ObjectRefOwned, State, StateSet};
+use deskpilot_backend::{
+    Accessibility, ElementHandle, ElementStates, Error, RawElement, RawTree, TreeLimits,
+};
+use deskpilot_types::{Rect, Role, WindowInfo};
+use atspi::zbus;
+use futures_util::future::join_all;
+
+use crate::X11Desktop;
+
+/// How long connecting to the accessibility bus may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// Longest text excerpt kept as an element's value.
+const EXCERPT: i32 = 200;
+
+/// The accessibility bus connection, made on first use.
+#[derive(Default)]
+pub(crate) struct A11y {
+    conn: Mutex<Option<Arc<AccessibilityConnection>>>,
+}
+
+impl std::fmt::Debug for A11y {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("A11y").finish_non_exhaustive()
+    }
+}
+
+fn unavailable(reason: impl std::fmt::Display) -> Error {
+    Error::Unsupported {
+        what: "accessibility tree",
+        reason: reason.to_string(),
+    }
+}
+
+fn dbus_err(what: &'static str) -> impl Fn(zbus::Error) -> Error {
+    move |e| Error::os(what, e)
+}
+
+/// Runs `fut` to completion or fails after `timeout`.
+fn run<T>(
+    timeout: Duration,
+    what: &str,
+    fut: impl Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    let what = what.to_string();
+    async_io::block_on(futures_lite::future::or(fut, async move {
+        async_io::Timer::after(timeout).await;
+        Err(unavailable(format!(
+            "{what} did not finish within {} ms (the application may be busy or stopped)",
+            timeout.as_millis()
+        )))
+    }))
+}
+
+impl A11y {
+    fn connection(&self) -> Result<Arc<AccessibilityConnection>, Error> {
+        let mut slot = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = slot.as_ref() {
+            return Ok(c.clone());
+        }
+        let conn = run(CONNECT_TIMEOUT, "connecting to the accessibility bus", async {
+            AccessibilityConnection::new()
+                .await
+                .map_err(|e| unavailable(format!("no accessibility bus: {e}")))
+        })?;
+        let conn = Arc::new(conn);
+        *slot = Some(conn.clone());
+        Ok(conn)
+    }
+}
+
+/// AT-SPI role → deskpilot role.
+pub(crate) fn role(r: atspi::Role) -> Role {
+    use atspi::Role as A;
+    match r {
+        A::Application => Role::Application,
+        A::Frame | A::Window => Role::Window,
+        A::Dialog | A::FileChooser | A::ColorChooser | A::FontChooser => Role::Dialog,
+        A::Alert | A::Notification => Role::Alert,
+        A::Button | A::PushButtonMenu => Role::Button,
+        A::ToggleButton => Role::ToggleButton,
+        A::CheckBox => Role::CheckBox,
+        A::RadioButton => Role::RadioButton,
+        A::ComboBox => Role::ComboBox,
+        A::Entry | A::PasswordText | A::Text | A::Terminal | A::Editbar => Role::Edit,
+        A::Label | A::Static | A::Caption | A::Paragraph | A::Footnote => Role::Text,
+        A::Heading => Role::Heading,
+        A::Link => Role::Link,
+        A::Image | A::Icon | A::DesktopIcon | A::Animation => Role::Image,
+        A::List | A::ListBox | A::DescriptionList => Role::List,
+        A::ListItem | A::DescriptionTerm | A::DescriptionValue => Role::ListItem,
+        A::Tree | A::TreeTable => Role::Tree,
+        A::TreeItem => Role::TreeItem,
+        A::Table => Role::Table,
+        A::TableRow => Role::Row,
+        A::TableCell => Role::Cell,
+        A::ColumnHeader | A::RowHeader | A::TableColumnHeader | A::TableRowHeader => {
+            Role::ColumnHeader
+        }
+        A::Menu => Role::Menu,
+        A::MenuBar => Role::MenuBar,
+        A::MenuItem | A::TearoffMenuItem => Role::MenuItem,
+        A::CheckMenuItem => Role::CheckMenuItem,
+        A::RadioMenuItem => Role::RadioMenuItem,
+        A::PageTabList => Role::TabList,
+        A::PageTab => Role::Tab,
+        A::ToolBar => Role::ToolBar,
+        A::StatusBar => Role::StatusBar,
+        A::Slider => Role::Slider,
+        A::SpinButton => Role::SpinButton,
+        A::ScrollBar => Role::ScrollBar,
+        A::ProgressBar | A::LevelBar => Role::ProgressBar,
+        A::Separator => Role::Separator,
+        A::ToolTip => Role::ToolTip,
+        A::DocumentFrame
+        | A::DocumentText
+        | A::DocumentWeb
+        | A::DocumentEmail
+        | A::DocumentPresentation
+        | A::DocumentSpreadsheet
+        | A::Article => Role::Document,
+        A::ScrollPane | A::Viewport => Role::ScrollPane,
+        A::SplitPane => Role::SplitPane,
+        A::Panel
+        | A::Filler
+        | A::Section
+        | A::Grouping
+        | A::Form
+        | A::InternalFrame
+        | A::LayeredPane
+        | A::RootPane
+        | A::OptionPane
+        | A::GlassPane
+        | A::Landmark => Role::Group,
+        _ => Role::Other,
+    }
+}
+
+fn states(s: StateSet, bounds: Option<Rect>, window: Rect) -> ElementStates {
+    ElementStates {
+        enabled: s.contains(State::Enabled) || s.contains(State::Sensitive),
+        focusable: s.contains(State::Focusable),
+        focused: s.contains(State::Focused),
+        selected: s.contains(State::Selected),
+        checked: s.contains(State::Checked) || s.contains(State::Pressed),
+        expandable: s.contains(State::Expandable),
+        expanded: s.contains(State::Expanded),
+        editable: s.contains(State::Editable),
+        onscreen: bounds.is_some_and(|b| b.intersect(&window).is_some()),
+    }
+}
+
+/// Extents as a rectangle; `None` for the placeholders toolkits give hidden or unplaced
+/// elements (GTK `i32::MIN`, Qt all zeros, empty sizes).
+fn bounds(x: i32, y: i32, w: i32, h: i32) -> Option<Rect> {
+    if w <= 0 || h <= 0 || x == i32::MIN || y == i32::MIN || (x, y, w, h) == (0, 0, 0, 0) {
+        return None;
+    }
+    Some(Rect::new(x, y, w as u32, h as u32))
+}
+
+/// What the first pass knows about a node, before enrichment.
+#[derive(Debug, Clone)]
+struct Node {
+    object: ObjectRefOwned,
+    parent: Option<usize>,
+    depth: u32,
+    role: atspi::Role,
+    name: String,
+    states: StateSet,
+    ifaces: InterfaceSet,
+}
+
+fn handle(o: &ObjectRefOwned) -> ElementHandle {
+    ElementHandle(format!(
+        "{}|{}",
+        o.name_as_str().unwrap_or_default(),
+        o.path_as_str()
+    ))
+}
+
+/// Parses a handle back into the bus name and path it came from.
+pub(crate) fn parse_handle(h: &ElementHandle) -> Option<(String, String)> {
+    let (name, path) = h.0.split_once('|')?;
+    Some((name.to_string(), path.to_string()))
+}
+
+async fn accessible<'c>(
+    conn: &'c zbus::Connection,
+    o: &ObjectRefOwned,
+) -> Result<AccessibleProxy<'c>, Error> {
+    proxy_at::<AccessibleProxy>(conn, o).await
+}
+
+async fn proxy_at<'c, P>(conn: &'c zbus::Connection, o: &ObjectRefOwned) -> Result<P, Error>
+where
+    P: From<zbus::Proxy<'c>> + zbus::proxy::Defaults,
+{
+    let name = o
+        .name_as_str()
+        .ok_or_else(|| unavailable("a null object reference"))?
+        .to_string();
+    let proxy = zbus::proxy::Builder::<P>::new(conn)
+        .destination(name)
+        .map_err(dbus_err("destination"))?
+        .path(o.path_as_str().to_string())
+        .map_err(dbus_err("path"))?
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await
+        .map_err(dbus_err("proxy"))?;
+    Ok(proxy)
+}
+
+/// The window's frame in its application's tree.
+async fn find_frame(conn: &zbus::Connection, window: &WindowInfo) -> Result<Node, Error> {
+    let root = AccessibleProxy::builder(conn)
+        .destination("org.a11y.atspi.Registry")
+        .map_err(dbus_err("registry"))?
+        .path("/org/a11y/atspi/accessible/root")
+        .map_err(dbus_err("registry"))?
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await
+        .map_err(dbus_err("registry"))?;
+    let apps = root
+        .get_children()
+        .await
+        .map_err(dbus_err("registry children"))?;
+    let dbus = zbus::fdo::DBusProxy::new(conn)
+        .await
+        .map_err(|e| Error::os("DBus proxy", e))?;
+    let pids = join_all(apps.iter().map(|app| {
+        let dbus = &dbus;
+        async move {
+            let name = app.name_as_str()?;
+            let bus = zbus::names::BusName::try_from(name.to_string()).ok()?;
+            dbus.get_connection_unix_process_id(bus).await.ok()
+        }
+    }))
+    .await;
+    let ours: Vec<&ObjectRefOwned> = apps
+        .iter()
+        .zip(pids)
+        .filter(|(_, pid)| window.pid.is_none() || *pid == window.pid)
+        .map(|(app, _)| app)
+        .collect();
+    if ours.is_empty() {
+        return Err(unavailable(format!(
+            "the application of window {} (pid {}) is not on the accessibility bus (GTK apps need GTK_MODULES=gail:atk-bridge, Qt apps QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1, set before they start)",
+            window.id,
+            window.pid.map_or("?".to_string(), |p| p.to_string())
+        )));
+    }
+    let mut best: Option<(u32, Node)> = None;
+    for app in ours {
+        let proxy = accessible(conn, app).await?;
+        let frames = proxy.get_children().await.unwrap_or_default();
+        let described = join_all(frames.iter().map(|f| async move {
+            let p = accessible(conn, f).await.ok()?;
+            let (name, role, states, ifaces) = futures_lite::future::zip(
+                futures_lite::future::zip(p.name(), p.get_role()),
+                futures_lite::future::zip(p.get_state(), p.get_interfaces()),
+            )
+            .await
+            .pipe(|((n, r), (s, i))| (n.ok(), r.ok(), s.ok(), i.ok()));
+            let extents = match proxy_at::<ComponentProxy>(conn, f).await {
+                Ok(c) => c.get_extents(CoordType::Screen).await.ok(),
+                Err(_) => None,
+            };
+            Some((f.clone(), name?, role?, states?, ifaces?, extents))
+        }))
+        .await;
+        for (object, name, role, states, ifaces, extents) in described.into_iter().flatten() {
+            let rect = extents.and_then(|(x, y, w, h)| bounds(x, y, w, h));
+            let near = |a: Rect, b: Rect| {
+                (a.x - b.x).abs() <= 2
+                    && (a.y - b.y).abs() <= 2
+                    && (a.width as i64 - b.width as i64).abs() <= 2
+                    && (a.height as i64 - b.height as i64).abs() <= 2
+            };
+            let score = match rect {
+                Some(r) if near(r, window.client) || near(r, window.frame) => 3,
+                _ if !window.title.is_empty() && name == window.title => 2,
+                _ if states.contains(State::Showing) => 1,
+                _ => 0,
+            };
+            if best.as_ref().is_none_or(|(s, _)| score > *s) {
+                best = Some((
+                    score,
+                    Node {
+                        object,
+                        parent: None,
+                        depth: 0,
+                        role,
+                        name,
+                        states,
+                        ifaces,
+                    },
+                ));
+            }
+        }
+    }
+    best.map(|(_, n)| n).ok_or_else(|| {
+        unavailable(format!(
+            "the application of window {} shows no top-level accessible element",
+            window.id
+        ))
+    })
+}
+
+/// Small helper so tuple plumbing reads left to right.
+trait Pipe: Sized {
+    fn pipe<T>(self, f: impl FnOnce(Self) -> T) -> T {
+        f(self)
+    }
+}
+impl<T> Pipe for T {}
+
+/// The subtree under `frame` from the application's cache; `None` when it has no cache.
+async fn from_cache(
+    conn: &zbus::Connection,
+    frame: &Node,
+    limits: &TreeLimits,
+) -> Option<(Vec<Node>, Vec<usize>)> {
+    let cache = zbus::proxy::Builder::<CacheProxy>::new(conn)
+        .destination(frame.object.name_as_str()?.to_string())
+        .ok()?
+        .path("/org/a11y/atspi/cache")
+        .ok()?
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await
+        .ok()?;
+    let items = cache.get_items().await.ok()?;
+    let mut children: HashMap<String, Vec<&atspi::CacheItem>> = HashMap::new();
+    for item in &items {
+        children
+            .entry(item.parent.path_as_str().to_string())
+            .or_default()
+            .push(item);
+    }
+    for list in children.values_mut() {
+        list.sort_by_key(|i| i.index);
+    }
+    let mut nodes = vec![frame.clone()];
+    // Nodes whose cached children are fewer than they report: walk them.
+    let mut unfinished = Vec::new();
+    let mut stack = vec![0usize];
+    while let Some(at) = stack.pop() {
+        let node = nodes[at].clone();
+        let path = node.object.path_as_str().to_string();
+        let kids = children.get(&path).map(Vec::as_slice).unwrap_or_default();
+        let reported = items
+            .iter()
+            .find(|i| i.object.path_as_str() == path)
+            .map(|i| i.children)
+            .unwrap_or(kids.len() as i32);
+        if node.depth >= limits.max_depth {
+            continue;
+        }
+        if (kids.len() as i32) < reported {
+            unfinished.push(at);
+            continue;
+        }
+        let mut pushed = Vec::new();
+        for item in kids {
+            if nodes.len() >= limits.max_elements {
+                break;
+            }
+            if !item.states.contains(State::Showing) {
+                continue;
+            }
+            nodes.push(Node {
+                object: item.object.clone(),
+                parent: Some(at),
+                depth: node.depth + 1,
+                role: item.role,
+                name: item.name.clone(),
+                states: item.states,
+                ifaces: item.ifaces,
+            });
+            pushed.push(nodes.len() - 1);
+        }
+        stack.extend(pushed.into_iter().rev());
+    }
+    Some((nodes, unfinished))
+}
+
+/// Reads one node's basics.
+async fn describe(
+    conn: &zbus::Connection,
+    object: ObjectRefOwned,
+    parent: usize,
+    depth: u32,
+) -> Option<Node> {
+    let p = accessible(conn, &object).await.ok()?;
+    let ((name, role), (states, ifaces)) = futures_lite::future::zip(
+        futures_lite::future::zip(p.name(), p.get_role()),
+        futures_lite::future::zip(p.get_state(), p.get_interfaces()),
+    )
+    .await;
+    Some(Node {
+        object,
+        parent: Some(parent),
+        depth,
+        role: role.ok()?,
+        name: name.unwrap_or_default(),
+        states: states.ok()?,
+        ifaces: ifaces.unwrap_or_default(),
+    })
+}
+
+/// Walks the subtrees under `starts` level by level, every level's requests in flight at once.
+async fn walk(conn: &zbus::Connection, nodes: &mut Vec<Node>, starts: Vec<usize>, limits: &TreeLimits) {
+    let mut level = starts;
+    while !level.is_empty() && nodes.len() < limits.max_elements {
+        let kids = join_all(level.iter().map(|&at| {
+            let object = nodes[at].object.clone();
+            let depth = nodes[at].depth;
+            async move {
+                if depth >= limits.max_depth {
+                    return Vec::new();
+                }
+                let Ok(p) = accessible(conn, &object).await else {
+                    return Vec::new();
+                };
+                let children = p.get_children().await.unwrap_or_default();
+                join_all(children.into_iter().map(|c| describe(conn, c, at, depth + 1)))
+                    .await
+                    .into_iter()
+                    .flatten()
+                    .filter(|n| n.states.contains(State::Showing))
+                    .collect::<Vec<_>>()
+            }
+        }))
+        .await;
+        let mut next = Vec::new();
+        for batch in kids {
+            for node in batch {
+                if nodes.len() >= limits.max_elements {
+                    break;
+                }
+                nodes.push(node);
+                next.push(nodes.len() - 1);
+            }
+        }
+        level = next;
+    }
+}
+
+/// Puts `nodes` (parents before children, but not necessarily depth-first) in depth-first order.
+fn depth_first(nodes: Vec<Node>) -> Vec<Node> {
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    for (i, n) in nodes.iter().enumerate() {
+        if let Some(p) = n.parent {
+            children[p].push(i);
+        }
+    }
+    let mut order = Vec::with_capacity(nodes.len());
+    let mut stack = vec![0usize];
+    while let Some(i) = stack.pop() {
+        order.push(i);
+        stack.extend(children[i].iter().rev());
+    }
+    let mut new_index = vec![0usize; nodes.len()];
+    for (new, &old) in order.iter().enumerate() {
+        new_index[old] = new;
+    }
+    order
+        .iter()
+        .map(|&old| {
+            let mut n = nodes[old].clone();
+            n.parent = n.parent.map(|p| new_index[p]);
+            n
+        })
+        .collect()
+}
+
+/// Extents, actions and a value for every node, all in flight together.
+async fn enrich(conn: &zbus::Connection, nodes: &[Node], window: &WindowInfo) -> Vec<RawElement> {
+    join_all(nodes.iter().map(|n| async move {
+        let o = &n.object;
+        let extents = async {
+            if !n.ifaces.contains(Interface::Component) {
+                return None;
+            }
+            let c = proxy_at::<ComponentProxy>(conn, o).await.ok()?;
+            let (x, y, w, h) = c.get_extents(CoordType::Screen).await.ok()?;
+            bounds(x, y, w, h)
+        };
+        let actions = async {
+            if !n.ifaces.contains(Interface::Action) {
+                return Vec::new();
+            }
+            let Ok(a) = proxy_at::<ActionProxy>(conn, o).await else {
+                return Vec::new();
+            };
+            a.get_actions()
+                .await
+                .map(|v| v.into_iter().map(|a| a.name).collect())
+                .unwrap_or_default()
+        };
+        let value = async {
+            let label = matches!(n.role, atspi::Role::Label | atspi::Role::Static);
+            if n.ifaces.contains(Interface::Text) && !label {
+                let t = proxy_at::<TextProxy>(conn, o).await.ok()?;
+                let text = t.get_text(0, EXCERPT).await.ok()?;
+                return (!text.is_empty()).then_some(text);
+            }
+            if n.ifaces.contains(Interface::Value) {
+                let v = proxy_at::<ValueProxy>(conn, o).await.ok()?;
+                return v.current_value().await.ok().map(|v| format!("{v}"));
+            }
+            None
+        };
+        // The cache's name can lag behind a name GTK computes lazily (a button named by its
+        // label): ask for the property when the cache has none; a label's name is its text.
+        let name_and_description = async {
+            let p = accessible(conn, o).await.ok()?;
+            let (name, description) = if n.name.trim().is_empty() {
+                let (name, description) = futures_lite::future::zip(p.name(), p.description()).await;
+                (name.ok(), description.ok())
+            } else {
+                (None, p.description().await.ok())
+            };
+            let name = match name {
+                Some(name)
+                    if name.trim().is_empty()
+                        && n.ifaces.contains(Interface::Text)
+                        && matches!(n.role, atspi::Role::Label | atspi::Role::Static) =>
+                {
+                    let t = proxy_at::<TextProxy>(conn, o).await.ok()?;
+                    t.get_text(0, EXCERPT).await.ok()
+                }
+                other => other,
+            };
+            Some((name, description))
+        };
+        let ((bounds, actions), (value, names)) = futures_lite::future::zip(
+            futures_lite::future::zip(extents, actions),
+            futures_lite::future::zip(value, name_and_description),
+        )
+        .await;
+        let (better_name, description) = names.unwrap_or_default();
+        let name = better_name
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| n.name.clone());
+        RawElement {
+            parent: n.parent,
+            depth: n.depth,
+            role: role(n.role),
+            platform_role: n.role.name().to_string(),
+            name: name.trim().to_string(),
+            description: description.unwrap_or_default().trim().to_string(),
+            value,
+            states: states(n.states, bounds, window.frame),
+            actions,
+            bounds,
+            handle: handle(o),
+        }
+    }))
+    .await
+}
+
+impl Accessibility for X11Desktop {
+    fn tree(&self, window: &WindowInfo, limits: &TreeLimits) -> Result<RawTree, Error> {
+        let started = Instant::now();
+        let conn = self.a11y.connection()?;
+        let conn = conn.connection();
+        run(limits.timeout, "reading the accessibility tree", async {
+            let frame = find_frame(conn, window).await?;
+            let (mut nodes, source, unfinished) = match from_cache(conn, &frame, limits).await {
+                Some((nodes, unfinished)) => (nodes, "atspi-cache", unfinished),
+                None => (vec![frame.clone()], "atspi-walk", vec![0]),
+            };
+            let walked = unfinished.len();
+            walk(conn, &mut nodes, unfinished, limits).await;
+            let nodes = depth_first(nodes);
+            let truncated = nodes.len() >= limits.max_elements;
+            let elements = enrich(conn, &nodes, window).await;
+            let mut notes = Vec::new();
+            if source == "atspi-cache" && walked > 0 && walked < nodes.len() {
+                notes.push(format!(
+                    "{walked} containers were missing from the application's cache and were walked"
+                ));
+            }
+            tracing::debug!(
+                elements = elements.len(),
+                source,
+                ms = started.elapsed().as_secs_f64() * 1e3,
+                "accessibility tree"
+            );
+            Ok(RawTree {
+                elements,
+                source: source.to_string(),
+                complete: !truncated,
+                notes,
+            })
+        })
+    }
+}
