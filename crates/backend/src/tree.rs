@@ -74,8 +74,47 @@ pub struct TreeLimits {
     pub timeout: Duration,
 }
 
-/// Accessibility trees.
+/// Accessibility trees and the semantic operations on their elements.
+///
+/// Operations other than [`Accessibility::tree`] default to `Unsupported`, so a backend
+/// without them still builds and the engine falls back to pointer and keyboard input.
 pub trait Accessibility: Send + Sync {
     /// The tree of `window` (its frame element and everything showing under it).
     fn tree(&self, window: &WindowInfo, limits: &TreeLimits) -> Result<RawTree, Error>;
+
+    /// Performs one of the actions the element advertises, by its name.
+    fn do_action(&self, element: &ElementHandle, action: &str) -> Result<(), Error> {
+        let _ = (element, action);
+        Err(Error::Unsupported {
+            what: "accessibility actions",
+            reason: "this platform backend has none".to_string(),
+        })
+    }
+
+    /// Replaces an element's text (editable text) or sets its numeric value.
+    fn set_value(&self, element: &ElementHandle, value: &str) -> Result<(), Error> {
+        let _ = (element, value);
+        Err(Error::Unsupported {
+            what: "setting values",
+            reason: "this platform backend cannot".to_string(),
+        })
+    }
+
+    /// The element's full text (or value), as it is now.
+    fn read_text(&self, element: &ElementHandle) -> Result<String, Error> {
+        let _ = element;
+        Err(Error::Unsupported {
+            what: "reading element text",
+            reason: "this platform backend cannot".to_string(),
+        })
+    }
+
+    /// Gives the element keyboard focus.
+    fn focus(&self, element: &ElementHandle) -> Result<(), Error> {
+        let _ = element;
+        Err(Error::Unsupported {
+            what: "focusing elements",
+            reason: "this platform backend cannot".to_string(),
+        })
+    }
 }

@@ -15,8 +15,10 @@
 
 mod clipboard;
 pub mod coords;
+mod element;
 mod engine;
 mod error;
+mod find;
 mod keyboard;
 mod launch;
 pub mod pipeline;
@@ -26,11 +28,13 @@ mod tree;
 mod window;
 
 pub use clipboard::MAX_CLIPBOARD_BYTES;
+pub use element::ElementOutcome;
 pub use engine::{
     CaptureTarget, Engine, EngineConfig, Screenshot, ScreenshotRequest, StatusReport, WindowFilter,
     ZoomRequest,
 };
 pub use error::Error;
+pub use find::{Candidate, FindRequest, fold};
 pub use keyboard::{KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
 pub use launch::{LaunchOutcome, MAX_LAUNCH_WAIT};
 pub use pointer::{CoordinateSpace, HitTestMode, PointerOutcome, PointerTarget, Receipt};

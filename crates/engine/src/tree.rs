@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use deskpilot_backend::{ElementHandle, ElementStates, TreeLimits};
-use deskpilot_types::{Rect, Role, WindowId, WindowInfo};
+use deskpilot_types::{Rect, Role, WindowInfo};
 use serde::Serialize;
 
 use crate::window::WindowRef;
@@ -107,11 +107,11 @@ pub struct Snapshot {
 #[derive(Debug, Default)]
 pub(crate) struct Snapshots {
     next: u64,
-    kept: VecDeque<(u64, WindowId, Vec<Element>)>,
+    kept: VecDeque<(u64, WindowInfo, Vec<Element>)>,
 }
 
 impl Snapshots {
-    fn insert(&mut self, window: WindowId, elements: Vec<Element>) -> u64 {
+    fn insert(&mut self, window: WindowInfo, elements: Vec<Element>) -> u64 {
         self.next += 1;
         if self.kept.len() == KEPT {
             self.kept.pop_front();
@@ -120,8 +120,9 @@ impl Snapshots {
         self.next
     }
 
-    /// The element behind `token`, if its snapshot is the newest of its window.
-    pub(crate) fn resolve(&self, token: &str) -> Result<(WindowId, Element), Error> {
+    /// The element behind `token` and its window as the snapshot saw it, if its snapshot is
+    /// the newest of its window.
+    pub(crate) fn resolve(&self, token: &str) -> Result<(WindowInfo, Element), Error> {
         let (snapshot, index) = parse_token(token)?;
         let Some((_, window, elements)) = self.kept.iter().find(|(id, _, _)| *id == snapshot)
         else {
@@ -139,7 +140,7 @@ impl Snapshots {
             .kept
             .iter()
             .rev()
-            .find(|(_, w, _)| w == window)
+            .find(|(_, w, _)| w.id == window.id)
             .map(|(id, _, _)| *id);
         if newest != Some(snapshot) {
             return Err(Error::StaleElement {
@@ -149,7 +150,7 @@ impl Snapshots {
         elements
             .get(index)
             .cloned()
-            .map(|e| (*window, e))
+            .map(|e| (window.clone(), e))
             .ok_or_else(|| Error::ElementNotFound {
                 what: format!("snapshot {snapshot} has no element {index}"),
             })
@@ -218,13 +219,19 @@ pub fn line(e: &Element) -> String {
 fn matches(e: &Element, needle: &str) -> bool {
     let n = needle.to_lowercase();
     e.name.to_lowercase().contains(&n)
-        || e.value.as_deref().is_some_and(|v| v.to_lowercase().contains(&n))
+        || e.value
+            .as_deref()
+            .is_some_and(|v| v.to_lowercase().contains(&n))
         || e.description.to_lowercase().contains(&n)
         || e.role.as_str().to_lowercase() == n
 }
 
 /// The tree text and how many elements it shows.
-fn render(elements: &[Element], query: Option<&str>, max_chars: usize) -> (String, usize, Vec<String>) {
+fn render(
+    elements: &[Element],
+    query: Option<&str>,
+    max_chars: usize,
+) -> (String, usize, Vec<String>) {
     let mut keep = vec![query.is_none(); elements.len()];
     if let Some(q) = query {
         for e in elements.iter().filter(|e| matches(e, q)) {
@@ -338,7 +345,7 @@ impl Engine {
                 states: r.states,
             })
             .collect();
-        let recorded = shots.insert(window.id, elements.clone());
+        let recorded = shots.insert(window.clone(), elements.clone());
         drop(shots);
         debug_assert_eq!(recorded, id);
         notes.extend(raw.notes);
@@ -373,8 +380,9 @@ impl Engine {
         })
     }
 
-    /// The element behind a token of the newest snapshot of its window.
-    pub fn element(&self, token: &str) -> Result<(WindowId, Element), Error> {
+    /// The element behind a token of the newest snapshot of its window, with that window as
+    /// the snapshot saw it.
+    pub fn element(&self, token: &str) -> Result<(WindowInfo, Element), Error> {
         self.snapshots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -386,7 +394,7 @@ impl Engine {
 mod tests {
     use deskpilot_backend::fake::FakeWindow;
     use deskpilot_backend::{FakeDesktop, RawElement, RawTree};
-    use deskpilot_types::ErrorCode;
+    use deskpilot_types::{ErrorCode, WindowId};
 
     use super::*;
     use crate::EngineConfig;
@@ -457,7 +465,7 @@ mod tests {
         assert_eq!(s.elements[2].token, format!("s{}:2", s.id));
         assert!(s.screenshot.is_some());
         let (win, el) = e.element(&s.elements[2].token).unwrap();
-        assert_eq!((win, el.name.as_str()), (w, "保存并关闭"));
+        assert_eq!((win.id, el.name.as_str()), (w, "保存并关闭"));
     }
 
     #[test]
@@ -483,11 +491,18 @@ mod tests {
             e.element("s999:1").unwrap_err().code(),
             ErrorCode::ElementNotFound
         );
-        assert_eq!(e.element("12").unwrap_err().code(), ErrorCode::InvalidArgument);
+        assert_eq!(
+            e.element("12").unwrap_err().code(),
+            ErrorCode::InvalidArgument
+        );
         let lines: Vec<&str> = second.text.lines().collect();
         assert_eq!(
             lines,
-            ["0 Window \"Editor\"", "\t1 Group \"\"", "\t\t2 Button \"保存并关闭\" actions=[click]"]
+            [
+                "0 Window \"Editor\"",
+                "\t1 Group \"\"",
+                "\t\t2 Button \"保存并关闭\" actions=[click]"
+            ]
         );
         assert!(second.notes.iter().any(|n| n.contains("query")));
     }
@@ -502,7 +517,11 @@ mod tests {
             })
             .unwrap();
         assert_eq!(s.elements.len(), 2);
-        assert!(s.notes.iter().any(|n| n.contains("cut at 2")), "{:?}", s.notes);
+        assert!(
+            s.notes.iter().any(|n| n.contains("cut at 2")),
+            "{:?}",
+            s.notes
+        );
         let s = e
             .window_state(&TreeRequest {
                 max_chars: 25,
@@ -512,7 +531,9 @@ mod tests {
         assert_eq!(s.shown, 1);
         assert!(s.notes.iter().any(|n| n.contains("max_chars 25")));
         let bare = fake.add_window(FakeWindow::new("Bare", Rect::new(0, 0, 600, 400)));
-        let s = e.window_state(&TreeRequest::new(WindowRef::Id(bare))).unwrap();
+        let s = e
+            .window_state(&TreeRequest::new(WindowRef::Id(bare)))
+            .unwrap();
         assert!(s.elements.is_empty() && s.screenshot.is_some());
         assert!(s.notes.iter().any(|n| n.contains("no accessibility tree")));
     }

@@ -24,14 +24,17 @@ use atspi::proxy::accessible::AccessibleProxy;
 use atspi::proxy::action::ActionProxy;
 use atspi::proxy::cache::CacheProxy;
 use atspi::proxy::component::ComponentProxy;
+use atspi::proxy::editable_text::EditableTextProxy;
 use atspi::proxy::text::TextProxy;
 use atspi::proxy::value::ValueProxy;
-use atspi::{AccessibilityConnection, CoordType, Interface, InterfaceSet, ObjectRefOwned, State, StateSet};
+use atspi::zbus;
+use atspi::{
+    AccessibilityConnection, CoordType, Interface, InterfaceSet, ObjectRefOwned, State, StateSet,
+};
 use deskpilot_backend::{
     Accessibility, ElementHandle, ElementStates, Error, RawElement, RawTree, TreeLimits,
 };
 use deskpilot_types::{Rect, Role, WindowInfo};
-use atspi::zbus;
 use futures_util::future::join_all;
 
 use crate::X11Desktop;
@@ -86,11 +89,15 @@ impl A11y {
         if let Some(c) = slot.as_ref() {
             return Ok(c.clone());
         }
-        let conn = run(CONNECT_TIMEOUT, "connecting to the accessibility bus", async {
-            AccessibilityConnection::new()
-                .await
-                .map_err(|e| unavailable(format!("no accessibility bus: {e}")))
-        })?;
+        let conn = run(
+            CONNECT_TIMEOUT,
+            "connecting to the accessibility bus",
+            async {
+                AccessibilityConnection::new()
+                    .await
+                    .map_err(|e| unavailable(format!("no accessibility bus: {e}")))
+            },
+        )?;
         let conn = Arc::new(conn);
         *slot = Some(conn.clone());
         Ok(conn)
@@ -412,7 +419,53 @@ async fn from_cache(
         }
         stack.extend(pushed.into_iter().rev());
     }
+    // Toolkits create some children lazily (GTK list boxes, tables, menus): the cache lists
+    // such a container with no children at all. Ask the containers that look empty.
+    let mut has_children = vec![false; nodes.len()];
+    for n in &nodes {
+        if let Some(p) = n.parent {
+            has_children[p] = true;
+        }
+    }
+    let suspects: Vec<usize> = (0..nodes.len())
+        .filter(|&i| !has_children[i] && !unfinished.contains(&i))
+        .filter(|&i| nodes[i].depth < limits.max_depth && lazy_container(nodes[i].role))
+        .collect();
+    let counts = join_all(suspects.iter().map(|&i| {
+        let object = nodes[i].object.clone();
+        async move {
+            let p = accessible(conn, &object).await.ok()?;
+            p.child_count().await.ok()
+        }
+    }))
+    .await;
+    for (i, count) in suspects.into_iter().zip(counts) {
+        if count.unwrap_or(0) > 0 {
+            unfinished.push(i);
+        }
+    }
     Some((nodes, unfinished))
+}
+
+/// Roles whose children a toolkit may create only when asked.
+fn lazy_container(r: atspi::Role) -> bool {
+    use atspi::Role as A;
+    matches!(
+        r,
+        A::List
+            | A::ListBox
+            | A::Table
+            | A::TreeTable
+            | A::Tree
+            | A::Menu
+            | A::MenuBar
+            | A::ComboBox
+            | A::PageTabList
+            | A::ScrollPane
+            | A::Viewport
+            | A::Panel
+            | A::Filler
+    )
 }
 
 /// Reads one node's basics.
@@ -440,7 +493,12 @@ async fn describe(
 }
 
 /// Walks the subtrees under `starts` level by level, every level's requests in flight at once.
-async fn walk(conn: &zbus::Connection, nodes: &mut Vec<Node>, starts: Vec<usize>, limits: &TreeLimits) {
+async fn walk(
+    conn: &zbus::Connection,
+    nodes: &mut Vec<Node>,
+    starts: Vec<usize>,
+    limits: &TreeLimits,
+) {
     let mut level = starts;
     while !level.is_empty() && nodes.len() < limits.max_elements {
         let kids = join_all(level.iter().map(|&at| {
@@ -454,12 +512,16 @@ async fn walk(conn: &zbus::Connection, nodes: &mut Vec<Node>, starts: Vec<usize>
                     return Vec::new();
                 };
                 let children = p.get_children().await.unwrap_or_default();
-                join_all(children.into_iter().map(|c| describe(conn, c, at, depth + 1)))
-                    .await
-                    .into_iter()
-                    .flatten()
-                    .filter(|n| n.states.contains(State::Showing))
-                    .collect::<Vec<_>>()
+                join_all(
+                    children
+                        .into_iter()
+                        .map(|c| describe(conn, c, at, depth + 1)),
+                )
+                .await
+                .into_iter()
+                .flatten()
+                .filter(|n| n.states.contains(State::Showing))
+                .collect::<Vec<_>>()
             }
         }))
         .await;
@@ -547,7 +609,8 @@ async fn enrich(conn: &zbus::Connection, nodes: &[Node], window: &WindowInfo) ->
         let name_and_description = async {
             let p = accessible(conn, o).await.ok()?;
             let (name, description) = if n.name.trim().is_empty() {
-                let (name, description) = futures_lite::future::zip(p.name(), p.description()).await;
+                let (name, description) =
+                    futures_lite::future::zip(p.name(), p.description()).await;
                 (name.ok(), description.ok())
             } else {
                 (None, p.description().await.ok())
@@ -591,7 +654,137 @@ async fn enrich(conn: &zbus::Connection, nodes: &[Node], window: &WindowInfo) ->
     .await
 }
 
+/// An object reference from a handle this module issued.
+fn object(h: &ElementHandle) -> Result<ObjectRefOwned, Error> {
+    let (name, path) =
+        parse_handle(h).ok_or_else(|| unavailable("not an AT-SPI element handle"))?;
+    let name = zbus::names::UniqueName::try_from(name)
+        .map_err(|e| unavailable(format!("bad bus name in handle: {e}")))?;
+    let path = zbus::zvariant::ObjectPath::try_from(path)
+        .map_err(|e| unavailable(format!("bad path in handle: {e}")))?;
+    Ok(ObjectRefOwned::new(atspi::ObjectRef::Owned { name, path }))
+}
+
+/// How long one element operation may take.
+const OPERATION_TIMEOUT: Duration = Duration::from_secs(5);
+
 impl Accessibility for X11Desktop {
+    fn do_action(&self, element: &ElementHandle, action: &str) -> Result<(), Error> {
+        let o = object(element)?;
+        let conn = self.a11y.connection()?;
+        let conn = conn.connection();
+        run(OPERATION_TIMEOUT, "the action", async {
+            let a = proxy_at::<ActionProxy>(conn, &o).await?;
+            let actions = a.get_actions().await.map_err(dbus_err("GetActions"))?;
+            let index = actions
+                .iter()
+                .position(|x| x.name.eq_ignore_ascii_case(action))
+                .ok_or_else(|| {
+                    unavailable(format!(
+                        "the element has no action \"{action}\"; it has [{}]",
+                        actions
+                            .iter()
+                            .map(|x| x.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                })?;
+            let done = a
+                .do_action(index as i32)
+                .await
+                .map_err(dbus_err("DoAction"))?;
+            if done {
+                Ok(())
+            } else {
+                Err(unavailable(format!("the application refused \"{action}\"")))
+            }
+        })
+    }
+
+    fn set_value(&self, element: &ElementHandle, value: &str) -> Result<(), Error> {
+        let o = object(element)?;
+        let conn = self.a11y.connection()?;
+        let conn = conn.connection();
+        run(OPERATION_TIMEOUT, "setting the value", async {
+            let ifaces = accessible(conn, &o)
+                .await?
+                .get_interfaces()
+                .await
+                .map_err(dbus_err("GetInterfaces"))?;
+            if ifaces.contains(Interface::EditableText) {
+                let t = proxy_at::<EditableTextProxy>(conn, &o).await?;
+                let done = t
+                    .set_text_contents(value)
+                    .await
+                    .map_err(dbus_err("SetTextContents"))?;
+                return if done {
+                    Ok(())
+                } else {
+                    Err(unavailable("the application refused the new text"))
+                };
+            }
+            if ifaces.contains(Interface::Value) {
+                let number: f64 = value.trim().parse().map_err(|_| {
+                    unavailable(format!(
+                        "\"{value}\" is not a number, and this element takes numbers only"
+                    ))
+                })?;
+                let v = proxy_at::<ValueProxy>(conn, &o).await?;
+                return v
+                    .set_current_value(number)
+                    .await
+                    .map_err(dbus_err("Value.CurrentValue"));
+            }
+            Err(unavailable(
+                "the element has neither editable text nor a value",
+            ))
+        })
+    }
+
+    fn read_text(&self, element: &ElementHandle) -> Result<String, Error> {
+        let o = object(element)?;
+        let conn = self.a11y.connection()?;
+        let conn = conn.connection();
+        run(OPERATION_TIMEOUT, "reading the text", async {
+            let ifaces = accessible(conn, &o)
+                .await?
+                .get_interfaces()
+                .await
+                .map_err(dbus_err("GetInterfaces"))?;
+            if ifaces.contains(Interface::Text) {
+                let t = proxy_at::<TextProxy>(conn, &o).await?;
+                return t.get_text(0, -1).await.map_err(dbus_err("GetText"));
+            }
+            if ifaces.contains(Interface::Value) {
+                let v = proxy_at::<ValueProxy>(conn, &o).await?;
+                return v
+                    .current_value()
+                    .await
+                    .map(|v| format!("{v}"))
+                    .map_err(dbus_err("Value.CurrentValue"));
+            }
+            accessible(conn, &o)
+                .await?
+                .name()
+                .await
+                .map_err(dbus_err("Name"))
+        })
+    }
+
+    fn focus(&self, element: &ElementHandle) -> Result<(), Error> {
+        let o = object(element)?;
+        let conn = self.a11y.connection()?;
+        let conn = conn.connection();
+        run(OPERATION_TIMEOUT, "focusing", async {
+            let c = proxy_at::<ComponentProxy>(conn, &o).await?;
+            if c.grab_focus().await.map_err(dbus_err("GrabFocus"))? {
+                Ok(())
+            } else {
+                Err(unavailable("the application refused the focus"))
+            }
+        })
+    }
+
     fn tree(&self, window: &WindowInfo, limits: &TreeLimits) -> Result<RawTree, Error> {
         let started = Instant::now();
         let conn = self.a11y.connection()?;
@@ -610,7 +803,7 @@ impl Accessibility for X11Desktop {
             let mut notes = Vec::new();
             if source == "atspi-cache" && walked > 0 && walked < nodes.len() {
                 notes.push(format!(
-                    "{walked} containers were missing from the application's cache and were walked"
+                    "{walked} containers not fully in the application's cache were read directly"
                 ));
             }
             tracing::debug!(

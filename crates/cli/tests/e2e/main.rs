@@ -11,6 +11,7 @@
 mod apps;
 mod cli;
 mod clipboard;
+mod elements;
 mod harness;
 mod keyboard;
 mod manage;

@@ -21,12 +21,17 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "clipboard_write",
         "double_click",
         "drag",
+        "find_elements",
+        "get_element_text",
+        "get_window_state",
         "list_windows",
         "move_cursor",
+        "perform_action",
         "press_key",
         "right_click",
         "screenshot",
         "scroll",
+        "set_value",
         "status",
         "type_text",
         "window",
@@ -44,6 +49,9 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
             "status",
             "zoom",
             "clipboard_read",
+            "get_window_state",
+            "find_elements",
+            "get_element_text",
         ]
         .contains(&t.name.as_ref());
         assert_eq!(a.read_only_hint, Some(reads), "{}", t.name);
@@ -108,7 +116,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 14,
+        !names.contains(&"list_windows".to_string()) && names.len() == 19,
         "{names:?}"
     );
     let refused = server

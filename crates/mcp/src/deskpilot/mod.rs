@@ -5,6 +5,7 @@
 //! `#[tool_router(router = …)]`, merged in [`DeskpilotServer::new`] and trimmed by the
 //! [`ToolFilter`] before the server answers anything.
 
+mod elements;
 mod keyboard;
 mod manage;
 mod pointer;
@@ -63,7 +64,8 @@ impl DeskpilotServer {
             + Self::pointer_router()
             + Self::keyboard_router()
             + Self::manage_router()
-            + Self::tree_router();
+            + Self::tree_router()
+            + Self::elements_router();
         let known: Vec<String> = router
             .list_all()
             .into_iter()

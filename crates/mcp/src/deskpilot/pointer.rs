@@ -70,10 +70,16 @@ pub struct PointArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClickArgs {
-    /// X in the last screenshot's pixel space (or physical with coordinates "physical").
-    pub x: f64,
-    /// Y in the last screenshot's pixel space (or physical with coordinates "physical").
-    pub y: f64,
+    /// X in the last screenshot's pixel space (or physical with coordinates "physical"). Omit when clicking an element.
+    #[serde(default)]
+    pub x: Option<f64>,
+    /// Y in the last screenshot's pixel space (or physical with coordinates "physical"). Omit when clicking an element.
+    #[serde(default)]
+    pub y: Option<f64>,
+    /// Instead of x/y: an element token from get_window_state / find_elements ("s3:12"). A left single click runs
+    /// the element's own click action when it has one (route "accessibility"), else clicks its centre.
+    #[serde(default)]
+    pub element: String,
     /// The screenshot x/y were read from; 0 or omitted means the last one.
     #[serde(default)]
     pub screenshot_id: u64,
@@ -265,7 +271,8 @@ impl DeskpilotServer {
 
 #[tool_router(router = pointer_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Click at x/y read off the last screenshot (or screenshot_id; or physical pixels with coordinates "physical").
+    /// Click at x/y read off the last screenshot (or screenshot_id; or physical pixels with coordinates "physical"),
+    /// or click an element by token (element "s3:12": its own click action when it has one, else its centre).
     /// Refused without a screenshot (NO_REFERENCE_SCREENSHOT), when the screenshot's window moved or vanished, or when
     /// another app's window is under the point (CLICK_WRONG_WINDOW). Returns a receipt of where the pointer landed.
     #[tool(
@@ -279,7 +286,28 @@ impl DeskpilotServer {
         )
     )]
     pub async fn click(&self, Parameters(a): Parameters<ClickArgs>) -> CallToolResult {
-        let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
+        let (x, y) = match (a.element.trim().is_empty(), a.x, a.y) {
+            (false, None, None) => {
+                if !a.modifiers.is_empty() {
+                    return render::error(&Error::InvalidArgument {
+                        message: "modifiers are for x/y clicks; an element click takes none"
+                            .to_string(),
+                    });
+                }
+                let (b, count, m) = (button(a.button), a.count, mode(a.hit_test));
+                return self
+                    .click_element(a.element.trim().to_string(), b, count, m)
+                    .await;
+            }
+            (true, Some(x), Some(y)) => (x, y),
+            _ => {
+                return render::error(&Error::InvalidArgument {
+                    message: "pass either x and y, or element (a token like s3:12), not both"
+                        .to_string(),
+                });
+            }
+        };
+        let t = target(x, y, a.screenshot_id, a.coordinates);
         let (b, count, m) = (button(a.button), a.count, mode(a.hit_test));
         let mods = match modifiers(&a.modifiers) {
             Ok(k) => k,

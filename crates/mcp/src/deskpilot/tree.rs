@@ -103,14 +103,15 @@ impl DeskpilotServer {
             timeout,
         };
         let engine = self.engine();
-        let snapshot = match render::blocking(DESKTOP_TIMEOUT + timeout, "get_window_state", move || {
-            engine.window_state(&request)
-        })
-        .await
-        {
-            Ok(s) => s,
-            Err(e) => return render::error(&e),
-        };
+        let snapshot =
+            match render::blocking(DESKTOP_TIMEOUT + timeout, "get_window_state", move || {
+                engine.window_state(&request)
+            })
+            .await
+            {
+                Ok(s) => s,
+                Err(e) => return render::error(&e),
+            };
         let w = &snapshot.window;
         let mut text = format!(
             "Snapshot s{id} of window {wid} \"{title}\" ({process}, pid {pid}): {n} elements from {source} in {ms:.0} ms{shown}.\n\

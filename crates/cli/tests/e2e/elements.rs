@@ -1,0 +1,341 @@
+//! Accessibility trees and element actions against our GTK fixture, zenity and mousepad.
+//! The fixture prints every event it receives, so the tests read what really happened.
+
+use std::io::BufRead as _;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::harness::{self, error_code, launch, ok, probe_until, serve, text, wait_for, window_of};
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/gtk_fixture.py");
+const EXPECTED_TREE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../fixtures/gtk_fixture.tree"
+);
+
+/// The fixture app and the event lines it has printed so far.
+struct Fixture {
+    child: std::process::Child,
+    events: Arc<Mutex<Vec<String>>>,
+}
+
+impl Fixture {
+    fn start(desktop: &deskpilot_x11::VirtualDisplay, title: &str) -> Fixture {
+        let mut cmd = std::process::Command::new("/usr/bin/python3");
+        cmd.arg(FIXTURE)
+            .arg(title)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        desktop.configure(&mut cmd);
+        let mut child = cmd
+            .spawn()
+            .expect("start the GTK fixture (python3-gi, gir1.2-gtk-3.0)");
+        let events: Arc<Mutex<Vec<String>>> = Arc::default();
+        let sink = events.clone();
+        let out = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        Fixture { child, events }
+    }
+
+    async fn saw(&self, line: &str) {
+        wait_for(
+            Duration::from_secs(5),
+            &format!("fixture event {line:?}"),
+            || async {
+                self.events
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .any(|l| l == line)
+                    .then_some(())
+            },
+        )
+        .await
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        // SAFETY: plain signal delivery; a stopped fixture must be resumed before it can die.
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGCONT);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The tree text of a get_window_state result (the lines after the header).
+fn tree_lines(r: &rmcp::model::CallToolResult) -> Vec<String> {
+    text(r)
+        .lines()
+        .skip_while(|l| !l.starts_with("0 "))
+        .take_while(|l| !l.starts_with("Note: ") && !l.starts_with("Screenshot "))
+        .map(str::to_string)
+        .collect()
+}
+
+fn element<'a>(state: &'a Value, role: &str, name: &str) -> &'a Value {
+    state["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["role"] == role && e["name"] == name)
+        .unwrap_or_else(|| panic!("no {role} \"{name}\" in {}", state["elements"]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixture_tree_matches_its_snapshot_and_elements_act() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let fixture = Fixture::start(desktop, "deskpilot fixture");
+    fixture.saw("ready").await;
+    let pid = fixture.child.id();
+    window_of(&server, pid).await;
+    let args = json!({ "title_match": "deskpilot fixture", "include_screenshot": false });
+
+    // The tree, line for line (GTK fills its accessibility cache lazily: poll until stable).
+    let expected: Vec<String> = std::fs::read_to_string(EXPECTED_TREE)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let mut last = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < deadline {
+        let r = server.call("get_window_state", args.clone()).await;
+        ok(&r);
+        last = tree_lines(&r);
+        if last == expected {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        last, expected,
+        "fixture tree differs from fixtures/gtk_fixture.tree"
+    );
+
+    let r = server
+        .call(
+            "get_window_state",
+            json!({ "title_match": "deskpilot fixture" }),
+        )
+        .await;
+    let state = ok(&r).clone();
+    assert!(
+        r.content.iter().any(|c| c.as_image().is_some()),
+        "the screenshot comes along"
+    );
+    // Bounds agree with the system's own AT-SPI stack.
+    let apply = element(&state, "Button", "Apply");
+    let probe = probe_until(desktop, &["find", &pid.to_string(), "push button", "Apply"]).await;
+    for k in ["x", "y", "width", "height"] {
+        assert_eq!(apply["bounds"][k], probe["extents"][k], "Apply {k}");
+    }
+    assert_eq!(
+        element(&state, "Button", "Disabled action")["enabled"],
+        false
+    );
+    assert!(
+        !text(&r).contains("Hidden button"),
+        "a widget that is never shown is not listed"
+    );
+
+    // query keeps the full tree's indexes and the ancestors.
+    let r = server
+        .call(
+            "get_window_state",
+            json!({ "title_match": "deskpilot fixture", "include_screenshot": false, "query": "apply" }),
+        )
+        .await;
+    let projected = tree_lines(&r);
+    let apply_line = expected
+        .iter()
+        .find(|l| l.contains("Button \"Apply\""))
+        .unwrap();
+    assert_eq!(projected.last(), Some(apply_line), "{projected:?}");
+    assert!(projected.len() < expected.len() && projected[0] == expected[0]);
+
+    // find: "保存" ranks "保存并关闭" first; clicking its token fires the handler through the
+    // accessibility route.
+    let r = server
+        .call(
+            "find_elements",
+            json!({ "title_match": "deskpilot fixture", "description": "保存" }),
+        )
+        .await;
+    let found = ok(&r).clone();
+    let first = &found["candidates"][0];
+    assert_eq!(first["name"], "保存并关闭", "{}", text(&r));
+    assert!(
+        first["image"].is_array(),
+        "image coordinates of the centre: {first}"
+    );
+    let r = server
+        .call("click", json!({ "element": first["token"] }))
+        .await;
+    assert_eq!(ok(&r)["route"], "accessibility", "{}", text(&r));
+    fixture.saw("clicked 保存并关闭").await;
+
+    // set_value on the entry (CJK included) reads back, in the app and through the tool.
+    let r = server
+        .call(
+            "find_elements",
+            json!({ "title_match": "deskpilot fixture", "description": "name field", "include_screenshot": false }),
+        )
+        .await;
+    let entry = ok(&r)["candidates"][0].clone();
+    assert_eq!(entry["role"], "Edit", "{}", text(&r));
+    let value = "张三 Zoë ✓";
+    let r = server
+        .call(
+            "set_value",
+            json!({ "element": entry["token"], "value": value }),
+        )
+        .await;
+    assert_eq!(ok(&r)["value"], value);
+    assert_eq!(ok(&r)["effect"], "confirmed");
+    fixture.saw(&format!("changed Name {value}")).await;
+    let r = server
+        .call("get_element_text", json!({ "element": entry["token"] }))
+        .await;
+    assert_eq!(ok(&r)["text"], value);
+
+    // perform_action with an advertised action; an unknown one lists the real ones.
+    let r = server
+        .call(
+            "find_elements",
+            json!({ "title_match": "deskpilot fixture", "description": "enable logging checkbox", "include_screenshot": false }),
+        )
+        .await;
+    let check = ok(&r)["candidates"][0].clone();
+    assert_eq!(check["role"], "CheckBox", "{}", text(&r));
+    let r = server
+        .call(
+            "perform_action",
+            json!({ "element": check["token"], "action": "fly" }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENT");
+    assert!(text(&r).contains("[Click]"), "{}", text(&r));
+    ok(&server
+        .call(
+            "perform_action",
+            json!({ "element": check["token"], "action": "click" }),
+        )
+        .await);
+    fixture.saw("toggled Enable logging on").await;
+
+    // A token from an older snapshot of the window is refused.
+    let r = server.call("get_window_state", args.clone()).await;
+    ok(&r);
+    let r = server
+        .call("click", json!({ "element": first["token"] }))
+        .await;
+    assert_eq!(error_code(&r), "STALE_ELEMENT");
+    let r = server.call("click", json!({ "element": "s9999:1" })).await;
+    assert_eq!(error_code(&r), "ELEMENT_NOT_FOUND");
+    server.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zenity_yes_by_token_and_a_stopped_app_does_not_stall() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let mut zenity = launch(
+        desktop,
+        "zenity",
+        &[
+            "--question",
+            "--title",
+            "deskpilot token question",
+            "--text",
+            "Proceed?",
+        ],
+    );
+    window_of(&server, zenity.0.id()).await;
+    let state = wait_for(
+        Duration::from_secs(15),
+        "zenity's Yes button in the tree",
+        || async {
+            let r = server
+            .call(
+                "get_window_state",
+                json!({ "title_match": "deskpilot token question", "include_screenshot": false }),
+            )
+            .await;
+            let s = ok(&r).clone();
+            s["elements"]
+                .as_array()?
+                .iter()
+                .any(|e| e["role"] == "Button" && e["name"] == "Yes")
+                .then_some(s)
+        },
+    )
+    .await;
+    let yes = element(&state, "Button", "Yes")["token"].clone();
+    let r = server.call("click", json!({ "element": yes })).await;
+    assert_eq!(ok(&r)["route"], "accessibility", "{}", text(&r));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = zenity.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "zenity did not exit after Yes");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(status.code(), Some(0));
+
+    // A stopped app: the call returns within its timeout, with the screenshot and a note.
+    let fixture = Fixture::start(desktop, "deskpilot stopped fixture");
+    fixture.saw("ready").await;
+    window_of(&server, fixture.child.id()).await;
+    // SAFETY: plain signal delivery to our own child.
+    unsafe {
+        libc::kill(fixture.child.id() as i32, libc::SIGSTOP);
+    }
+    let started = Instant::now();
+    let r = tokio::time::timeout(
+        Duration::from_secs(20),
+        server.call(
+            "get_window_state",
+            json!({ "title_match": "deskpilot stopped fixture", "timeout_ms": 1500 }),
+        ),
+    )
+    .await
+    .expect("get_window_state stalled on a stopped app");
+    let took = started.elapsed();
+    ok(&r);
+    assert!(took < Duration::from_secs(6), "took {took:?}");
+    assert!(
+        text(&r).contains("no accessibility tree") && text(&r).contains("1500 ms"),
+        "{}",
+        text(&r)
+    );
+    assert!(
+        r.content.iter().any(|c| c.as_image().is_some()),
+        "the screenshot still comes"
+    );
+    // SAFETY: as above.
+    unsafe {
+        libc::kill(fixture.child.id() as i32, libc::SIGCONT);
+    }
+    // The server is fine afterwards.
+    ok(&server.call("status", json!({})).await);
+    server.finish().await;
+}

@@ -1,0 +1,397 @@
+//! `find_elements`: rank a window's elements against a description.
+//!
+//! Text is folded first (case, full-width forms, punctuation), then compared per field
+//! (name, value, description, role) by exact match, containment, and word / CJK-bigram
+//! overlap — so "保存" finds "保存并关闭" and "the search box" finds an Edit named "Search".
+//! Kind words ("button", "按钮", "field", "输入框" …) are taken out of the text and turned into
+//! a role preference. Disabled and off-screen elements are demoted, not hidden.
+
+use deskpilot_types::Role;
+use serde::Serialize;
+
+use crate::tree::{Element, Snapshot, TreeRequest};
+use crate::{Engine, Error};
+
+/// What to look for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FindRequest {
+    pub tree: TreeRequest,
+    /// Free text ("the save button", "保存").
+    pub description: String,
+    /// Exact substring filter instead of ranking (case-insensitive, over name, value, description).
+    pub name_contains: String,
+    /// Only this role (`"Button"`), case-insensitive.
+    pub role: String,
+    pub limit: usize,
+}
+
+/// One ranked element.
+#[derive(Debug, Clone, Serialize)]
+pub struct Candidate {
+    pub token: String,
+    pub index: usize,
+    pub role: Role,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    pub score: f64,
+    pub why: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<deskpilot_types::Rect>,
+    /// The element's centre in the snapshot screenshot's pixel space.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<(u32, u32)>,
+    pub enabled: bool,
+    pub actions: Vec<String>,
+}
+
+/// Lower-case, full-width folded to ASCII, punctuation to spaces, spaces collapsed.
+pub fn fold(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let c = match c as u32 {
+            0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            0x3000 => ' ',
+            _ => c,
+        };
+        if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
+        } else if !out.ends_with(' ') {
+            out.push(' ');
+        }
+    }
+    out.trim().to_string()
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
+}
+
+/// Words, with CJK runs split into bigrams (a lone CJK character stays a unigram).
+fn terms(folded: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in folded.split(' ').filter(|w| !w.is_empty()) {
+        let mut latin = String::new();
+        let mut run: Vec<char> = Vec::new();
+        let flush_run = |run: &mut Vec<char>, out: &mut Vec<String>| {
+            match run.len() {
+                0 => {}
+                1 => out.push(run[0].to_string()),
+                _ => out.extend(run.windows(2).map(|w| w.iter().collect())),
+            }
+            run.clear();
+        };
+        for c in word.chars() {
+            if is_cjk(c) {
+                if !latin.is_empty() {
+                    out.push(std::mem::take(&mut latin));
+                }
+                run.push(c);
+            } else {
+                flush_run(&mut run, &mut out);
+                latin.push(c);
+            }
+        }
+        flush_run(&mut run, &mut out);
+        if !latin.is_empty() {
+            out.push(latin);
+        }
+    }
+    out
+}
+
+/// Kind words and the roles they ask for.
+const KINDS: &[(&str, &[Role])] = &[
+    ("button", &[Role::Button, Role::ToggleButton]),
+    ("btn", &[Role::Button, Role::ToggleButton]),
+    ("按钮", &[Role::Button, Role::ToggleButton]),
+    ("checkbox", &[Role::CheckBox, Role::CheckMenuItem]),
+    ("check box", &[Role::CheckBox, Role::CheckMenuItem]),
+    ("复选框", &[Role::CheckBox]),
+    ("field", &[Role::Edit, Role::ComboBox]),
+    ("input", &[Role::Edit]),
+    ("entry", &[Role::Edit]),
+    ("text box", &[Role::Edit]),
+    ("textbox", &[Role::Edit]),
+    ("search box", &[Role::Edit]),
+    ("box", &[Role::Edit, Role::ComboBox, Role::CheckBox]),
+    ("输入框", &[Role::Edit]),
+    ("文本框", &[Role::Edit]),
+    (
+        "menu item",
+        &[Role::MenuItem, Role::CheckMenuItem, Role::RadioMenuItem],
+    ),
+    ("menu", &[Role::Menu, Role::MenuItem]),
+    ("菜单", &[Role::Menu, Role::MenuItem]),
+    ("link", &[Role::Link]),
+    ("链接", &[Role::Link]),
+    ("tab", &[Role::Tab]),
+    ("标签页", &[Role::Tab]),
+    ("list", &[Role::List, Role::ListItem]),
+    ("列表", &[Role::List, Role::ListItem]),
+    ("slider", &[Role::Slider]),
+    ("滑块", &[Role::Slider]),
+    ("dropdown", &[Role::ComboBox]),
+    ("combo", &[Role::ComboBox]),
+    ("下拉框", &[Role::ComboBox]),
+    ("radio", &[Role::RadioButton]),
+    ("单选", &[Role::RadioButton]),
+];
+
+/// Words that carry no meaning in a description.
+const FILLER: &[&str] = &[
+    "the", "a", "an", "of", "for", "to", "on", "in", "that", "this", "的",
+];
+
+/// Splits kind words off the description: (what is left, wanted roles, kind words seen).
+fn kinds(description: &str) -> (String, Vec<Role>, Vec<&'static str>) {
+    let mut text = format!(" {} ", fold(description));
+    let mut roles = Vec::new();
+    let mut seen = Vec::new();
+    for (word, r) in KINDS {
+        let cjk = word.chars().any(is_cjk);
+        let needle = if cjk {
+            word.to_string()
+        } else {
+            format!(" {word} ")
+        };
+        if text.contains(&needle) {
+            text = text.replacen(&needle, " ", 1);
+            roles.extend_from_slice(r);
+            seen.push(*word);
+        }
+    }
+    let rest: Vec<&str> = text
+        .split(' ')
+        .filter(|w| !w.is_empty() && !FILLER.contains(w))
+        .collect();
+    (rest.join(" "), roles, seen)
+}
+
+/// How well `field` matches `query` (both folded): 0..=1 and a reason.
+fn similarity(query: &str, qterms: &[String], field: &str) -> (f64, &'static str) {
+    if field.is_empty() || query.is_empty() {
+        return (0.0, "");
+    }
+    if field == query {
+        return (1.0, "equals");
+    }
+    if field.contains(query) {
+        let ratio = query.chars().count() as f64 / field.chars().count() as f64;
+        return (0.75 + 0.2 * ratio, "contains");
+    }
+    if query.contains(field) && field.chars().count() >= 2 {
+        return (0.6, "is part of");
+    }
+    let fterms = terms(field);
+    let hits = qterms.iter().filter(|t| fterms.contains(t)).count();
+    if hits == 0 {
+        return (0.0, "");
+    }
+    (
+        0.65 * hits as f64 / qterms.len() as f64,
+        "shares words with",
+    )
+}
+
+/// Ranks `elements` for `description`; kept when the score is at least 0.2.
+pub fn rank(elements: &[Element], description: &str) -> Vec<(f64, String, usize)> {
+    let (rest, roles, seen) = kinds(description);
+    let qterms = terms(&rest);
+    let mut out = Vec::new();
+    for e in elements {
+        let fields = [
+            ("name", fold(&e.name), 1.0),
+            ("value", fold(e.value.as_deref().unwrap_or("")), 0.7),
+            ("description", fold(&e.description), 0.6),
+        ];
+        let mut best = (0.0, String::new());
+        for (label, text, weight) in &fields {
+            let (s, how) = similarity(&rest, &qterms, text);
+            if s * weight > best.0 {
+                best = (s * weight, format!("{label} {how} the query"));
+            }
+        }
+        let mut score = best.0;
+        let mut why = best.1;
+        if rest.is_empty() && !roles.is_empty() {
+            score = 0.3;
+            why = "only a kind was given".to_string();
+        }
+        if score == 0.0 {
+            continue;
+        }
+        if !roles.is_empty() {
+            if roles.contains(&e.role) {
+                score += 0.2;
+                why.push_str(&format!("; a {} as asked ({})", e.role, seen.join(", ")));
+            } else {
+                score -= 0.15;
+            }
+        }
+        if e.role.is_interactive() {
+            score += 0.05;
+        }
+        if !e.enabled {
+            score *= 0.75;
+            why.push_str("; disabled");
+        }
+        if !e.onscreen {
+            score *= 0.8;
+            why.push_str("; off screen");
+        }
+        if score >= 0.2 {
+            out.push((score, why, e.index));
+        }
+    }
+    out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+    out
+}
+
+impl Engine {
+    /// Takes a fresh snapshot and ranks its elements; the candidates carry its tokens.
+    pub fn find_elements(
+        &self,
+        request: &FindRequest,
+    ) -> Result<(Snapshot, Vec<Candidate>), Error> {
+        if request.description.trim().is_empty() && request.name_contains.trim().is_empty() {
+            return Err(Error::InvalidArgument {
+                message: "pass description (free text) or name_contains".to_string(),
+            });
+        }
+        let snapshot = self.window_state(&request.tree)?;
+        let role = request.role.trim().to_lowercase();
+        let role_ok = |e: &Element| role.is_empty() || e.role.as_str().to_lowercase() == role;
+        let ranked: Vec<(f64, String, usize)> = if request.name_contains.trim().is_empty() {
+            rank(&snapshot.elements, &request.description)
+                .into_iter()
+                .filter(|(_, _, i)| role_ok(&snapshot.elements[*i]))
+                .collect()
+        } else {
+            let needle = request.name_contains.trim().to_lowercase();
+            snapshot
+                .elements
+                .iter()
+                .filter(|e| role_ok(e))
+                .filter(|e| {
+                    e.name.to_lowercase().contains(&needle)
+                        || e.value
+                            .as_deref()
+                            .is_some_and(|v| v.to_lowercase().contains(&needle))
+                        || e.description.to_lowercase().contains(&needle)
+                })
+                .map(|e| (1.0, "contains the text".to_string(), e.index))
+                .collect()
+        };
+        let view = snapshot.screenshot.as_ref().map(|s| s.view);
+        let candidates = ranked
+            .into_iter()
+            .take(request.limit.clamp(1, 50))
+            .map(|(score, why, i)| {
+                let e = &snapshot.elements[i];
+                let image = e.bounds.zip(view).and_then(|(b, v)| {
+                    v.physical_to_image(deskpilot_types::Point::new(
+                        b.x + b.width as i32 / 2,
+                        b.y + b.height as i32 / 2,
+                    ))
+                });
+                Candidate {
+                    token: e.token.clone(),
+                    index: e.index,
+                    role: e.role,
+                    name: e.name.clone(),
+                    value: e.value.clone(),
+                    score: (score * 100.0).round() / 100.0,
+                    why,
+                    bounds: e.bounds,
+                    image,
+                    enabled: e.enabled,
+                    actions: e.actions.clone(),
+                }
+            })
+            .collect();
+        Ok((snapshot, candidates))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use deskpilot_backend::{ElementHandle, ElementStates};
+
+    use super::*;
+
+    fn el(index: usize, role: Role, name: &str, enabled: bool) -> Element {
+        Element {
+            index,
+            token: format!("s1:{index}"),
+            parent: None,
+            depth: 0,
+            role,
+            platform_role: String::new(),
+            name: name.to_string(),
+            description: String::new(),
+            value: None,
+            enabled,
+            focusable: false,
+            focused: false,
+            selected: false,
+            checked: false,
+            expanded: false,
+            editable: false,
+            onscreen: true,
+            actions: Vec::new(),
+            bounds: None,
+            handle: ElementHandle(String::new()),
+            states: ElementStates::default(),
+        }
+    }
+
+    #[test]
+    fn folding_and_cjk_bigrams() {
+        assert_eq!(fold("ＳＡＶＥ！ File…"), "save file");
+        assert_eq!(
+            terms("保存并关闭 ok"),
+            ["保存", "存并", "并关", "关闭", "ok"]
+        );
+        assert_eq!(terms("存"), ["存"]);
+        assert_eq!(
+            kinds("the Save button"),
+            (
+                "save".to_string(),
+                vec![Role::Button, Role::ToggleButton],
+                vec!["button"]
+            )
+        );
+        assert_eq!(kinds("保存按钮").0, "保存");
+    }
+
+    #[test]
+    fn cjk_prefix_kind_words_and_demotion() {
+        let elements = vec![
+            el(0, Role::Text, "保存设置说明", true),
+            el(1, Role::Button, "保存并关闭", true),
+            el(2, Role::Button, "关闭", true),
+            el(3, Role::Button, "Save", false),
+            el(4, Role::Text, "Save", true),
+            el(5, Role::Button, "Save As…", true),
+        ];
+        let r = rank(&elements, "保存");
+        assert_eq!(r[0].2, 1, "{r:?}");
+        assert!(
+            r.iter().all(|(_, _, i)| *i != 2),
+            "关闭 does not match 保存: {r:?}"
+        );
+        let r = rank(&elements, "save button");
+        assert_eq!(
+            r[0].2, 5,
+            "an enabled Save-ish button beats a disabled exact one: {r:?}"
+        );
+        assert!(r.iter().position(|x| x.2 == 3) < r.iter().position(|x| x.2 == 4).or(Some(99)));
+        let r = rank(&elements, "ＳＡＶＥ");
+        assert_eq!(
+            r[0].2, 4,
+            "full-width folds; the enabled exact match leads: {r:?}"
+        );
+        assert!(r[0].1.contains("name equals"));
+    }
+}

@@ -1,0 +1,335 @@
+//! Element tools: `find_elements`, `set_value`, `perform_action`, `get_element_text`, and the
+//! element route of `click`.
+
+use deskpilot_backend::Button;
+use deskpilot_engine::{ElementOutcome, Error, FindRequest, HitTestMode, TreeRequest, WindowRef};
+use deskpilot_types::WindowId;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::screenshot::image_result;
+use super::{DESKTOP_TIMEOUT, DeskpilotServer};
+use crate::render;
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindArgs {
+    /// The window (an id from list_windows).
+    #[serde(default)]
+    pub window_id: u64,
+    /// Or: case-insensitive substring of the title or process name; must match one window.
+    #[serde(default, alias = "titleMatch")]
+    pub title_match: String,
+    /// What to look for, in words: "the save button", "保存", "search box". Kind words prefer that role.
+    #[serde(default)]
+    pub description: String,
+    /// Instead of ranking: every element whose name, value or description contains this (case-insensitive).
+    #[serde(default, alias = "nameContains")]
+    pub name_contains: String,
+    /// Only elements of this role ("Button", "Edit", "MenuItem", …).
+    #[serde(default)]
+    pub role: String,
+    /// Most candidates to return (default 5, at most 50).
+    #[serde(default = "five")]
+    pub limit: usize,
+    /// Also return the window's screenshot (default true).
+    #[serde(default = "yes")]
+    pub include_screenshot: bool,
+}
+
+fn five() -> usize {
+    5
+}
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetValueArgs {
+    /// Element token from get_window_state or find_elements, e.g. "s3:12".
+    pub element: String,
+    /// The exact text (or number, for sliders and spin buttons) to put in the element.
+    pub value: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActionArgs {
+    /// Element token from get_window_state or find_elements, e.g. "s3:12".
+    pub element: String,
+    /// One of the element's actions as listed in actions=[…] (e.g. "click", "activate", "expand or contract"), or
+    /// "focus" to give it keyboard focus.
+    pub action: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ElementArgs {
+    /// Element token from get_window_state or find_elements, e.g. "s3:12".
+    pub element: String,
+}
+
+fn window_ref(window_id: u64, title_match: &str) -> Result<WindowRef, Error> {
+    match (window_id, title_match.trim().is_empty()) {
+        (0, true) => Err(Error::InvalidArgument {
+            message: "pass window_id (from list_windows) or title_match".to_string(),
+        }),
+        (0, false) => Ok(WindowRef::TitleMatch(title_match.to_string())),
+        (id, _) => Ok(WindowRef::Id(WindowId(id))),
+    }
+}
+
+/// Renders an element action's outcome.
+pub(crate) fn element_result(
+    label: &str,
+    o: &ElementOutcome,
+    extra: serde_json::Value,
+) -> CallToolResult {
+    let e = &o.element;
+    let mut text = format!(
+        "{label} {} {} \"{}\" in window {} \"{}\" via {}: {}.",
+        e.token, e.role, e.name, o.window.id, o.window.title, o.route, o.detail
+    );
+    if let Some(r) = &o.receipt {
+        text.push_str(&format!(
+            " Pointer landed at ({}, {}){}.",
+            r.x,
+            r.y,
+            if r.retried { " after one retry" } else { "" }
+        ));
+    }
+    for n in &o.notes {
+        text.push_str("\nNote: ");
+        text.push_str(n);
+    }
+    text.push_str(
+        "\nEffect: unverifiable (take get_window_state or a screenshot to see what changed).",
+    );
+    let mut structured = json!({
+        "action": label,
+        "element": e,
+        "window": o.window,
+        "route": o.route,
+        "detail": o.detail,
+        "receipt": o.receipt,
+        "notes": o.notes,
+        "effect": "unverifiable",
+    });
+    if let (Some(s), Some(x)) = (structured.as_object_mut(), extra.as_object()) {
+        s.extend(x.clone());
+    }
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(structured);
+    r
+}
+
+impl DeskpilotServer {
+    /// `click` with an element token instead of x/y.
+    pub(crate) async fn click_element(
+        &self,
+        token: String,
+        button: Button,
+        count: u8,
+        mode: HitTestMode,
+    ) -> CallToolResult {
+        let engine = self.engine();
+        match render::blocking(DESKTOP_TIMEOUT, "click", move || {
+            engine.click_element(&token, button, count, mode)
+        })
+        .await
+        {
+            Ok(o) => element_result("click", &o, json!({})),
+            Err(e) => render::error(&e),
+        }
+    }
+}
+
+#[tool_router(router = elements_router, vis = "pub(crate)")]
+impl DeskpilotServer {
+    /// Find controls in a window by description ("the save button", "保存", "search box"): ranks every element by
+    /// name, value, description and role (CJK-aware, full-width folded, kind words prefer that role, disabled and
+    /// off-screen demoted) and returns the best few with a score, a one-line reason, a token to act on and the
+    /// element's centre in the returned screenshot's pixels.
+    #[tool(
+        name = "find_elements",
+        annotations(
+            title = "Find elements",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn find_elements(&self, Parameters(a): Parameters<FindArgs>) -> CallToolResult {
+        let window = match window_ref(a.window_id, &a.title_match) {
+            Ok(w) => w,
+            Err(e) => return render::error(&e),
+        };
+        let request = FindRequest {
+            tree: TreeRequest {
+                include_screenshot: a.include_screenshot,
+                max_elements: 2000,
+                ..TreeRequest::new(window)
+            },
+            description: a.description,
+            name_contains: a.name_contains,
+            role: a.role,
+            limit: a.limit,
+        };
+        let engine = self.engine();
+        let (snapshot, candidates) =
+            match render::blocking(DESKTOP_TIMEOUT, "find_elements", move || {
+                engine.find_elements(&request)
+            })
+            .await
+            {
+                Ok(r) => r,
+                Err(e) => return render::error(&e),
+            };
+        let mut text = format!(
+            "{} candidates in window {} \"{}\" (snapshot s{}, {} elements):\n",
+            candidates.len(),
+            snapshot.window.id,
+            snapshot.window.title,
+            snapshot.id,
+            snapshot.elements.len()
+        );
+        for (i, c) in candidates.iter().enumerate() {
+            text.push_str(&format!(
+                "{}. {} {} \"{}\" score={:.2} — {}{}\n",
+                i + 1,
+                c.token,
+                c.role,
+                c.name,
+                c.score,
+                c.why,
+                c.image
+                    .map(|(x, y)| format!("; image=({x},{y})"))
+                    .unwrap_or_default()
+            ));
+        }
+        if candidates.is_empty() {
+            text.push_str("Nothing matched. Try other words, name_contains, or get_window_state to read the whole tree.\n");
+        }
+        for n in &snapshot.notes {
+            text.push_str("Note: ");
+            text.push_str(n);
+            text.push('\n');
+        }
+        let mut content = vec![ContentBlock::text(text)];
+        let mut screenshot = serde_json::Value::Null;
+        if let Some(shot) = &snapshot.screenshot {
+            let rendered = image_result("Screenshot", shot, "the window");
+            content.extend(rendered.content);
+            screenshot = rendered.structured_content.unwrap_or_default();
+        }
+        let mut r = CallToolResult::success(content);
+        r.structured_content = Some(json!({
+            "snapshot_id": snapshot.id,
+            "window": snapshot.window,
+            "found": candidates.len(),
+            "candidates": candidates,
+            "notes": snapshot.notes,
+            "screenshot": screenshot,
+        }));
+        r
+    }
+
+    /// Put text into an element (an entry, a text area) or set a slider / spin button's number, through the
+    /// accessibility API, and read it back.
+    #[tool(
+        name = "set_value",
+        annotations(
+            title = "Set value",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn set_value(&self, Parameters(a): Parameters<SetValueArgs>) -> CallToolResult {
+        let engine = self.engine();
+        let (token, value) = (a.element, a.value);
+        match render::blocking(DESKTOP_TIMEOUT, "set_value", move || {
+            engine.set_element_value(&token, &value)
+        })
+        .await
+        {
+            Ok((o, read)) => {
+                let mut r = element_result("set_value", &o, json!({ "value": read }));
+                if let (true, Some(s)) = (o.notes.is_empty(), r.structured_content.as_mut()) {
+                    s["effect"] = json!("confirmed");
+                }
+                r
+            }
+            Err(e) => render::error(&e),
+        }
+    }
+
+    /// Run one of an element's advertised actions (listed as actions=[…] in get_window_state), e.g. "click",
+    /// "activate", "expand or contract"; or "focus".
+    #[tool(
+        name = "perform_action",
+        annotations(
+            title = "Perform action",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn perform_action(&self, Parameters(a): Parameters<ActionArgs>) -> CallToolResult {
+        let engine = self.engine();
+        let (token, action) = (a.element, a.action);
+        match render::blocking(DESKTOP_TIMEOUT, "perform_action", move || {
+            if action.trim().eq_ignore_ascii_case("focus") {
+                engine.focus_element(&token)
+            } else {
+                engine.perform_action(&token, &action)
+            }
+        })
+        .await
+        {
+            Ok(o) => element_result("perform_action", &o, json!({})),
+            Err(e) => render::error(&e),
+        }
+    }
+
+    /// Read an element's full text (or value) as it is now.
+    #[tool(
+        name = "get_element_text",
+        annotations(
+            title = "Get element text",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn get_element_text(&self, Parameters(a): Parameters<ElementArgs>) -> CallToolResult {
+        let engine = self.engine();
+        let token = a.element;
+        match render::blocking(DESKTOP_TIMEOUT, "get_element_text", move || {
+            engine.element_text(&token)
+        })
+        .await
+        {
+            Ok((e, text)) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "{} {} \"{}\" holds {} characters:\n{text}",
+                    e.token,
+                    e.role,
+                    e.name,
+                    text.chars().count()
+                ))]);
+                r.structured_content = Some(json!({ "element": e, "text": text }));
+                r
+            }
+            Err(e) => render::error(&e),
+        }
+    }
+}
