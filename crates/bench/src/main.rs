@@ -94,7 +94,9 @@ fn main() -> anyhow::Result<()> {
                 "cat /etc/services; sleep 1000",
             ],
         ),
-        ("mousepad", vec!["/etc/services"]),
+        ("mousepad", vec!["--disable-server", "/etc/services"]),
+        ("/usr/bin/python3", vec![FIXTURE, "deskpilot-bench fixture"]),
+        ("kcalc", vec![]),
         // Last, so it has the focus: the input benchmarks click and type into it.
         (
             "xterm",
@@ -118,6 +120,17 @@ fn main() -> anyhow::Result<()> {
             apps.push(child);
         }
     }
+    // The apps whose accessibility trees are timed: (label, pid).
+    let tree_apps: Vec<(String, u32)> = apps
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| match i {
+            2 => Some(("mousepad (GTK)".to_string(), c.id())),
+            3 => Some(("GTK fixture".to_string(), c.id())),
+            4 => Some(("kcalc (Qt)".to_string(), c.id())),
+            _ => None,
+        })
+        .collect();
     std::thread::sleep(Duration::from_secs(3));
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -125,11 +138,14 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     let mut samples = Vec::new();
-    let (shot, startup, input, rss) =
-        runtime.block_on(deskpilot_runs(&deskpilot, &vd, n, &typed))?;
+    let mut trees = Vec::new();
+    let (shot, startup, input, rss) = runtime.block_on(deskpilot_runs(
+        &deskpilot, &vd, n, &typed, &tree_apps, &mut trees,
+    ))?;
     samples.push(shot);
     samples.push(startup);
     samples.extend(input);
+    samples.extend(trees);
 
     let out = |name: &str| tmp.join(name).display().to_string();
     let peers: Vec<(&str, String, Vec<String>, &str)> = vec![
@@ -326,6 +342,12 @@ fn main() -> anyhow::Result<()> {
         .iter()
         .find(|(peer, _)| s.name.starts_with(peer))
         .and_then(|(_, ours)| samples.iter().find(|x| x.name.starts_with(ours)))
+        .or_else(|| {
+            let app = s.name.strip_prefix("pyatspi walk of ")?;
+            samples
+                .iter()
+                .find(|x| x.name == format!("deskpilot tree of {app} via MCP"))
+        })
         .filter(|x| !x.times.is_empty());
         let ratio = if let Some(ours) = counterpart {
             format!("{:.1}x", p50 / ours.percentile(0.5).as_secs_f64())
@@ -355,6 +377,53 @@ fn main() -> anyhow::Result<()> {
     )?;
     Ok(())
 }
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/gtk_fixture.py");
+
+/// pyatspi (python3-gi) walking one app's showing elements, its cache cleared every time.
+const PYATSPI_WALK: &str = "import time, gi
+gi.require_version('Atspi', '2.0')
+from gi.repository import Atspi
+S = Atspi.StateType.SHOWING
+d = Atspi.get_desktop(0)
+app = None
+for i in range(d.get_child_count()):
+    a = d.get_child_at_index(i)
+    if a is not None and a.get_process_id() == {PID}:
+        app = a
+if app is None:
+    print('no accessible app with pid {PID}')
+    raise SystemExit(0)
+frame = None
+for i in range(app.get_child_count()):
+    c = app.get_child_at_index(i)
+    if c is not None and c.get_state_set().contains(S):
+        frame = c
+def walk(node, out):
+    if not node.get_state_set().contains(S):
+        return
+    node.get_role_name(); node.get_name(); node.get_description()
+    try:
+        node.get_extents(Atspi.CoordType.SCREEN)
+    except Exception:
+        pass
+    act = node.get_action_iface()
+    if act is not None:
+        [act.get_action_name(i) for i in range(act.get_n_actions())]
+    out.append(1)
+    for i in range(node.get_child_count()):
+        c = node.get_child_at_index(i)
+        if c is not None:
+            walk(c, out)
+for k in range({N} + 1):
+    app.clear_cache()
+    t = time.perf_counter()
+    out = []
+    walk(frame, out)
+    if k == 0:
+        print('count=%d' % len(out))
+        continue
+    print(time.perf_counter() - t)";
 
 const PYAUTOGUI_LOOP: &str = "import time, pyautogui
 pyautogui.FAILSAFE = False
@@ -405,6 +474,8 @@ async fn deskpilot_runs(
     vd: &deskpilot_x11::VirtualDisplay,
     n: usize,
     typed: &TypedLog,
+    tree_apps: &[(String, u32)],
+    trees: &mut Vec<Sample>,
 ) -> anyhow::Result<(Sample, Sample, Vec<Sample>, String)> {
     let command = || {
         tokio::process::Command::new(binary).configure(|cmd| {
@@ -445,6 +516,7 @@ async fn deskpilot_runs(
             .unwrap_or(0);
     }
     let input = input_runs(&client, n, typed).await?;
+    trees.extend(tree_runs(&client, n, tree_apps).await);
     let rss = format!(
         "{idle_rss} idle after initialize, {} after {} screenshots",
         rss_of(pid),
@@ -475,6 +547,119 @@ const ASCII_100: &str = "The quick brown fox jumps over the lazy dog 0123456789;
 const CJK_20: &str = "中文输入测试你好世界😀漢字かなカナ한국어";
 const TYPING_TITLE: &str = "deskpilot-bench typing target";
 const CJK_20_B: &str = "東京大阪福岡札幌仙台名古屋横浜神戸🎉ÄÖ";
+
+/// Accessibility trees through MCP (`get_window_state` without a screenshot), and pyatspi
+/// walking the same apps with the same properties.
+async fn tree_runs(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    n: usize,
+    apps: &[(String, u32)],
+) -> Vec<Sample> {
+    let mut out = Vec::new();
+    for (label, pid) in apps {
+        // Apps map late (kcalc can take > 10 s with fresh settings): poll for the window.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let window = loop {
+            let listed = client
+                .call_tool(CallToolRequestParams::new("list_windows"))
+                .await
+                .ok()
+                .and_then(|r| r.structured_content)
+                .and_then(|s| {
+                    s["windows"]
+                        .as_array()?
+                        .iter()
+                        .find(|w| w["pid"] == *pid)
+                        .map(|w| w["id"].clone())
+                });
+            if let Some(id) = listed {
+                break Some(id);
+            }
+            if Instant::now() > deadline {
+                break None;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        let Some(window) = window else {
+            out.push(Sample {
+                name: format!("deskpilot tree of {label} via MCP"),
+                times: Vec::new(),
+                note: "missing: the app did not show a window (not installed?)".into(),
+            });
+            continue;
+        };
+        let serde_json::Value::Object(args) = serde_json::json!({
+            "window_id": window, "include_screenshot": false, "max_elements": 5000
+        }) else {
+            unreachable!("arguments are objects")
+        };
+        let mut times = Vec::new();
+        let mut note = String::new();
+        for i in 0..n.min(20) + 1 {
+            let started = Instant::now();
+            let r = client
+                .call_tool(
+                    CallToolRequestParams::new("get_window_state").with_arguments(args.clone()),
+                )
+                .await;
+            let took = started.elapsed();
+            let Ok(r) = r else { break };
+            let s = r.structured_content.unwrap_or_default();
+            if i == 0 {
+                // Warm-up: the first call also connects to the accessibility bus.
+                note = format!(
+                    "{} elements from {}, window {window}",
+                    s["count"], s["source"]
+                );
+                continue;
+            }
+            times.push(took);
+        }
+        out.push(Sample {
+            name: format!("deskpilot tree of {label} via MCP"),
+            times,
+            note,
+        });
+        let script = PYATSPI_WALK
+            .replace("{PID}", &pid.to_string())
+            .replace("{N}", &n.min(20).to_string());
+        let name = format!("pyatspi walk of {label}");
+        match Command::new("/usr/bin/python3")
+            .args(["-c", &script])
+            .stderr(Stdio::null())
+            .output()
+        {
+            Ok(o) => {
+                let text = String::from_utf8_lossy(&o.stdout);
+                let times: Vec<Duration> = text
+                    .lines()
+                    .filter_map(|l| l.trim().parse::<f64>().ok())
+                    .map(Duration::from_secs_f64)
+                    .collect();
+                let count = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("count="))
+                    .unwrap_or("?")
+                    .to_string();
+                out.push(Sample {
+                    name,
+                    note: if times.is_empty() {
+                        format!("missing: {}", text.trim())
+                    } else {
+                        format!("{count} showing elements; role, name, description, states, extents, actions")
+                    },
+                    times,
+                });
+            }
+            Err(e) => out.push(Sample {
+                name,
+                times: Vec::new(),
+                note: format!("missing: {e}"),
+            }),
+        }
+    }
+    out
+}
 
 /// Click with receipt and typing through MCP, into the focused xterm (which appends what it
 /// receives to `typed`, so every typing sample says how much landed).

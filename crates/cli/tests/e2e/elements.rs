@@ -339,3 +339,51 @@ async fn zenity_yes_by_token_and_a_stopped_app_does_not_stall() {
     ok(&server.call("status", json!({})).await);
     server.finish().await;
 }
+
+/// Qt through the concurrent walk: kcalc's 7 and 3 pressed by token make its display read 73.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kcalc_buttons_by_token_make_73() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let kcalc = launch(desktop, "kcalc", &[]);
+    let window = window_of(&server, kcalc.0.id()).await;
+    let args = json!({ "window_id": window["id"], "include_screenshot": false });
+    let state = wait_for(
+        Duration::from_secs(30),
+        "kcalc's buttons in the tree",
+        || async {
+            let r = server.call("get_window_state", args.clone()).await;
+            let s = ok(&r).clone();
+            s["elements"]
+                .as_array()?
+                .iter()
+                .any(|e| e["role"] == "Button" && e["name"] == "7")
+                .then_some(s)
+        },
+    )
+    .await;
+    assert_eq!(state["source"], "atspi-walk", "Qt has no usable cache");
+    for digit in ["7", "3"] {
+        let token = element(&state, "Button", digit)["token"].clone();
+        let r = server.call("click", json!({ "element": token })).await;
+        assert_eq!(ok(&r)["route"], "accessibility", "{}", text(&r));
+    }
+    wait_for(
+        Duration::from_secs(10),
+        "kcalc's display to read 73",
+        || async {
+            let r = server.call("get_window_state", args.clone()).await;
+            ok(&r)["elements"]
+                .as_array()?
+                .iter()
+                .find(|e| e["description"] == "Result Display")
+                .filter(|e| e["name"] == "73")
+                .map(|_| ())
+        },
+    )
+    .await;
+    server.finish().await;
+}
