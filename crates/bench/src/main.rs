@@ -516,7 +516,7 @@ async fn deskpilot_runs(
             .unwrap_or(0);
     }
     let input = input_runs(&client, n, typed).await?;
-    trees.extend(tree_runs(&client, n, tree_apps).await);
+    trees.extend(tree_runs(&client, n, tree_apps, vd.env()).await);
     let rss = format!(
         "{idle_rss} idle after initialize, {} after {} screenshots",
         rss_of(pid),
@@ -554,6 +554,7 @@ async fn tree_runs(
     client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
     n: usize,
     apps: &[(String, u32)],
+    env: &[(String, String)],
 ) -> Vec<Sample> {
     let mut out = Vec::new();
     for (label, pid) in apps {
@@ -626,6 +627,7 @@ async fn tree_runs(
         let name = format!("pyatspi walk of {label}");
         match Command::new("/usr/bin/python3")
             .args(["-c", &script])
+            .envs(env.iter().cloned())
             .stderr(Stdio::null())
             .output()
         {

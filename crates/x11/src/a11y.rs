@@ -48,6 +48,10 @@ const EXCERPT: i32 = 200;
 #[derive(Default)]
 pub(crate) struct A11y {
     conn: Mutex<Option<Arc<AccessibilityConnection>>>,
+    /// Application bus name → pid.
+    pids: Mutex<HashMap<String, u32>>,
+    /// Applications whose `Cache.GetItems` is unusable (Qt's legacy signature): walk at once.
+    no_cache: Mutex<std::collections::HashSet<String>>,
 }
 
 impl std::fmt::Debug for A11y {
@@ -248,7 +252,11 @@ where
 }
 
 /// The window's frame in its application's tree.
-async fn find_frame(conn: &zbus::Connection, window: &WindowInfo) -> Result<Node, Error> {
+async fn find_frame(
+    conn: &zbus::Connection,
+    window: &WindowInfo,
+    pids: &Mutex<HashMap<String, u32>>,
+) -> Result<Node, Error> {
     let root = AccessibleProxy::builder(conn)
         .destination("org.a11y.atspi.Registry")
         .map_err(dbus_err("registry"))?
@@ -265,15 +273,30 @@ async fn find_frame(conn: &zbus::Connection, window: &WindowInfo) -> Result<Node
     let dbus = zbus::fdo::DBusProxy::new(conn)
         .await
         .map_err(|e| Error::os("DBus proxy", e))?;
-    let pids = join_all(apps.iter().map(|app| {
+    // A bus connection keeps its pid for life: ask the bus once per application.
+    let known: HashMap<String, u32> = pids.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let app_pids = join_all(apps.iter().map(|app| {
         let dbus = &dbus;
+        let known = &known;
         async move {
             let name = app.name_as_str()?;
+            if let Some(pid) = known.get(name) {
+                return Some(*pid);
+            }
             let bus = zbus::names::BusName::try_from(name.to_string()).ok()?;
             dbus.get_connection_unix_process_id(bus).await.ok()
         }
     }))
     .await;
+    {
+        let mut cache = pids.lock().unwrap_or_else(|e| e.into_inner());
+        for (app, pid) in apps.iter().zip(&app_pids) {
+            if let (Some(name), Some(pid)) = (app.name_as_str(), pid) {
+                cache.insert(name.to_string(), *pid);
+            }
+        }
+    }
+    let pids = app_pids;
     let ours: Vec<&ObjectRefOwned> = apps
         .iter()
         .zip(pids)
@@ -367,7 +390,13 @@ async fn from_cache(
         .build()
         .await
         .ok()?;
+    let t = Instant::now();
     let items = cache.get_items().await.ok()?;
+    tracing::debug!(
+        items = items.len(),
+        ms = t.elapsed().as_secs_f64() * 1e3,
+        "Cache.GetItems"
+    );
     let mut children: HashMap<String, Vec<&atspi::CacheItem>> = HashMap::new();
     for item in &items {
         children
@@ -429,8 +458,10 @@ async fn from_cache(
     }
     let suspects: Vec<usize> = (0..nodes.len())
         .filter(|&i| !has_children[i] && !unfinished.contains(&i))
-        .filter(|&i| nodes[i].depth < limits.max_depth && lazy_container(nodes[i].role))
+        .filter(|&i| nodes[i].depth < limits.max_depth && lazy_container(&nodes[i]))
         .collect();
+    let t = Instant::now();
+    let n_suspects = suspects.len();
     let counts = join_all(suspects.iter().map(|&i| {
         let object = nodes[i].object.clone();
         async move {
@@ -439,6 +470,11 @@ async fn from_cache(
         }
     }))
     .await;
+    tracing::debug!(
+        suspects = n_suspects,
+        ms = t.elapsed().as_secs_f64() * 1e3,
+        "child counts"
+    );
     for (i, count) in suspects.into_iter().zip(counts) {
         if count.unwrap_or(0) > 0 {
             unfinished.push(i);
@@ -447,38 +483,49 @@ async fn from_cache(
     Some((nodes, unfinished))
 }
 
-/// Roles whose children a toolkit may create only when asked.
-fn lazy_container(r: atspi::Role) -> bool {
+/// Roles whose children are mostly hidden until opened.
+fn hides_children(r: atspi::Role) -> bool {
     use atspi::Role as A;
     matches!(
         r,
-        A::List
-            | A::ListBox
-            | A::Table
-            | A::TreeTable
-            | A::Tree
-            | A::Menu
-            | A::MenuBar
-            | A::ComboBox
-            | A::PageTabList
-            | A::ScrollPane
-            | A::Viewport
-            | A::Panel
-            | A::Filler
+        A::Menu | A::MenuBar | A::ComboBox | A::PopupMenu | A::MenuItem
     )
 }
 
-/// Reads one node's basics.
+/// Containers whose children a toolkit may create only when asked. Menus and combo boxes
+/// count only while open: a closed one's items are hidden anyway.
+fn lazy_container(n: &Node) -> bool {
+    use atspi::Role as A;
+    match n.role {
+        A::Menu | A::ComboBox => n.states.contains(State::Expanded),
+        r => matches!(
+            r,
+            A::List
+                | A::ListBox
+                | A::Table
+                | A::TreeTable
+                | A::Tree
+                | A::PageTabList
+                | A::ScrollPane
+                | A::Viewport
+                | A::Panel
+                | A::Filler
+        ),
+    }
+}
+
+/// Reads one node's basics (its states are known already).
 async fn describe(
     conn: &zbus::Connection,
     object: ObjectRefOwned,
+    states: StateSet,
     parent: usize,
     depth: u32,
 ) -> Option<Node> {
     let p = accessible(conn, &object).await.ok()?;
-    let ((name, role), (states, ifaces)) = futures_lite::future::zip(
-        futures_lite::future::zip(p.name(), p.get_role()),
-        futures_lite::future::zip(p.get_state(), p.get_interfaces()),
+    let (name, (role, ifaces)) = futures_lite::future::zip(
+        p.name(),
+        futures_lite::future::zip(p.get_role(), p.get_interfaces()),
     )
     .await;
     Some(Node {
@@ -487,7 +534,7 @@ async fn describe(
         depth,
         role: role.ok()?,
         name: name.unwrap_or_default(),
-        states: states.ok()?,
+        states,
         ifaces: ifaces.unwrap_or_default(),
     })
 }
@@ -504,6 +551,7 @@ async fn walk(
         let kids = join_all(level.iter().map(|&at| {
             let object = nodes[at].object.clone();
             let depth = nodes[at].depth;
+            let role = nodes[at].role;
             async move {
                 if depth >= limits.max_depth {
                     return Vec::new();
@@ -512,15 +560,35 @@ async fn walk(
                     return Vec::new();
                 };
                 let children = p.get_children().await.unwrap_or_default();
+                if !hides_children(role) {
+                    // Everything in one round: few children here are hidden.
+                    return join_all(children.into_iter().map(|c| async move {
+                        let p = accessible(conn, &c).await.ok()?;
+                        let states = p.get_state().await.ok()?;
+                        states.contains(State::Showing).then_some(())?;
+                        describe(conn, c, states, at, depth + 1).await
+                    }))
+                    .await
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>();
+                }
+                // Menus hold many hidden items: states first, then only what is showing.
+                let showing = join_all(children.into_iter().map(|c| async move {
+                    let p = accessible(conn, &c).await.ok()?;
+                    let states = p.get_state().await.ok()?;
+                    states.contains(State::Showing).then_some((c, states))
+                }))
+                .await;
                 join_all(
-                    children
+                    showing
                         .into_iter()
-                        .map(|c| describe(conn, c, at, depth + 1)),
+                        .flatten()
+                        .map(|(c, states)| describe(conn, c, states, at, depth + 1)),
                 )
                 .await
                 .into_iter()
                 .flatten()
-                .filter(|n| n.states.contains(State::Showing))
                 .collect::<Vec<_>>()
             }
         }))
@@ -790,16 +858,44 @@ impl Accessibility for X11Desktop {
         let conn = self.a11y.connection()?;
         let conn = conn.connection();
         run(limits.timeout, "reading the accessibility tree", async {
-            let frame = find_frame(conn, window).await?;
-            let (mut nodes, source, unfinished) = match from_cache(conn, &frame, limits).await {
+            let t0 = Instant::now();
+            let frame = find_frame(conn, window, &self.a11y.pids).await?;
+            let t_frame = t0.elapsed();
+            let app = frame.object.name_as_str().unwrap_or_default().to_string();
+            let skip_cache = self
+                .a11y
+                .no_cache
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(&app);
+            let cached = if skip_cache {
+                None
+            } else {
+                from_cache(conn, &frame, limits).await
+            };
+            if cached.is_none() {
+                self.a11y
+                    .no_cache
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(app);
+            }
+            let (mut nodes, source, unfinished) = match cached {
                 Some((nodes, unfinished)) => (nodes, "atspi-cache", unfinished),
                 None => (vec![frame.clone()], "atspi-walk", vec![0]),
             };
             let walked = unfinished.len();
             walk(conn, &mut nodes, unfinished, limits).await;
             let nodes = depth_first(nodes);
+            let t_nodes = t0.elapsed();
             let truncated = nodes.len() >= limits.max_elements;
             let elements = enrich(conn, &nodes, window).await;
+            tracing::debug!(
+                frame_ms = t_frame.as_secs_f64() * 1e3,
+                nodes_ms = (t_nodes - t_frame).as_secs_f64() * 1e3,
+                enrich_ms = (t0.elapsed() - t_nodes).as_secs_f64() * 1e3,
+                "accessibility tree phases"
+            );
             let mut notes = Vec::new();
             if source == "atspi-cache" && walked > 0 && walked < nodes.len() {
                 notes.push(format!(
