@@ -123,7 +123,21 @@ impl Snapshots {
     /// The element behind `token` and its window as the snapshot saw it, if its snapshot is
     /// the newest of its window.
     pub(crate) fn resolve(&self, token: &str) -> Result<(WindowInfo, Element), Error> {
-        let (snapshot, index) = parse_token(token)?;
+        // A bare index means an element of the newest snapshot (of any window).
+        let (snapshot, index) = match token.trim().parse::<usize>() {
+            Ok(index) => match self.kept.back() {
+                Some((id, _, _)) => (*id, index),
+                None => {
+                    return Err(Error::ElementNotFound {
+                        what: format!(
+                            "element {index}: no snapshot yet (take get_window_state first)"
+                        ),
+                    });
+                }
+            },
+            Err(_) => parse_token(token)?,
+        };
+        let token = &format!("s{snapshot}:{index}");
         let Some((_, window, elements)) = self.kept.iter().find(|(id, _, _)| *id == snapshot)
         else {
             return Err(if snapshot <= self.next {
@@ -492,8 +506,14 @@ mod tests {
             ErrorCode::ElementNotFound
         );
         assert_eq!(
-            e.element("12").unwrap_err().code(),
+            e.element("x12").unwrap_err().code(),
             ErrorCode::InvalidArgument
+        );
+        // A bare index is an element of the newest snapshot.
+        assert_eq!(e.element("2").unwrap().1.token, second.elements[2].token);
+        assert_eq!(
+            e.element("12").unwrap_err().code(),
+            ErrorCode::ElementNotFound
         );
         let lines: Vec<&str> = second.text.lines().collect();
         assert_eq!(

@@ -50,7 +50,7 @@ fn yes() -> bool {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetValueArgs {
-    /// Element token from get_window_state or find_elements, e.g. "s3:12".
+    /// Element token from get_window_state or find_elements, e.g. "s3:12" (or a bare index of the newest snapshot).
     pub element: String,
     /// The exact text (or number, for sliders and spin buttons) to put in the element.
     pub value: String,
@@ -59,7 +59,7 @@ pub struct SetValueArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ActionArgs {
-    /// Element token from get_window_state or find_elements, e.g. "s3:12".
+    /// Element token from get_window_state or find_elements, e.g. "s3:12" (or a bare index of the newest snapshot).
     pub element: String,
     /// One of the element's actions as listed in actions=[…] (e.g. "click", "activate", "expand or contract"), or
     /// "focus" to give it keyboard focus.
@@ -69,7 +69,7 @@ pub struct ActionArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ElementArgs {
-    /// Element token from get_window_state or find_elements, e.g. "s3:12".
+    /// Element token from get_window_state or find_elements, e.g. "s3:12" (or a bare index of the newest snapshot).
     pub element: String,
 }
 

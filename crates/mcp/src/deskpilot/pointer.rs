@@ -76,7 +76,8 @@ pub struct ClickArgs {
     /// Y in the last screenshot's pixel space (or physical with coordinates "physical"). Omit when clicking an element.
     #[serde(default)]
     pub y: Option<f64>,
-    /// Instead of x/y: an element token from get_window_state / find_elements ("s3:12"). A left single click runs
+    /// Instead of x/y: an element token from get_window_state / find_elements ("s3:12"), or a bare index ("12") of
+    /// the newest snapshot. A left single click runs
     /// the element's own click action when it has one (route "accessibility"), else clicks its centre.
     #[serde(default)]
     pub element: String,
