@@ -13,7 +13,7 @@ use deskpilot_types::{Point, WindowInfo};
 
 use crate::pointer::Receipt;
 use crate::tree::Element;
-use crate::{CoordinateSpace, Engine, Error, HitTestMode, PointerTarget};
+use crate::{Engine, Error, HitTestMode};
 
 /// Action names that mean "click", best first.
 const CLICK_ACTIONS: &[&str] = &[
@@ -119,7 +119,7 @@ impl Engine {
                 ));
             }
         }
-        let receipt = self.click_centre(token, &seen, &now, &element, button, count, mode)?;
+        let receipt = self.click_centre(token, &seen, &element, button, count, mode)?;
         Ok(ElementOutcome {
             detail: format!("{} click", format!("{button:?}").to_lowercase()),
             element,
@@ -130,12 +130,10 @@ impl Engine {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn click_centre(
         &self,
         token: &str,
         seen: &WindowInfo,
-        now: &WindowInfo,
         element: &Element,
         button: Button,
         count: u8,
@@ -146,45 +144,11 @@ impl Engine {
                 what: format!("{token} has no position on screen to click"),
             });
         };
-        if now.frame != seen.frame {
-            return Err(Error::TargetWindowMoved {
-                id: now.id,
-                was: seen.frame,
-                now: now.frame,
-            });
-        }
         let centre = Point::new(b.x + b.width as i32 / 2, b.y + b.height as i32 / 2);
-        if mode != HitTestMode::Off {
-            let windows = self.desktop.windows.list_windows()?;
-            let under = windows
-                .iter()
-                .find(|w| w.state.visible && w.frame.contains(centre));
-            if let Some(w) = under.filter(|w| w.id != now.id && w.pid != now.pid) {
-                let e = Error::ClickWrongWindow {
-                    point: centre,
-                    other: format!(
-                        "\"{}\" ({}, pid {})",
-                        w.title,
-                        w.process.as_deref().unwrap_or("?"),
-                        w.pid.map_or("?".to_string(), |p| p.to_string())
-                    ),
-                };
-                if mode == HitTestMode::Fail {
-                    return Err(e);
-                }
-            }
-        }
-        let outcome = self.click(
-            PointerTarget {
-                x: centre.x as f64,
-                y: centre.y as f64,
-                space: CoordinateSpace::Physical,
-            },
-            button,
-            count,
-            &[],
-            HitTestMode::Off,
-        )?;
+        // The same checks as a screenshot click, pinned to the window as the snapshot saw it:
+        // moved → TARGET_WINDOW_MOVED, covered → CLICK_WRONG_WINDOW.
+        let mut checked = self.hit_check(&[centre], Some((seen.id, seen.pid, seen.frame)), mode)?;
+        let outcome = self.click_checked(checked.remove(0), button, count, &[])?;
         Ok(outcome.receipt)
     }
 

@@ -87,7 +87,7 @@ pub struct PointerOutcome {
 }
 
 /// A resolved, checked point.
-struct Checked {
+pub(crate) struct Checked {
     point: Point,
     window: Option<WindowInfo>,
     warnings: Vec<String>,
@@ -126,12 +126,9 @@ impl Engine {
             .map(|t| t.space)
             .unwrap_or(CoordinateSpace::Physical);
         let reference = self.reference(space)?;
-        let windows = self.desktop.windows.list_windows()?;
-        let monitors = self.desktop.screens.monitors()?;
-        let pinned = recheck_pin(&windows, reference.as_ref().and_then(|r| r.window))?;
-        let mut checked = Vec::with_capacity(targets.len());
+        let mut points = Vec::with_capacity(targets.len());
         for t in targets {
-            let point = match (&reference, t.space) {
+            points.push(match (&reference, t.space) {
                 (Some(r), CoordinateSpace::Image { .. }) => r.view.image_to_physical(t.x, t.y)?,
                 _ => {
                     if !(t.x.is_finite() && t.y.is_finite()) || t.x.abs() > 1e6 || t.y.abs() > 1e6 {
@@ -141,7 +138,24 @@ impl Engine {
                     }
                     Point::new(t.x.round() as i32, t.y.round() as i32)
                 }
-            };
+            });
+        }
+        self.hit_check(&points, reference.and_then(|r| r.window), mode)
+    }
+
+    /// Steps 2–3 for physical points: re-check the window `pin` names (when any) and hit test
+    /// through the stacking order against it.
+    pub(crate) fn hit_check(
+        &self,
+        points: &[Point],
+        pin: Option<Pin>,
+        mode: HitTestMode,
+    ) -> Result<Vec<Checked>, Error> {
+        let windows = self.desktop.windows.list_windows()?;
+        let monitors = self.desktop.screens.monitors()?;
+        let pinned = recheck_pin(&windows, pin)?;
+        let mut checked = Vec::with_capacity(points.len());
+        for &point in points {
             if !monitors.iter().any(|m| m.rect.contains(point)) {
                 return Err(Error::PointOffScreen { point });
             }
@@ -161,12 +175,7 @@ impl Engine {
                         Some(w) if w.id != target.id && w.pid != target.pid => {
                             Some(Error::ClickWrongWindow {
                                 point,
-                                other: format!(
-                                    "\"{}\" ({}, pid {})",
-                                    w.title,
-                                    w.process.as_deref().unwrap_or("?"),
-                                    w.pid.map_or("?".to_string(), |p| p.to_string())
-                                ),
+                                other: w.label(),
                             })
                         }
                         _ => None,
@@ -276,13 +285,20 @@ impl Engine {
         mode: HitTestMode,
     ) -> Result<PointerOutcome, Error> {
         check_modifiers(modifiers)?;
-        if !(1..=3).contains(&count) {
-            return Err(Error::InvalidArgument {
-                message: format!("count {count} must be 1, 2 or 3"),
-            });
-        }
+        check_count(count)?;
         let mut checked = self.check_points(&[target], mode)?;
-        let c = checked.remove(0);
+        self.click_checked(checked.remove(0), button, count, modifiers)
+    }
+
+    /// Step 4 and the clicks, for a point that passed the checks.
+    pub(crate) fn click_checked(
+        &self,
+        c: Checked,
+        button: Button,
+        count: u8,
+        modifiers: &[Key],
+    ) -> Result<PointerOutcome, Error> {
+        check_count(count)?;
         let receipt = self.move_with_receipt(c.point)?;
         self.with_modifiers(modifiers, || {
             for i in 0..count {
@@ -385,6 +401,24 @@ impl Engine {
     /// Where the pointer is now.
     pub fn cursor(&self) -> Result<Point, Error> {
         Ok(self.desktop.pointer.position()?)
+    }
+}
+
+/// A screenshot's pin: the window, its pid and its frame when the screenshot was taken.
+pub(crate) type Pin = (
+    deskpilot_types::WindowId,
+    Option<u32>,
+    deskpilot_types::Rect,
+);
+
+/// One, two or three clicks.
+fn check_count(count: u8) -> Result<(), Error> {
+    if (1..=3).contains(&count) {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument {
+            message: format!("count {count} must be 1, 2 or 3"),
+        })
     }
 }
 

@@ -362,15 +362,7 @@ fn find(windows: &[WindowInfo], target: &WindowRef) -> Result<WindowInfo, Error>
                     needle: text.clone(),
                     candidates: many
                         .iter()
-                        .map(|w| {
-                            format!(
-                                "{} \"{}\" ({}, pid {})",
-                                w.id,
-                                w.title,
-                                w.process.as_deref().unwrap_or("?"),
-                                w.pid.map_or("?".to_string(), |p| p.to_string())
-                            )
-                        })
+                        .map(|w| format!("{} {}", w.id, w.label()))
                         .collect(),
                 }),
             }

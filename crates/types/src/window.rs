@@ -68,6 +68,18 @@ pub struct WindowInfo {
     pub monitor: Option<u32>,
 }
 
+impl WindowInfo {
+    /// `"Untitled - Mousepad" (mousepad, pid 4242)`: how results and errors name a window.
+    pub fn label(&self) -> String {
+        format!(
+            "\"{}\" ({}, pid {})",
+            self.title,
+            self.process.as_deref().unwrap_or("?"),
+            self.pid.map_or("?".to_string(), |p| p.to_string())
+        )
+    }
+}
+
 /// One monitor of the virtual desktop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Monitor {

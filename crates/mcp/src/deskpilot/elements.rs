@@ -10,7 +10,7 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::screenshot::image_result;
+use super::tree::with_notes_and_screenshot;
 use super::{DESKTOP_TIMEOUT, DeskpilotServer};
 use crate::render;
 
@@ -73,7 +73,7 @@ pub struct ElementArgs {
     pub element: String,
 }
 
-fn window_ref(window_id: u64, title_match: &str) -> Result<WindowRef, Error> {
+pub(crate) fn window_ref(window_id: u64, title_match: &str) -> Result<WindowRef, Error> {
     match (window_id, title_match.trim().is_empty()) {
         (0, true) => Err(Error::InvalidArgument {
             message: "pass window_id (from list_windows) or title_match".to_string(),
@@ -215,18 +215,7 @@ impl DeskpilotServer {
         if candidates.is_empty() {
             text.push_str("Nothing matched. Try other words, name_contains, or get_window_state to read the whole tree.\n");
         }
-        for n in &snapshot.notes {
-            text.push_str("Note: ");
-            text.push_str(n);
-            text.push('\n');
-        }
-        let mut content = vec![ContentBlock::text(text)];
-        let mut screenshot = serde_json::Value::Null;
-        if let Some(shot) = &snapshot.screenshot {
-            let rendered = image_result("Screenshot", shot, "the window");
-            content.extend(rendered.content);
-            screenshot = rendered.structured_content.unwrap_or_default();
-        }
+        let (content, screenshot) = with_notes_and_screenshot(text, &snapshot);
         let mut r = CallToolResult::success(content);
         r.structured_content = Some(json!({
             "snapshot_id": snapshot.id,

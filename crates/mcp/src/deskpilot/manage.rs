@@ -86,13 +86,7 @@ pub struct ClipboardWriteArgs {
 pub struct ClipboardReadArgs {}
 
 fn label(w: &WindowInfo) -> String {
-    format!(
-        "{} \"{}\" ({}, pid {})",
-        w.id,
-        w.title,
-        w.process.as_deref().unwrap_or("?"),
-        w.pid.map_or("?".to_string(), |p| p.to_string())
-    )
+    format!("{} {}", w.id, w.label())
 }
 
 impl WindowArgs {

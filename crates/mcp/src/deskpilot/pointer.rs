@@ -5,6 +5,7 @@
 
 use deskpilot_backend::Button;
 use deskpilot_engine::{CoordinateSpace, Error, HitTestMode, PointerOutcome, PointerTarget};
+use deskpilot_types::Key;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
@@ -177,11 +178,11 @@ fn target(x: f64, y: f64, screenshot_id: u64, coordinates: Coordinates) -> Point
     PointerTarget { x, y, space }
 }
 
-fn modifiers(names: &[String]) -> Result<Vec<deskpilot_types::Key>, Error> {
+fn modifiers(names: &[String]) -> Result<Vec<Key>, Error> {
     names
         .iter()
         .map(|n| {
-            let key: deskpilot_types::Key =
+            let key: Key =
                 n.parse()
                     .map_err(|e: deskpilot_types::UnknownKey| Error::InvalidArgument {
                         message: e.to_string(),
@@ -231,13 +232,7 @@ fn outcome(label: &str, result: Result<PointerOutcome, Error>) -> CallToolResult
         if r.retried { " after one retry" } else { "" }
     );
     if let Some(w) = &o.window {
-        text.push_str(&format!(
-            "\nUnder the point: {} \"{}\" ({}, pid {}).",
-            w.id,
-            w.title,
-            w.process.as_deref().unwrap_or("?"),
-            w.pid.map_or("?".to_string(), |p| p.to_string())
-        ));
+        text.push_str(&format!("\nUnder the point: {} {}.", w.id, w.label()));
     }
     for w in &o.warnings {
         text.push_str("\nWarning: ");
@@ -258,14 +253,26 @@ fn outcome(label: &str, result: Result<PointerOutcome, Error>) -> CallToolResult
 }
 
 impl DeskpilotServer {
-    async fn run_pointer<F>(&self, label: &'static str, f: F) -> CallToolResult
+    /// Parses the modifier names, then runs `f` with them on the blocking pool and renders it.
+    async fn run_pointer<F>(
+        &self,
+        label: &'static str,
+        modifier_names: &[String],
+        f: F,
+    ) -> CallToolResult
     where
-        F: FnOnce(&deskpilot_engine::Engine) -> Result<PointerOutcome, Error> + Send + 'static,
+        F: FnOnce(&deskpilot_engine::Engine, &[Key]) -> Result<PointerOutcome, Error>
+            + Send
+            + 'static,
     {
+        let mods = match modifiers(modifier_names) {
+            Ok(k) => k,
+            Err(e) => return render::error(&e),
+        };
         let engine = self.engine();
         outcome(
             label,
-            render::blocking(DESKTOP_TIMEOUT, label, move || f(&engine)).await,
+            render::blocking(DESKTOP_TIMEOUT, label, move || f(&engine, &mods)).await,
         )
     }
 }
@@ -310,12 +317,10 @@ impl DeskpilotServer {
         };
         let t = target(x, y, a.screenshot_id, a.coordinates);
         let (b, count, m) = (button(a.button), a.count, mode(a.hit_test));
-        let mods = match modifiers(&a.modifiers) {
-            Ok(k) => k,
-            Err(e) => return render::error(&e),
-        };
-        self.run_pointer("click", move |e| e.click(t, b, count, &mods, m))
-            .await
+        self.run_pointer("click", &a.modifiers, move |e, mods| {
+            e.click(t, b, count, mods, m)
+        })
+        .await
     }
 
     /// Double-click with the left button at x/y (same coordinate rules and safety checks as click).
@@ -332,12 +337,8 @@ impl DeskpilotServer {
     pub async fn double_click(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
         let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
         let m = mode(a.hit_test);
-        let mods = match modifiers(&a.modifiers) {
-            Ok(k) => k,
-            Err(e) => return render::error(&e),
-        };
-        self.run_pointer("double_click", move |e| {
-            e.click(t, Button::Left, 2, &mods, m)
+        self.run_pointer("double_click", &a.modifiers, move |e, mods| {
+            e.click(t, Button::Left, 2, mods, m)
         })
         .await
     }
@@ -356,12 +357,8 @@ impl DeskpilotServer {
     pub async fn right_click(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
         let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
         let m = mode(a.hit_test);
-        let mods = match modifiers(&a.modifiers) {
-            Ok(k) => k,
-            Err(e) => return render::error(&e),
-        };
-        self.run_pointer("right_click", move |e| {
-            e.click(t, Button::Right, 1, &mods, m)
+        self.run_pointer("right_click", &a.modifiers, move |e, mods| {
+            e.click(t, Button::Right, 1, mods, m)
         })
         .await
     }
@@ -385,7 +382,7 @@ impl DeskpilotServer {
             });
         }
         let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
-        self.run_pointer("move_cursor", move |e| e.move_cursor(t))
+        self.run_pointer("move_cursor", &[], move |e, _| e.move_cursor(t))
             .await
     }
 
@@ -403,12 +400,10 @@ impl DeskpilotServer {
     pub async fn scroll(&self, Parameters(a): Parameters<ScrollArgs>) -> CallToolResult {
         let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
         let (dx, dy, m) = (a.dx, a.dy, mode(a.hit_test));
-        let mods = match modifiers(&a.modifiers) {
-            Ok(k) => k,
-            Err(e) => return render::error(&e),
-        };
-        self.run_pointer("scroll", move |e| e.scroll(t, dx, dy, &mods, m))
-            .await
+        self.run_pointer("scroll", &a.modifiers, move |e, mods| {
+            e.scroll(t, dx, dy, mods, m)
+        })
+        .await
     }
 
     /// Drag from (from_x, from_y) to (to_x, to_y): press, move in steps, release (e.g. select text, move a slider).
@@ -426,11 +421,9 @@ impl DeskpilotServer {
         let from = target(a.from_x, a.from_y, a.screenshot_id, a.coordinates);
         let to = target(a.to_x, a.to_y, a.screenshot_id, a.coordinates);
         let (b, steps, m) = (button(a.button), a.steps, mode(a.hit_test));
-        let mods = match modifiers(&a.modifiers) {
-            Ok(k) => k,
-            Err(e) => return render::error(&e),
-        };
-        self.run_pointer("drag", move |e| e.drag(from, to, b, steps, &mods, m))
-            .await
+        self.run_pointer("drag", &a.modifiers, move |e, mods| {
+            e.drag(from, to, b, steps, mods, m)
+        })
+        .await
     }
 }

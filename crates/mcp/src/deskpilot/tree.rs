@@ -2,14 +2,14 @@
 
 use std::time::Duration;
 
-use deskpilot_engine::{Error, TREE_TIMEOUT, TreeRequest, WindowRef};
-use deskpilot_types::WindowId;
+use deskpilot_engine::{Snapshot, TREE_TIMEOUT, TreeRequest};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::elements::window_ref;
 use super::screenshot::image_result;
 use super::{DESKTOP_TIMEOUT, DeskpilotServer};
 use crate::render;
@@ -63,6 +63,27 @@ fn five_seconds() -> u64 {
     TREE_TIMEOUT.as_millis() as u64
 }
 
+/// The text block (with the snapshot's notes appended) and the window's screenshot, when the
+/// snapshot has one: the content blocks, and the screenshot's structured part.
+pub(crate) fn with_notes_and_screenshot(
+    mut text: String,
+    snapshot: &Snapshot,
+) -> (Vec<ContentBlock>, serde_json::Value) {
+    for n in &snapshot.notes {
+        text.push_str("Note: ");
+        text.push_str(n);
+        text.push('\n');
+    }
+    let mut content = vec![ContentBlock::text(text)];
+    let mut screenshot = serde_json::Value::Null;
+    if let Some(shot) = &snapshot.screenshot {
+        let rendered = image_result("Screenshot", shot, "the window");
+        content.extend(rendered.content);
+        screenshot = rendered.structured_content.unwrap_or_default();
+    }
+    (content, screenshot)
+}
+
 #[tool_router(router = tree_router, vis = "pub(crate)")]
 impl DeskpilotServer {
     /// Read a window's controls as an indexed tree, one line per element:
@@ -82,14 +103,9 @@ impl DeskpilotServer {
         &self,
         Parameters(a): Parameters<WindowStateArgs>,
     ) -> CallToolResult {
-        let window = match (a.window_id, a.title_match.trim().is_empty()) {
-            (0, true) => {
-                return render::error(&Error::InvalidArgument {
-                    message: "pass window_id (from list_windows) or title_match".to_string(),
-                });
-            }
-            (0, false) => WindowRef::TitleMatch(a.title_match.clone()),
-            (id, _) => WindowRef::Id(WindowId(id)),
+        let window = match window_ref(a.window_id, &a.title_match) {
+            Ok(w) => w,
+            Err(e) => return render::error(&e),
         };
         let timeout = Duration::from_millis(a.timeout_ms.clamp(100, 30_000));
         let request = TreeRequest {
@@ -131,18 +147,7 @@ impl DeskpilotServer {
             },
         );
         text.push_str(&snapshot.text);
-        for n in &snapshot.notes {
-            text.push_str("Note: ");
-            text.push_str(n);
-            text.push('\n');
-        }
-        let mut content = vec![ContentBlock::text(text)];
-        let mut screenshot = serde_json::Value::Null;
-        if let Some(shot) = &snapshot.screenshot {
-            let rendered = image_result("Screenshot", shot, "the window");
-            content.extend(rendered.content);
-            screenshot = rendered.structured_content.unwrap_or_default();
-        }
+        let (content, screenshot) = with_notes_and_screenshot(text, &snapshot);
         let mut result = CallToolResult::success(content);
         result.structured_content = Some(json!({
             "snapshot_id": snapshot.id,
