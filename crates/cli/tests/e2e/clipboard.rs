@@ -40,12 +40,24 @@ async fn clipboard_round_trips_with_xclip() {
     let big: String = (0..70_000).map(|i| format!("{i:05} 中文😀\n")).collect();
     assert!(big.len() > 1_000_000);
     ok(&server.call("clipboard_write", json!({ "text": big })).await);
-    assert_eq!(xclip_out(desktop), big, "xclip reads 1 MB back exactly");
+    let back = xclip_out(desktop);
+    assert!(
+        back == big,
+        "xclip reads 1 MB back exactly: got {} bytes, first difference at byte {:?}",
+        back.len(),
+        first_difference(&back, &big)
+    );
     let other: String = big.replace("中文", "ab");
     xclip_in(desktop, &other);
     let r = server.call("clipboard_read", json!({})).await;
     let read = ok(&r);
-    assert_eq!(read["clipboard"], other.as_str());
+    let got = read["clipboard"].as_str().unwrap_or_default();
+    assert!(
+        got == other,
+        "clipboard_read gives the 1 MB text exactly: got {} bytes, first difference at byte {:?}",
+        got.len(),
+        first_difference(got, &other)
+    );
     assert_eq!(read["length"], other.chars().count());
     assert!(
         text(&r).contains("the first 4000"),
@@ -90,4 +102,12 @@ async fn call_clipboard_write_outlives_the_command() {
     })
     .await;
     assert_eq!(xclip_out(desktop), "replaced");
+}
+
+/// Where two long texts part, so a failure message stays short.
+fn first_difference(a: &str, b: &str) -> Option<usize> {
+    a.bytes()
+        .zip(b.bytes())
+        .position(|(x, y)| x != y)
+        .or((a.len() != b.len()).then_some(a.len().min(b.len())))
 }

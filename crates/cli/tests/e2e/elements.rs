@@ -305,6 +305,25 @@ async fn zenity_yes_by_token_and_a_stopped_app_does_not_stall() {
     let fixture = Fixture::start(desktop, "deskpilot stopped fixture");
     fixture.saw("ready").await;
     window_of(&server, fixture.child.id()).await;
+    // First the app answers (it has joined the accessibility bus), then it stops.
+    wait_for(
+        Duration::from_secs(15),
+        "the fixture's tree before it is stopped",
+        || async {
+            let r = server
+                .call(
+                    "get_window_state",
+                    json!({ "title_match": "deskpilot stopped fixture", "include_screenshot": false }),
+                )
+                .await;
+            ok(&r)["elements"]
+                .as_array()?
+                .iter()
+                .any(|e| e["name"] == "Apply")
+                .then_some(())
+        },
+    )
+    .await;
     // SAFETY: plain signal delivery to our own child.
     unsafe {
         libc::kill(fixture.child.id() as i32, libc::SIGSTOP);

@@ -336,6 +336,16 @@ pub fn xclip_in(desktop: &VirtualDisplay, text: &str) {
         .write_all(text.as_bytes())
         .unwrap();
     assert!(child.wait().unwrap().success(), "xclip -i failed");
+    // xclip's parent exits before its background child has flushed the ownership request:
+    // wait until the selection really answers with `text`.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while xclip_out(desktop) != text {
+        assert!(
+            Instant::now() < deadline,
+            "xclip did not take the clipboard within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// The first window of process `pid` in list_windows, polled.
