@@ -205,7 +205,10 @@ pub fn line(e: &Element) -> String {
     if let Some(v) = e.value.as_deref().filter(|v| !v.is_empty() && *v != e.name) {
         l.push_str(&format!(" value=\"{}\"", quote(v, 80)));
     }
-    if !e.description.is_empty() && e.description != e.name {
+    if !e.description.is_empty()
+        && e.description != e.name
+        && e.value.as_deref() != Some(e.description.as_str())
+    {
         l.push_str(&format!(" desc=\"{}\"", quote(&e.description, 80)));
     }
     let flags = [

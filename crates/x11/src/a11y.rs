@@ -52,6 +52,8 @@ pub(crate) struct A11y {
     pids: Mutex<HashMap<String, u32>>,
     /// Applications whose `Cache.GetItems` is unusable (Qt's legacy signature): walk at once.
     no_cache: Mutex<std::collections::HashSet<String>>,
+    /// X window id → its frame, found once and re-validated on every read.
+    frames: Mutex<HashMap<u64, Node>>,
 }
 
 impl std::fmt::Debug for A11y {
@@ -206,6 +208,8 @@ struct Node {
     depth: u32,
     role: atspi::Role,
     name: String,
+    /// Known from the application's cache; `None` means it must be asked for.
+    description: Option<String>,
     states: StateSet,
     ifaces: InterfaceSet,
 }
@@ -352,6 +356,7 @@ async fn find_frame(
                         depth: 0,
                         role,
                         name,
+                        description: None,
                         states,
                         ifaces,
                     },
@@ -367,6 +372,20 @@ async fn find_frame(
     })
 }
 
+/// A remembered frame, refreshed, if it still exists and shows.
+async fn still_showing(conn: &zbus::Connection, frame: &Node) -> Option<Node> {
+    let p = accessible(conn, &frame.object).await.ok()?;
+    let (states, name) = futures_lite::future::zip(p.get_state(), p.name()).await;
+    let states = states.ok()?;
+    if !states.contains(State::Showing) || states.contains(State::Defunct) {
+        return None;
+    }
+    let mut frame = frame.clone();
+    frame.states = states;
+    frame.name = name.unwrap_or_default();
+    Some(frame)
+}
+
 /// Small helper so tuple plumbing reads left to right.
 trait Pipe: Sized {
     fn pipe<T>(self, f: impl FnOnce(Self) -> T) -> T {
@@ -375,12 +394,30 @@ trait Pipe: Sized {
 }
 impl<T> Pipe for T {}
 
-/// The subtree under `frame` from the application's cache; `None` when it has no cache.
-async fn from_cache(
+/// What the application's cache says about a frame's subtree.
+enum FromCache {
+    /// The application has no usable cache.
+    Unusable,
+    /// The frame is no longer in the cache, or no longer showing.
+    FrameGone,
+    /// The subtree (frame first) and the nodes whose children must be read directly.
+    Tree(Vec<Node>, Vec<usize>),
+}
+
+/// The subtree under `frame` from the application's cache.
+async fn from_cache(conn: &zbus::Connection, frame: &Node, limits: &TreeLimits) -> FromCache {
+    match read_cache(conn, frame, limits).await {
+        None => FromCache::Unusable,
+        Some(None) => FromCache::FrameGone,
+        Some(Some((nodes, unfinished))) => FromCache::Tree(nodes, unfinished),
+    }
+}
+
+async fn read_cache(
     conn: &zbus::Connection,
     frame: &Node,
     limits: &TreeLimits,
-) -> Option<(Vec<Node>, Vec<usize>)> {
+) -> Option<Option<(Vec<Node>, Vec<usize>)>> {
     let cache = zbus::proxy::Builder::<CacheProxy>::new(conn)
         .destination(frame.object.name_as_str()?.to_string())
         .ok()?
@@ -407,7 +444,19 @@ async fn from_cache(
     for list in children.values_mut() {
         list.sort_by_key(|i| i.index);
     }
-    let mut nodes = vec![frame.clone()];
+    // The frame as the cache sees it now: a remembered frame that is gone or hidden is stale.
+    let Some(now) = items
+        .iter()
+        .find(|i| i.object.path_as_str() == frame.object.path_as_str())
+        .filter(|i| i.states.contains(State::Showing) && !i.states.contains(State::Defunct))
+    else {
+        return Some(None);
+    };
+    let mut frame = frame.clone();
+    frame.name = now.short_name.clone();
+    frame.description = Some(now.name.clone());
+    frame.states = now.states;
+    let mut nodes = vec![frame];
     // Nodes whose cached children are fewer than they report: walk them.
     let mut unfinished = Vec::new();
     let mut stack = vec![0usize];
@@ -440,7 +489,10 @@ async fn from_cache(
                 parent: Some(at),
                 depth: node.depth + 1,
                 role: item.role,
-                name: item.name.clone(),
+                // atspi's field names are shifted: `short_name` carries the accessible name,
+                // `name` the description.
+                name: item.short_name.clone(),
+                description: Some(item.name.clone()),
                 states: item.states,
                 ifaces: item.ifaces,
             });
@@ -480,7 +532,7 @@ async fn from_cache(
             unfinished.push(i);
         }
     }
-    Some((nodes, unfinished))
+    Some(Some((nodes, unfinished)))
 }
 
 /// Roles whose children are mostly hidden until opened.
@@ -534,6 +586,7 @@ async fn describe(
         depth,
         role: role.ok()?,
         name: name.unwrap_or_default(),
+        description: None,
         states,
         ifaces: ifaces.unwrap_or_default(),
     })
@@ -672,23 +725,28 @@ async fn enrich(conn: &zbus::Connection, nodes: &[Node], window: &WindowInfo) ->
             }
             None
         };
-        // The cache's name can lag behind a name GTK computes lazily (a button named by its
-        // label): ask for the property when the cache has none; a label's name is its text.
+        // Names and descriptions the cache delivered are used as they are. An empty name is
+        // asked for again only where one is expected (a control GTK names from its label late);
+        // a label without a name is named by its text.
         let name_and_description = async {
+            let label = n.ifaces.contains(Interface::Text)
+                && matches!(n.role, atspi::Role::Label | atspi::Role::Static);
+            let ask_name = n.name.trim().is_empty() && (label || role(n.role).is_interactive());
+            if !ask_name && n.description.is_some() {
+                return Some((None, n.description.clone()));
+            }
             let p = accessible(conn, o).await.ok()?;
-            let (name, description) = if n.name.trim().is_empty() {
-                let (name, description) =
-                    futures_lite::future::zip(p.name(), p.description()).await;
-                (name.ok(), description.ok())
-            } else {
-                (None, p.description().await.ok())
+            let (name, description) = match (&n.description, ask_name) {
+                (Some(d), _) => (p.name().await.ok(), Some(d.clone())),
+                (None, true) => {
+                    let (name, description) =
+                        futures_lite::future::zip(p.name(), p.description()).await;
+                    (name.ok(), description.ok())
+                }
+                (None, false) => (None, p.description().await.ok()),
             };
             let name = match name {
-                Some(name)
-                    if name.trim().is_empty()
-                        && n.ifaces.contains(Interface::Text)
-                        && matches!(n.role, atspi::Role::Label | atspi::Role::Static) =>
-                {
+                Some(name) if name.trim().is_empty() && label => {
                     let t = proxy_at::<TextProxy>(conn, o).await.ok()?;
                     t.get_text(0, EXCERPT).await.ok()
                 }
@@ -859,30 +917,64 @@ impl Accessibility for X11Desktop {
         let conn = conn.connection();
         run(limits.timeout, "reading the accessibility tree", async {
             let t0 = Instant::now();
-            let frame = find_frame(conn, window, &self.a11y.pids).await?;
-            let t_frame = t0.elapsed();
-            let app = frame.object.name_as_str().unwrap_or_default().to_string();
-            let skip_cache = self
+            // A remembered frame is re-validated by the read itself (the cache must still list
+            // it as showing) or, for walked apps, by one state query; a stale one is looked up again.
+            let mut remembered = self
                 .a11y
-                .no_cache
+                .frames
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .contains(&app);
-            let cached = if skip_cache {
-                None
-            } else {
-                from_cache(conn, &frame, limits).await
-            };
-            if cached.is_none() {
-                self.a11y
+                .get(&window.id.0)
+                .cloned();
+            let (frame, outcome) = loop {
+                let fresh = remembered.is_none();
+                let frame = match remembered.take() {
+                    Some(f) => f,
+                    None => find_frame(conn, window, &self.a11y.pids).await?,
+                };
+                let app = frame.object.name_as_str().unwrap_or_default().to_string();
+                let walk_only = self
+                    .a11y
                     .no_cache
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .insert(app);
+                    .contains(&app);
+                let outcome = if walk_only {
+                    FromCache::Unusable
+                } else {
+                    from_cache(conn, &frame, limits).await
+                };
+                let frame = match (&outcome, fresh) {
+                    (FromCache::FrameGone, false) => continue,
+                    (FromCache::Unusable, false) => match still_showing(conn, &frame).await {
+                        Some(f) => f,
+                        None => continue,
+                    },
+                    _ => frame,
+                };
+                if let FromCache::Unusable = outcome {
+                    self.a11y
+                        .no_cache
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(app);
+                }
+                break (frame, outcome);
+            };
+            {
+                let mut frames = self.a11y.frames.lock().unwrap_or_else(|e| e.into_inner());
+                if frames.len() > 256 {
+                    frames.clear();
+                }
+                frames.insert(window.id.0, frame.clone());
             }
-            let (mut nodes, source, unfinished) = match cached {
-                Some((nodes, unfinished)) => (nodes, "atspi-cache", unfinished),
-                None => (vec![frame.clone()], "atspi-walk", vec![0]),
+            let t_frame = t0.elapsed();
+            let (mut nodes, source, unfinished) = match outcome {
+                FromCache::Tree(nodes, unfinished) => (nodes, "atspi-cache", unfinished),
+                // A fresh frame the cache does not list (yet): read it directly this time.
+                FromCache::Unusable | FromCache::FrameGone => {
+                    (vec![frame.clone()], "atspi-walk", vec![0])
+                }
             };
             let walked = unfinished.len();
             walk(conn, &mut nodes, unfinished, limits).await;
@@ -891,7 +983,7 @@ impl Accessibility for X11Desktop {
             let truncated = nodes.len() >= limits.max_elements;
             let elements = enrich(conn, &nodes, window).await;
             tracing::debug!(
-                frame_ms = t_frame.as_secs_f64() * 1e3,
+                frame_and_cache_ms = t_frame.as_secs_f64() * 1e3,
                 nodes_ms = (t_nodes - t_frame).as_secs_f64() * 1e3,
                 enrich_ms = (t0.elapsed() - t_nodes).as_secs_f64() * 1e3,
                 "accessibility tree phases"
