@@ -137,6 +137,19 @@ impl ViewGeometry {
         let (py, ph) = span(y, h, self.scale_y, self.capture.y, self.capture.height);
         Ok(Rect::new(px as i32, py as i32, pw, ph))
     }
+
+    /// Where a physical rectangle appears in the image (x, y, width, height, in image pixels),
+    /// clipped to the capture; `None` when none of it was captured.
+    pub fn physical_rect_to_image(&self, r: Rect) -> Option<(i32, i32, u32, u32)> {
+        let shown = r.intersect(&self.capture)?;
+        let x0 = ((shown.x - self.capture.x) as f64 * self.scale).floor() as i32;
+        let y0 = ((shown.y - self.capture.y) as f64 * self.scale_y).floor() as i32;
+        let x1 = ((shown.x - self.capture.x) as f64 + shown.width as f64) * self.scale;
+        let y1 = ((shown.y - self.capture.y) as f64 + shown.height as f64) * self.scale_y;
+        let w = (x1.ceil() as i32 - x0).max(1) as u32;
+        let h = (y1.ceil() as i32 - y0).max(1) as u32;
+        Some((x0, y0, w, h))
+    }
 }
 
 fn axis_to_physical(image: f64, scale: f64, origin: i32, extent: u32) -> i32 {

@@ -8,6 +8,7 @@ use deskpilot_types::{Monitor, Rect, WindowId, WindowInfo};
 
 use crate::Error;
 use crate::coords::{ImageBudget, ViewGeometry};
+use crate::decorate::Pin;
 use crate::pipeline::{self, EncodedImage, ImageFormat};
 use crate::registry::{Registry, ScreenshotId, ScreenshotRecord};
 
@@ -180,6 +181,16 @@ impl Engine {
 
     /// Captures, masks, scales and encodes; records the geometry under a new screenshot id.
     pub fn screenshot(&self, request: &ScreenshotRequest) -> Result<Screenshot, Error> {
+        self.screenshot_with_pins(request, &|_| Vec::new())
+    }
+
+    /// A screenshot with numbered pins drawn on it; `pins` maps the view to pins in image space.
+    /// The pins change only the pixels: geometry and registration are those of a plain screenshot.
+    pub fn screenshot_with_pins(
+        &self,
+        request: &ScreenshotRequest,
+        pins: &dyn Fn(&ViewGeometry) -> Vec<Pin>,
+    ) -> Result<Screenshot, Error> {
         let mut notes = Vec::new();
         let desktop = self.desktop.screens.desktop_bounds()?;
         let mut window = None;
@@ -268,7 +279,7 @@ impl Engine {
         let pin = window.as_ref().map(|w: &WindowInfo| (w.id, w.pid, w.frame));
         let format = request.format.unwrap_or(self.config.format);
         let (id, view, image, masked_regions, capture_time) =
-            self.capture_view(rect, |r| ViewGeometry::fit(r, budget), pin, format)?;
+            self.capture_view(rect, |r| ViewGeometry::fit(r, budget), pin, format, pins)?;
         Ok(Screenshot {
             id,
             view,
@@ -287,6 +298,7 @@ impl Engine {
         geometry: impl FnOnce(Rect) -> ViewGeometry,
         pin: Option<(WindowId, Option<u32>, Rect)>,
         format: ImageFormat,
+        pins: &dyn Fn(&ViewGeometry) -> Vec<Pin>,
     ) -> Result<(ScreenshotId, ViewGeometry, EncodedImage, usize, Duration), Error> {
         let started = Instant::now();
         let mut pool = std::mem::take(&mut *self.buffers.lock().unwrap_or_else(|e| e.into_inner()));
@@ -297,7 +309,7 @@ impl Engine {
         let capture_time = started.elapsed();
         let masked_regions = pipeline::apply_masks(&mut frame, &self.config.mask_regions);
         let view = geometry(frame.rect);
-        let image = pipeline::encode(&frame, &view, format, &mut pool.scaled);
+        let image = pipeline::encode(&frame, &view, format, &mut pool.scaled, &pins(&view));
         pool.frame = frame.data;
         *self.buffers.lock().unwrap_or_else(|e| e.into_inner()) = pool;
         let image = image?;
@@ -364,7 +376,7 @@ impl Engine {
         };
         let format = request.format.unwrap_or(self.config.format);
         let (id, view, image, masked_regions, capture_time) =
-            self.capture_view(rect, geometry, source.window, format)?;
+            self.capture_view(rect, geometry, source.window, format, &|_| Vec::new())?;
         if view.scale < source.view.scale {
             notes.push(format!(
                 "the region is too large to show closer than the source within the image budget (scale {:.3})",

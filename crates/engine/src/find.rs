@@ -4,13 +4,17 @@
 //! (name, value, description, role) by exact match, containment, and word / CJK-bigram
 //! overlap — so "保存" finds "保存并关闭" and "the search box" finds an Edit named "Search".
 //! Kind words ("button", "按钮", "field", "输入框" …) are taken out of the text and turned into
-//! a role preference. Disabled and off-screen elements are demoted, not hidden.
+//! a role preference. Disabled and off-screen elements are demoted, not hidden. With
+//! `annotate`, the window's screenshot is taken after ranking with the candidates drawn on it
+//! as numbered pins (1 = best), so a vision model can pick by number.
 
-use deskpilot_types::Role;
+use deskpilot_types::{Rect, Role};
 use serde::Serialize;
 
+use crate::coords::ViewGeometry;
+use crate::decorate::Pin;
 use crate::tree::{Element, Snapshot, TreeRequest};
-use crate::{Engine, Error};
+use crate::{CaptureTarget, Engine, Error, ScreenshotRequest};
 
 /// What to look for.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +27,8 @@ pub struct FindRequest {
     /// Only this role (`"Button"`), case-insensitive.
     pub role: String,
     pub limit: usize,
+    /// Draw the candidates as numbered pins (1 = best) on the screenshot.
+    pub annotate: bool,
 }
 
 /// One ranked element.
@@ -37,7 +43,7 @@ pub struct Candidate {
     pub score: f64,
     pub why: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub bounds: Option<deskpilot_types::Rect>,
+    pub bounds: Option<Rect>,
     /// The element's centre in the snapshot screenshot's pixel space.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<(u32, u32)>,
@@ -259,7 +265,12 @@ impl Engine {
                 message: "pass description (free text) or name_contains".to_string(),
             });
         }
-        let snapshot = self.window_state(&request.tree)?;
+        // With pins, the screenshot is taken once the candidates are known.
+        let annotate = request.annotate && request.tree.include_screenshot;
+        let mut snapshot = self.window_state(&TreeRequest {
+            include_screenshot: request.tree.include_screenshot && !annotate,
+            ..request.tree.clone()
+        })?;
         let role = request.role.trim().to_lowercase();
         let role_ok = |e: &Element| role.is_empty() || e.role.as_str().to_lowercase() == role;
         let ranked: Vec<(f64, String, usize)> = if request.name_contains.trim().is_empty() {
@@ -283,10 +294,42 @@ impl Engine {
                 .map(|e| (1.0, "contains the text".to_string(), e.index))
                 .collect()
         };
+        let ranked: Vec<_> = ranked
+            .into_iter()
+            .take(request.limit.clamp(1, 50))
+            .collect();
+        if annotate {
+            let bounds: Vec<Option<Rect>> = ranked
+                .iter()
+                .map(|(_, _, i)| snapshot.elements[*i].bounds)
+                .collect();
+            let pins = |view: &ViewGeometry| {
+                bounds
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(n, b)| {
+                        Some(Pin {
+                            number: n + 1,
+                            rect: view.physical_rect_to_image((*b)?)?,
+                        })
+                    })
+                    .collect()
+            };
+            let request = ScreenshotRequest {
+                target: CaptureTarget::Window(snapshot.window.id),
+                max_width: request.tree.max_width,
+                format: None,
+            };
+            match self.screenshot_with_pins(&request, &pins) {
+                Ok(shot) => snapshot.screenshot = Some(shot),
+                Err(e) => snapshot
+                    .notes
+                    .push(format!("no screenshot: {} ({e})", e.code())),
+            }
+        }
         let view = snapshot.screenshot.as_ref().map(|s| s.view);
         let candidates = ranked
             .into_iter()
-            .take(request.limit.clamp(1, 50))
             .map(|(score, why, i)| {
                 let e = &snapshot.elements[i];
                 let image = e.bounds.zip(view).and_then(|(b, v)| {

@@ -15,6 +15,7 @@
 
 mod clipboard;
 pub mod coords;
+mod decorate;
 mod element;
 mod engine;
 mod error;
@@ -28,6 +29,7 @@ mod tree;
 mod window;
 
 pub use clipboard::MAX_CLIPBOARD_BYTES;
+pub use decorate::Pin;
 pub use element::ElementOutcome;
 pub use engine::{
     CaptureTarget, Engine, EngineConfig, Screenshot, ScreenshotRequest, StatusReport, WindowFilter,

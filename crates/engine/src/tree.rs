@@ -560,4 +560,45 @@ mod tests {
         assert!(s.elements.is_empty() && s.screenshot.is_some());
         assert!(s.notes.iter().any(|n| n.contains("no accessibility tree")));
     }
+
+    #[test]
+    fn find_draws_numbered_pins_on_a_screenshot_taken_after_ranking() {
+        let (fake, _, w) = setup();
+        let e = Engine::new(
+            fake.desktop(),
+            EngineConfig {
+                format: crate::pipeline::ImageFormat::Png,
+                ..EngineConfig::default()
+            },
+        );
+        let find = |annotate| {
+            e.find_elements(&crate::FindRequest {
+                tree: TreeRequest::new(WindowRef::Id(w)),
+                description: "保存".into(),
+                name_contains: String::new(),
+                role: String::new(),
+                limit: 3,
+                annotate,
+            })
+            .unwrap()
+        };
+        let rgb = |s: &Snapshot, x: usize, y: usize| {
+            let shot = s.screenshot.as_ref().unwrap();
+            let decoder = png::Decoder::new(std::io::Cursor::new(shot.image.bytes.clone()));
+            let mut reader = decoder.read_info().unwrap();
+            let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+            let info = reader.next_frame(&mut buf).unwrap();
+            let at = (y * info.width as usize + x) * 3;
+            [buf[at], buf[at + 1], buf[at + 2]]
+        };
+        let (plain, found) = find(false);
+        let (pinned, found_pinned) = find(true);
+        assert_eq!(found[0].name, "保存并关闭");
+        assert_eq!(found[0].image, found_pinned[0].image, "same geometry");
+        // The element spans (10, 10, 50x20) in a 1:1 window screenshot: its left edge is
+        // outlined in pin red only when annotated.
+        assert_eq!(rgb(&pinned, 10, 20), [230, 30, 60]);
+        assert_ne!(rgb(&plain, 10, 20), [230, 30, 60]);
+        assert_eq!(rgb(&pinned, 200, 200), rgb(&plain, 200, 200));
+    }
 }

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{self, error_code, launch, ok, probe_until, serve, text, wait_for, window_of};
+use crate::harness::{
+    self, error_code, image, launch, ok, probe_until, serve, text, wait_for, window_of,
+};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/gtk_fixture.py");
 const EXPECTED_TREE: &str = concat!(
@@ -183,6 +185,25 @@ async fn fixture_tree_matches_its_snapshot_and_elements_act() {
         first["image"].is_array(),
         "image coordinates of the centre: {first}"
     );
+    // The candidates are pinned on the screenshot (the fixture itself has no pin red);
+    // annotate: false leaves the pixels alone.
+    let pin_red = |r: &rmcp::model::CallToolResult| {
+        let (_, _, px) = image(r);
+        px.chunks_exact(3)
+            .filter(|p| p[0] > 180 && p[1] < 90 && p[2] < 120)
+            .count()
+    };
+    assert_eq!(found["annotated"], true);
+    assert!(pin_red(&r) > 200, "pins drawn: {} red pixels", pin_red(&r));
+    let plain = server
+        .call(
+            "find_elements",
+            json!({ "title_match": "deskpilot fixture", "description": "保存", "annotate": false }),
+        )
+        .await;
+    assert_eq!(ok(&plain)["annotated"], false);
+    assert!(pin_red(&plain) < 20, "{} red pixels", pin_red(&plain));
+    let first = ok(&plain)["candidates"][0].clone();
     let r = server
         .call("click", json!({ "element": first["token"] }))
         .await;

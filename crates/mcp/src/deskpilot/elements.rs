@@ -38,6 +38,9 @@ pub struct FindArgs {
     /// Also return the window's screenshot (default true).
     #[serde(default = "yes")]
     pub include_screenshot: bool,
+    /// Draw the candidates on the screenshot as numbered pins, 1 = best (default true).
+    #[serde(default = "yes")]
+    pub annotate: bool,
 }
 
 fn five() -> usize {
@@ -179,6 +182,7 @@ impl DeskpilotServer {
             name_contains: a.name_contains,
             role: a.role,
             limit: a.limit,
+            annotate: a.annotate,
         };
         let engine = self.engine();
         let (snapshot, candidates) =
@@ -190,13 +194,19 @@ impl DeskpilotServer {
                 Ok(r) => r,
                 Err(e) => return render::error(&e),
             };
+        let pinned = a.annotate && snapshot.screenshot.is_some() && !candidates.is_empty();
         let mut text = format!(
-            "{} candidates in window {} \"{}\" (snapshot s{}, {} elements):\n",
+            "{} candidates in window {} \"{}\" (snapshot s{}, {} elements){}:\n",
             candidates.len(),
             snapshot.window.id,
             snapshot.window.title,
             snapshot.id,
-            snapshot.elements.len()
+            snapshot.elements.len(),
+            if pinned {
+                "; the screenshot shows them as numbered pins"
+            } else {
+                ""
+            }
         );
         for (i, c) in candidates.iter().enumerate() {
             text.push_str(&format!(
@@ -221,6 +231,7 @@ impl DeskpilotServer {
             "snapshot_id": snapshot.id,
             "window": snapshot.window,
             "found": candidates.len(),
+            "annotated": pinned,
             "candidates": candidates,
             "notes": snapshot.notes,
             "screenshot": screenshot,
