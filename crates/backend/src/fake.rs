@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use deskpilot_types::{Key, Monitor, Point, Rect, WindowId, WindowInfo, WindowState};
 
 use crate::{
-    Accessibility, BackendInfo, Button, Capture, Clipboard, Desktop, Error, Frame, Keyboard,
-    PixelFormat, Pointer, RawTree, Screens, TreeLimits, WindowControl, WindowOp, Windows,
+    Accessibility, BackendInfo, Button, Capture, Clipboard, Desktop, ElementHandle, ElementStates,
+    Error, Frame, Keyboard, PixelFormat, Pointer, RawTree, Screens, TreeLimits, WindowControl,
+    WindowOp, Windows,
 };
 
 /// A scriptable desktop: monitors, windows (topmost first) and a framebuffer.
@@ -500,6 +501,47 @@ impl Accessibility for FakeDesktop {
         tree.complete = kept.len() == before;
         tree.elements = kept;
         Ok(tree)
+    }
+
+    /// Acts like a toolkit: "toggle" / "click" flip `checked`, "press" flips `expanded`,
+    /// "select" selects; any other advertised action is accepted and changes nothing.
+    fn do_action(&self, element: &ElementHandle, action: &str) -> Result<(), Error> {
+        let mut s = self.lock();
+        let e = s
+            .trees
+            .iter_mut()
+            .flat_map(|(_, t)| t.elements.iter_mut())
+            .find(|e| e.handle == *element)
+            .ok_or_else(|| Error::Unsupported {
+                what: "accessibility actions",
+                reason: format!("UnknownObject {}", element.0),
+            })?;
+        if !e.actions.iter().any(|a| a.eq_ignore_ascii_case(action)) {
+            return Err(Error::Unsupported {
+                what: "accessibility actions",
+                reason: format!("no action {action}"),
+            });
+        }
+        match action.to_ascii_lowercase().as_str() {
+            "toggle" | "click" => e.states.checked = !e.states.checked,
+            "press" => e.states.expanded = !e.states.expanded,
+            "select" => e.states.selected = true,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn states(&self, element: &ElementHandle) -> Result<ElementStates, Error> {
+        self.lock()
+            .trees
+            .iter()
+            .flat_map(|(_, t)| t.elements.iter())
+            .find(|e| e.handle == *element)
+            .map(|e| e.states)
+            .ok_or_else(|| Error::Unsupported {
+                what: "reading element states",
+                reason: format!("UnknownObject {}", element.0),
+            })
     }
 }
 

@@ -117,4 +117,23 @@ pub trait Accessibility: Send + Sync {
             reason: "this platform backend cannot".to_string(),
         })
     }
+
+    /// The element's state flags as they are now (`onscreen` is not computed here).
+    fn states(&self, element: &ElementHandle) -> Result<ElementStates, Error> {
+        let _ = element;
+        Err(Error::Unsupported {
+            what: "reading element states",
+            reason: "this platform backend cannot".to_string(),
+        })
+    }
+
+    /// Selects the element in its container (a list row, a tab, a tree item) through the
+    /// container's selection interface.
+    fn select(&self, element: &ElementHandle) -> Result<(), Error> {
+        let _ = element;
+        Err(Error::Unsupported {
+            what: "selecting elements",
+            reason: "this platform backend cannot".to_string(),
+        })
+    }
 }

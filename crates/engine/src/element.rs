@@ -8,8 +8,10 @@
 //! A token whose element no longer exists in the app (the window changed under it) is
 //! `STALE_ELEMENT`, like a token from an older snapshot.
 
-use deskpilot_backend::Button;
-use deskpilot_types::{Point, WindowInfo};
+use std::time::{Duration, Instant};
+
+use deskpilot_backend::{Button, ElementStates};
+use deskpilot_types::{Point, Role, WindowInfo};
 
 use crate::pointer::Receipt;
 use crate::tree::Element;
@@ -19,6 +21,79 @@ use crate::{Engine, Error, HitTestMode};
 const CLICK_ACTIONS: &[&str] = &[
     "click", "press", "activate", "jump", "toggle", "open", "select", "invoke",
 ];
+
+/// Operations with a meaning of their own, checked against the element's states afterwards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElementOp {
+    /// Flip a check box, toggle button or switch.
+    Toggle,
+    /// Open a combo box, tree node, expander or menu.
+    Expand,
+    /// Close what `Expand` opened.
+    Collapse,
+    /// Select a list row, tab or tree item in its container.
+    Select,
+}
+
+impl ElementOp {
+    pub fn parse(s: &str) -> Option<ElementOp> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "toggle" => Some(ElementOp::Toggle),
+            "expand" => Some(ElementOp::Expand),
+            "collapse" => Some(ElementOp::Collapse),
+            "select" => Some(ElementOp::Select),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ElementOp::Toggle => "toggle",
+            ElementOp::Expand => "expand",
+            ElementOp::Collapse => "collapse",
+            ElementOp::Select => "select",
+        }
+    }
+
+    /// Advertised actions that carry the operation out, best first.
+    fn actions(self) -> &'static [&'static str] {
+        match self {
+            ElementOp::Toggle => &["toggle", "click", "press", "activate"],
+            ElementOp::Expand => &[
+                "expand",
+                "expand or contract",
+                "open",
+                "toggle",
+                "press",
+                "click",
+                "activate",
+            ],
+            ElementOp::Collapse => &[
+                "collapse",
+                "expand or contract",
+                "close",
+                "toggle",
+                "press",
+                "click",
+                "activate",
+            ],
+            ElementOp::Select => &["select"],
+        }
+    }
+
+    /// Whether `states` show the operation's effect, given the states before it.
+    fn done(self, before: &ElementStates, now: &ElementStates) -> bool {
+        match self {
+            ElementOp::Toggle => now.checked != before.checked,
+            ElementOp::Expand => now.expanded,
+            ElementOp::Collapse => !now.expanded,
+            ElementOp::Select => now.selected,
+        }
+    }
+}
+
+/// How long an operation's effect may take to show in the element's states.
+const EFFECT_WAIT: Duration = Duration::from_millis(1500);
 
 /// What an element action did.
 #[derive(Debug, Clone)]
@@ -31,6 +106,9 @@ pub struct ElementOutcome {
     pub detail: String,
     pub receipt: Option<Receipt>,
     pub notes: Vec<String>,
+    /// `Some("confirmed")` / `Some("suspected_noop")` when the element's states were checked
+    /// afterwards; `None` when nothing could be checked.
+    pub effect: Option<&'static str>,
 }
 
 /// Backend failures that mean the element is gone from the app.
@@ -100,6 +178,7 @@ impl Engine {
                             detail: action,
                             receipt: None,
                             notes,
+                            effect: None,
                         });
                     }
                     Err(e) => {
@@ -127,6 +206,7 @@ impl Engine {
             route: "input",
             receipt: Some(receipt),
             notes,
+            effect: None,
         })
     }
 
@@ -181,6 +261,7 @@ impl Engine {
             detail: name,
             receipt: None,
             notes: Vec::new(),
+            effect: None,
         })
     }
 
@@ -213,6 +294,7 @@ impl Engine {
                 route: "accessibility",
                 detail: "set_value".to_string(),
                 receipt: None,
+                effect: notes.is_empty().then_some("confirmed"),
                 notes,
             },
             read,
@@ -244,6 +326,211 @@ impl Engine {
             detail: "focus".to_string(),
             receipt: None,
             notes: Vec::new(),
+            effect: None,
         })
+    }
+
+    /// Toggles, expands, collapses or selects an element, then watches its states for the
+    /// effect. Asking for what already holds (expand an expanded combo box) does nothing and
+    /// says so.
+    pub fn element_op(&self, token: &str, op: ElementOp) -> Result<ElementOutcome, Error> {
+        let (_, now, element) = self.live_element(token)?;
+        let accessibility = &self.desktop.accessibility;
+        let before = accessibility
+            .states(&element.handle)
+            .map_err(|e| stale_or(token, e))?;
+        let already = match op {
+            ElementOp::Expand if before.expanded => Some("already expanded"),
+            ElementOp::Collapse if !before.expanded => Some("already collapsed"),
+            ElementOp::Select if before.selected => Some("already selected"),
+            _ => None,
+        };
+        if let Some(already) = already {
+            return Ok(ElementOutcome {
+                element,
+                window: now,
+                route: "accessibility",
+                detail: format!("nothing to do: {already}"),
+                receipt: None,
+                notes: Vec::new(),
+                effect: Some("confirmed"),
+            });
+        }
+        // Toolkits flag tree nodes and expanders as expandable; combo boxes and menus open a
+        // popup instead (the backend reports an open popup as expanded).
+        let opens = before.expandable
+            || before.expanded
+            || matches!(
+                element.role,
+                Role::ComboBox | Role::Menu | Role::MenuItem | Role::TreeItem
+            )
+            || element
+                .actions
+                .iter()
+                .any(|a| a.to_ascii_lowercase().contains("expand"));
+        if matches!(op, ElementOp::Expand | ElementOp::Collapse) && !opens {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "{token} ({} \"{}\") is not expandable; its actions are [{}]",
+                    element.role,
+                    element.name,
+                    element.actions.join(", ")
+                ),
+            });
+        }
+        let mut route_detail = None;
+        if op == ElementOp::Select {
+            match accessibility.select(&element.handle) {
+                Ok(()) => route_detail = Some("selected in its container".to_string()),
+                Err(deskpilot_backend::Error::Unsupported { .. }) => {}
+                Err(e) => return Err(stale_or(token, e)),
+            }
+        }
+        let detail = match route_detail {
+            Some(d) => d,
+            None => {
+                let action = op.actions().iter().find_map(|want| {
+                    element
+                        .actions
+                        .iter()
+                        .find(|a| a.eq_ignore_ascii_case(want))
+                        .cloned()
+                });
+                let Some(action) = action else {
+                    return Err(Error::InvalidArgument {
+                        message: format!(
+                            "{token} ({} \"{}\") offers no way to {}: its actions are [{}]{}",
+                            element.role,
+                            element.name,
+                            op.name(),
+                            element.actions.join(", "),
+                            if op == ElementOp::Select {
+                                " and its container has no selection; click it instead"
+                            } else {
+                                ""
+                            }
+                        ),
+                    });
+                };
+                accessibility
+                    .do_action(&element.handle, &action)
+                    .map_err(|e| stale_or(token, e))?;
+                action
+            }
+        };
+        let deadline = Instant::now() + EFFECT_WAIT;
+        let (effect, notes) = loop {
+            match accessibility.states(&element.handle) {
+                Ok(s) if op.done(&before, &s) => break (Some("confirmed"), Vec::new()),
+                Ok(_) if Instant::now() >= deadline => {
+                    break (
+                        Some("suspected_noop"),
+                        vec![format!(
+                            "the element's states did not show it {} within {} ms",
+                            match op {
+                                ElementOp::Toggle => "toggled",
+                                ElementOp::Expand => "expanded",
+                                ElementOp::Collapse => "collapsed",
+                                ElementOp::Select => "selected",
+                            },
+                            EFFECT_WAIT.as_millis()
+                        )],
+                    );
+                }
+                Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+                // The element went away with the action (a menu item that closed its menu):
+                // nothing left to check.
+                Err(_) => {
+                    break (
+                        None,
+                        vec![
+                            "the element is gone after the action; take get_window_state again"
+                                .to_string(),
+                        ],
+                    );
+                }
+            }
+        };
+        Ok(ElementOutcome {
+            element,
+            window: now,
+            route: "accessibility",
+            detail,
+            receipt: None,
+            notes,
+            effect,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use deskpilot_backend::fake::FakeWindow;
+    use deskpilot_backend::{ElementHandle, FakeDesktop, RawElement, RawTree};
+    use deskpilot_types::{ErrorCode, Rect};
+
+    use super::*;
+    use crate::{EngineConfig, TreeRequest, WindowRef};
+
+    fn el(parent: Option<usize>, role: Role, name: &str, actions: &[&str]) -> RawElement {
+        RawElement {
+            parent,
+            depth: parent.map_or(0, |_| 1),
+            role,
+            platform_role: String::new(),
+            name: name.to_string(),
+            description: String::new(),
+            value: None,
+            states: ElementStates {
+                enabled: true,
+                onscreen: true,
+                ..Default::default()
+            },
+            actions: actions.iter().map(|a| a.to_string()).collect(),
+            bounds: Some(Rect::new(10, 10, 40, 20)),
+            handle: ElementHandle(format!("h-{name}")),
+        }
+    }
+
+    #[test]
+    fn operations_are_checked_against_the_states_and_skip_what_already_holds() {
+        let fake = FakeDesktop::new(800, 600);
+        let w = fake.add_window(FakeWindow::new("Form", Rect::new(0, 0, 400, 300)));
+        fake.set_tree(
+            w,
+            RawTree {
+                elements: vec![
+                    el(None, Role::Window, "Form", &[]),
+                    el(Some(0), Role::CheckBox, "Logging", &["click"]),
+                    el(Some(0), Role::ComboBox, "Size", &["press"]),
+                    el(Some(0), Role::Button, "Apply", &["click"]),
+                    el(Some(0), Role::Button, "Inert", &["activate"]),
+                ],
+                source: "fake".into(),
+                complete: true,
+                notes: vec![],
+            },
+        );
+        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
+        let token = |i: usize| s.elements[i].token.clone();
+
+        let o = e.element_op(&token(1), ElementOp::Toggle).unwrap();
+        assert_eq!((o.detail.as_str(), o.effect), ("click", Some("confirmed")));
+        let o = e.element_op(&token(2), ElementOp::Expand).unwrap();
+        assert_eq!((o.detail.as_str(), o.effect), ("press", Some("confirmed")));
+        let o = e.element_op(&token(2), ElementOp::Expand).unwrap();
+        assert!(o.detail.contains("already expanded"), "{}", o.detail);
+        let o = e.element_op(&token(2), ElementOp::Collapse).unwrap();
+        assert_eq!(o.effect, Some("confirmed"));
+        // A button is not expandable; "activate" that changes nothing is a suspected no-op.
+        let err = e.element_op(&token(3), ElementOp::Expand).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+        assert!(err.to_string().contains("[click]"), "{err}");
+        let o = e.element_op(&token(4), ElementOp::Toggle).unwrap();
+        assert_eq!(o.effect, Some("suspected_noop"));
+        // No selection interface and no "select" action: say what to do instead.
+        let err = e.element_op(&token(3), ElementOp::Select).unwrap_err();
+        assert!(err.to_string().contains("click it instead"), "{err}");
     }
 }

@@ -30,7 +30,7 @@ mod window;
 
 pub use clipboard::MAX_CLIPBOARD_BYTES;
 pub use decorate::Pin;
-pub use element::ElementOutcome;
+pub use element::{ElementOp, ElementOutcome};
 pub use engine::{
     CaptureTarget, Engine, EngineConfig, Screenshot, ScreenshotRequest, StatusReport, WindowFilter,
     ZoomRequest,

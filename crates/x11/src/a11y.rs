@@ -25,6 +25,7 @@ use atspi::proxy::action::ActionProxy;
 use atspi::proxy::cache::CacheProxy;
 use atspi::proxy::component::ComponentProxy;
 use atspi::proxy::editable_text::EditableTextProxy;
+use atspi::proxy::selection::SelectionProxy;
 use atspi::proxy::text::TextProxy;
 use atspi::proxy::value::ValueProxy;
 use atspi::zbus;
@@ -823,6 +824,68 @@ impl Accessibility for X11Desktop {
                 Ok(())
             } else {
                 Err(unavailable(format!("the application refused \"{action}\"")))
+            }
+        })
+    }
+
+    fn states(&self, element: &ElementHandle) -> Result<ElementStates, Error> {
+        let o = object(element)?;
+        let conn = self.a11y.connection()?;
+        let conn = conn.connection();
+        run(OPERATION_TIMEOUT, "reading the element's states", async {
+            let p = accessible(conn, &o).await?;
+            let s = p.get_state().await.map_err(dbus_err("GetState"))?;
+            if s.contains(State::Defunct) {
+                return Err(unavailable("the element is defunct"));
+            }
+            let mut flags = states(s, None, Rect::new(0, 0, 0, 0));
+            // GTK combo boxes and menus never say "expanded": their popup shows instead.
+            if !flags.expanded {
+                let role = p.get_role().await.map_err(dbus_err("GetRole"))?;
+                if matches!(role, atspi::Role::ComboBox | atspi::Role::Menu) {
+                    let children = p.get_children().await.unwrap_or_default();
+                    let shown = join_all(children.iter().take(64).map(|c| async move {
+                        let c = accessible(conn, c).await.ok()?;
+                        c.get_state().await.ok().map(|s| s.contains(State::Showing))
+                    }))
+                    .await;
+                    flags.expanded = shown.into_iter().flatten().any(|showing| showing);
+                }
+            }
+            Ok(flags)
+        })
+    }
+
+    fn select(&self, element: &ElementHandle) -> Result<(), Error> {
+        let o = object(element)?;
+        let conn = self.a11y.connection()?;
+        let conn = conn.connection();
+        run(OPERATION_TIMEOUT, "selecting", async {
+            let p = accessible(conn, &o).await?;
+            let (parent, index) =
+                futures_lite::future::zip(p.parent(), p.get_index_in_parent()).await;
+            let parent = parent.map_err(dbus_err("Parent"))?;
+            let index = index.map_err(dbus_err("GetIndexInParent"))?;
+            let container = accessible(conn, &parent).await?;
+            let ifaces = container
+                .get_interfaces()
+                .await
+                .map_err(dbus_err("GetInterfaces"))?;
+            if !ifaces.contains(Interface::Selection) {
+                return Err(Error::Unsupported {
+                    what: "selecting elements",
+                    reason: "the element's container has no selection interface".to_string(),
+                });
+            }
+            let selection = proxy_at::<SelectionProxy>(conn, &parent).await?;
+            if selection
+                .select_child(index)
+                .await
+                .map_err(dbus_err("SelectChild"))?
+            {
+                Ok(())
+            } else {
+                Err(unavailable("the container refused the selection"))
             }
         })
     }

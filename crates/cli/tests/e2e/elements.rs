@@ -271,6 +271,93 @@ async fn fixture_tree_matches_its_snapshot_and_elements_act() {
     server.finish().await;
 }
 
+/// toggle / expand / collapse / select by token, each seen by the fixture itself and each
+/// reported as confirmed; asking for what already holds does nothing and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn named_operations_toggle_expand_collapse_and_select() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let fixture = Fixture::start(desktop, "deskpilot ops fixture");
+    fixture.saw("ready").await;
+    window_of(&server, fixture.child.id()).await;
+    let state = || async {
+        wait_for(Duration::from_secs(15), "the fixture's tree", || async {
+            let r = server
+                .call(
+                    "get_window_state",
+                    json!({ "title_match": "deskpilot ops fixture", "include_screenshot": false }),
+                )
+                .await;
+            let s = ok(&r).clone();
+            s["elements"]
+                .as_array()?
+                .iter()
+                .any(|e| e["name"] == "Enable logging")
+                .then_some(s)
+        })
+        .await
+    };
+    let op = |token: Value, action: &'static str| {
+        let server = &server;
+        async move {
+            server
+                .call(
+                    "perform_action",
+                    json!({ "element": token, "action": action }),
+                )
+                .await
+        }
+    };
+
+    let s = state().await;
+    let check = element(&s, "CheckBox", "Enable logging")["token"].clone();
+    let r = op(check.clone(), "toggle").await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    fixture.saw("toggled Enable logging on").await;
+    let r = op(check, "toggle").await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    fixture.saw("toggled Enable logging off").await;
+
+    let combo = element(&s, "ComboBox", "Small")["token"].clone();
+    let r = op(combo.clone(), "collapse").await;
+    assert!(
+        text(&r).contains("already collapsed"),
+        "a closed combo box is left alone: {}",
+        text(&r)
+    );
+    let r = op(combo.clone(), "expand").await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    fixture.saw("popup shown").await;
+    let r = op(combo.clone(), "expand").await;
+    assert!(text(&r).contains("already expanded"), "{}", text(&r));
+    let r = op(combo, "collapse").await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    fixture.saw("popup hidden").await;
+
+    // The list row holding "Beta" is selected through its list's selection interface.
+    let s = state().await;
+    let elements = s["elements"].as_array().unwrap();
+    let beta = elements
+        .iter()
+        .find(|e| e["role"] == "Text" && e["name"] == "Beta")
+        .expect("Beta in the tree");
+    let row = &elements[beta["parent"].as_u64().unwrap() as usize];
+    assert_eq!(row["role"], "ListItem");
+    let r = op(row["token"].clone(), "select").await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    fixture.saw("selected Beta").await;
+
+    // A plain button cannot be expanded: a typed error naming its real actions.
+    let apply = element(&s, "Button", "Apply")["token"].clone();
+    let r = op(apply, "expand").await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENT");
+    assert!(text(&r).contains("not expandable") && text(&r).contains("[Click]"));
+    server.finish().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zenity_yes_by_token_and_a_stopped_app_does_not_stall() {
     let Some(desktop) = harness::desktop() else {

@@ -2,7 +2,9 @@
 //! element route of `click`.
 
 use deskpilot_backend::Button;
-use deskpilot_engine::{ElementOutcome, Error, FindRequest, HitTestMode, TreeRequest, WindowRef};
+use deskpilot_engine::{
+    ElementOp, ElementOutcome, Error, FindRequest, HitTestMode, TreeRequest, WindowRef,
+};
 use deskpilot_types::WindowId;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -64,8 +66,9 @@ pub struct SetValueArgs {
 pub struct ActionArgs {
     /// Element token from get_window_state or find_elements, e.g. "s3:12" (or a bare index of the newest snapshot).
     pub element: String,
-    /// One of the element's actions as listed in actions=[…] (e.g. "click", "activate", "expand or contract"), or
-    /// "focus" to give it keyboard focus.
+    /// One of the element's actions as listed in actions=[…] (e.g. "click", "activate"), or an operation checked
+    /// against the element's states afterwards: "toggle" (check boxes, switches), "expand" / "collapse" (combo
+    /// boxes, tree nodes, expanders), "select" (list rows, tabs), "focus".
     pub action: String,
 }
 
@@ -109,9 +112,12 @@ pub(crate) fn element_result(
         text.push_str("\nNote: ");
         text.push_str(n);
     }
-    text.push_str(
-        "\nEffect: unverifiable (take get_window_state or a screenshot to see what changed).",
-    );
+    let effect = o.effect.unwrap_or("unverifiable");
+    text.push_str(&match effect {
+        "confirmed" => "\nEffect: confirmed by the element's states.".to_string(),
+        "suspected_noop" => "\nEffect: suspected_noop — nothing changed that the element reports; look with get_window_state or a screenshot.".to_string(),
+        other => format!("\nEffect: {other} (take get_window_state or a screenshot to see what changed)."),
+    });
     let mut structured = json!({
         "action": label,
         "element": e,
@@ -120,7 +126,7 @@ pub(crate) fn element_result(
         "detail": o.detail,
         "receipt": o.receipt,
         "notes": o.notes,
-        "effect": "unverifiable",
+        "effect": effect,
     });
     if let (Some(s), Some(x)) = (structured.as_object_mut(), extra.as_object()) {
         s.extend(x.clone());
@@ -259,19 +265,14 @@ impl DeskpilotServer {
         })
         .await
         {
-            Ok((o, read)) => {
-                let mut r = element_result("set_value", &o, json!({ "value": read }));
-                if let (true, Some(s)) = (o.notes.is_empty(), r.structured_content.as_mut()) {
-                    s["effect"] = json!("confirmed");
-                }
-                r
-            }
+            Ok((o, read)) => element_result("set_value", &o, json!({ "value": read })),
             Err(e) => render::error(&e),
         }
     }
 
     /// Run one of an element's advertised actions (listed as actions=[…] in get_window_state), e.g. "click",
-    /// "activate", "expand or contract"; or "focus".
+    /// "activate"; or "toggle", "expand", "collapse", "select", "focus", whose effect is checked in the element's
+    /// states ("already expanded" does nothing and says so).
     #[tool(
         name = "perform_action",
         annotations(
@@ -288,6 +289,8 @@ impl DeskpilotServer {
         match render::blocking(DESKTOP_TIMEOUT, "perform_action", move || {
             if action.trim().eq_ignore_ascii_case("focus") {
                 engine.focus_element(&token)
+            } else if let Some(op) = ElementOp::parse(&action) {
+                engine.element_op(&token, op)
             } else {
                 engine.perform_action(&token, &action)
             }
