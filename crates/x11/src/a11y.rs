@@ -781,6 +781,44 @@ async fn enrich(conn: &zbus::Connection, nodes: &[Node], window: &WindowInfo) ->
     .await
 }
 
+/// Converts element bounds from logical to physical pixels when the app reports its frame
+/// smaller than its X window by a common factor (GTK with `GDK_SCALE=2`, Qt with a scale
+/// factor): each point is mapped relative to the frame, so odd physical origins stay exact.
+/// Returns the horizontal scale when bounds were converted.
+fn to_physical(elements: &mut [RawElement], window: &WindowInfo) -> Option<f64> {
+    let frame = elements.first()?.bounds?;
+    let (target, sx, sy) = [window.client, window.frame].into_iter().find_map(|r| {
+        let sx = r.width as f64 / frame.width.max(1) as f64;
+        let sy = r.height as f64 / frame.height.max(1) as f64;
+        let same = (sx - sy).abs() <= 0.03 * sx;
+        (same && (1.1..=4.0).contains(&sx)).then_some((r, sx, sy))
+    })?;
+    // Toolkits scale by quarter steps (GTK by whole ones); the frame's size is rounded to
+    // logical pixels, so snap a measured 1.99 to 2.
+    let snap = |s: f64| {
+        let q = (s * 4.0).round() / 4.0;
+        if (q - s).abs() <= 0.02 * s { q } else { s }
+    };
+    let (sx, sy) = (snap(sx), snap(sy));
+    let map = |b: Rect| {
+        let x = target.x as f64 + (b.x - frame.x) as f64 * sx;
+        let y = target.y as f64 + (b.y - frame.y) as f64 * sy;
+        Rect::new(
+            x.round() as i32,
+            y.round() as i32,
+            (b.width as f64 * sx).round().max(1.0) as u32,
+            (b.height as f64 * sy).round().max(1.0) as u32,
+        )
+    };
+    for e in elements.iter_mut() {
+        e.bounds = e.bounds.map(map);
+        e.states.onscreen = e
+            .bounds
+            .is_some_and(|b| b.intersect(&window.frame).is_some());
+    }
+    Some(sx)
+}
+
 /// An object reference from a handle this module issued.
 fn object(h: &ElementHandle) -> Result<ObjectRefOwned, Error> {
     let (name, path) =
@@ -1044,14 +1082,19 @@ impl Accessibility for X11Desktop {
             let nodes = depth_first(nodes);
             let t_nodes = t0.elapsed();
             let truncated = nodes.len() >= limits.max_elements;
-            let elements = enrich(conn, &nodes, window).await;
+            let mut elements = enrich(conn, &nodes, window).await;
+            let mut notes = Vec::new();
+            if let Some(scale) = to_physical(&mut elements, window) {
+                notes.push(format!(
+                    "the application reports logical coordinates (scale {scale:.2}); element bounds were converted to physical pixels"
+                ));
+            }
             tracing::debug!(
                 frame_and_cache_ms = t_frame.as_secs_f64() * 1e3,
                 nodes_ms = (t_nodes - t_frame).as_secs_f64() * 1e3,
                 enrich_ms = (t0.elapsed() - t_nodes).as_secs_f64() * 1e3,
                 "accessibility tree phases"
             );
-            let mut notes = Vec::new();
             if source == "atspi-cache" && walked > 0 && walked < nodes.len() {
                 notes.push(format!(
                     "{walked} containers not fully in the application's cache were read directly"
@@ -1070,5 +1113,66 @@ impl Accessibility for X11Desktop {
                 notes,
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use deskpilot_types::{WindowId, WindowState};
+
+    use super::*;
+
+    fn raw(bounds: Rect) -> RawElement {
+        RawElement {
+            parent: None,
+            depth: 0,
+            role: Role::Button,
+            platform_role: String::new(),
+            name: String::new(),
+            description: String::new(),
+            value: None,
+            states: ElementStates::default(),
+            actions: Vec::new(),
+            bounds: Some(bounds),
+            handle: ElementHandle(String::new()),
+        }
+    }
+
+    fn window(client: Rect) -> WindowInfo {
+        WindowInfo {
+            id: WindowId(1),
+            title: String::new(),
+            class: String::new(),
+            pid: None,
+            process: None,
+            frame: client,
+            client,
+            state: WindowState::default(),
+            z: 0,
+            monitor: None,
+        }
+    }
+
+    #[test]
+    fn logical_bounds_of_a_scaled_app_become_physical() {
+        // Measured: GTK with GDK_SCALE=2 reports its frame at 159,3 642x533 while the X
+        // window is 1282x1065 at 319,7.
+        let w = window(Rect::new(319, 7, 1282, 1065));
+        let mut els = vec![
+            raw(Rect::new(159, 3, 642, 533)),
+            raw(Rect::new(200, 100, 50, 20)),
+        ];
+        let scale = to_physical(&mut els, &w).expect("scaled");
+        assert_eq!(scale, 2.0);
+        assert_eq!(els[0].bounds, Some(Rect::new(319, 7, 1284, 1066)));
+        assert_eq!(els[1].bounds, Some(Rect::new(401, 201, 100, 40)));
+        assert!(els[1].states.onscreen);
+        // An unscaled app is left alone.
+        let mut same = vec![
+            raw(Rect::new(319, 7, 1282, 1065)),
+            raw(Rect::new(1, 2, 3, 4)),
+        ];
+        assert_eq!(to_physical(&mut same, &w), None);
+        assert_eq!(same[1].bounds, Some(Rect::new(1, 2, 3, 4)));
     }
 }

@@ -26,6 +26,14 @@ struct Fixture {
 
 impl Fixture {
     fn start(desktop: &deskpilot_x11::VirtualDisplay, title: &str) -> Fixture {
+        Fixture::start_with(desktop, title, &[])
+    }
+
+    fn start_with(
+        desktop: &deskpilot_x11::VirtualDisplay,
+        title: &str,
+        env: &[(&str, &str)],
+    ) -> Fixture {
         let mut cmd = std::process::Command::new("/usr/bin/python3");
         cmd.arg(FIXTURE)
             .arg(title)
@@ -33,6 +41,7 @@ impl Fixture {
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
         desktop.configure(&mut cmd);
+        cmd.envs(env.iter().copied());
         let mut child = cmd
             .spawn()
             .expect("start the GTK fixture (python3-gi, gir1.2-gtk-3.0)");
@@ -355,6 +364,55 @@ async fn named_operations_toggle_expand_collapse_and_select() {
     let r = op(apply, "expand").await;
     assert_eq!(error_code(&r), "INVALID_ARGUMENT");
     assert!(text(&r).contains("not expandable") && text(&r).contains("[Click]"));
+    server.finish().await;
+}
+
+/// An app drawn at twice the scale reports logical coordinates; its element bounds come back
+/// physical, so a click read off find_elements' image coordinates lands on the button.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scaled_app_gets_physical_bounds() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let fixture = Fixture::start_with(desktop, "deskpilot scaled fixture", &[("GDK_SCALE", "2")]);
+    fixture.saw("ready").await;
+    let window = window_of(&server, fixture.child.id()).await;
+    let found = wait_for(
+        Duration::from_secs(15),
+        "Apply in the scaled fixture",
+        || async {
+            let r = server
+                .call(
+                    "find_elements",
+                    json!({ "window_id": window["id"], "description": "Apply button", "limit": 1 }),
+                )
+                .await;
+            let s = ok(&r).clone();
+            (s["candidates"][0]["name"] == "Apply").then_some((s, text(&r)))
+        },
+    )
+    .await;
+    let (found, said) = found;
+    assert!(said.contains("logical coordinates (scale 2.00)"), "{said}");
+    let apply = &found["candidates"][0];
+    let b = &apply["bounds"];
+    let client = &window["client"];
+    let inside = |v: &Value, lo: &Value, len: &Value| {
+        v.as_i64().unwrap() >= lo.as_i64().unwrap()
+            && v.as_i64().unwrap() < lo.as_i64().unwrap() + len.as_i64().unwrap()
+    };
+    assert!(
+        inside(&b["x"], &client["x"], &client["width"])
+            && inside(&b["y"], &client["y"], &client["height"])
+            && b["height"].as_i64().unwrap() >= 40,
+        "physical bounds {b} inside the client {client}"
+    );
+    let (x, y) = (&apply["image"][0], &apply["image"][1]);
+    let r = server.call("click", json!({ "x": x, "y": y })).await;
+    ok(&r);
+    fixture.saw("clicked Apply").await;
     server.finish().await;
 }
 
