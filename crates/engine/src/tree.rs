@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use deskpilot_backend::{ElementHandle, ElementStates, TreeLimits};
-use deskpilot_types::{Rect, Role, WindowInfo};
+use deskpilot_types::{Rect, Role, WindowId, WindowInfo};
 use serde::Serialize;
 
 use crate::window::WindowRef;
@@ -108,6 +108,8 @@ pub struct Snapshot {
 pub(crate) struct Snapshots {
     next: u64,
     kept: VecDeque<(u64, WindowInfo, Vec<Element>)>,
+    /// When each kept snapshot was read, by id.
+    taken: VecDeque<(u64, Instant)>,
 }
 
 impl Snapshots {
@@ -115,9 +117,18 @@ impl Snapshots {
         self.next += 1;
         if self.kept.len() == KEPT {
             self.kept.pop_front();
+            self.taken.pop_front();
         }
         self.kept.push_back((self.next, window, elements));
+        self.taken.push_back((self.next, Instant::now()));
         self.next
+    }
+
+    /// The newest snapshot of `window`: its id, elements and age.
+    fn newest_of(&self, window: WindowId) -> Option<(u64, Vec<Element>, Duration)> {
+        let (id, _, elements) = self.kept.iter().rev().find(|(_, w, _)| w.id == window)?;
+        let at = self.taken.iter().find(|(t, _)| t == id)?.1;
+        Some((*id, elements.clone(), at.elapsed()))
     }
 
     /// The element behind `token` and its window as the snapshot saw it, if its snapshot is
@@ -322,6 +333,34 @@ impl Engine {
         let raw = match self.desktop.accessibility.tree(&window, &limits) {
             Ok(t) => t,
             Err(e) => {
+                // What is known: the last tree of this window, plainly marked as such. Its
+                // tokens stay valid (no newer snapshot of the window exists).
+                let previous = self
+                    .snapshots
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .newest_of(window.id);
+                if let Some((id, elements, age)) = previous {
+                    notes.push(format!(
+                        "no fresh accessibility tree: {e}. Shown instead: the tree read {:.1} s ago (snapshot s{id}); it may be out of date, and acting on it waits for the app. The screenshot is current.",
+                        age.as_secs_f64()
+                    ));
+                    let (text, shown, render_notes) =
+                        render(&elements, request.query.as_deref(), request.max_chars);
+                    notes.extend(render_notes);
+                    return Ok(Snapshot {
+                        id,
+                        window,
+                        elements,
+                        text,
+                        shown,
+                        source: "previous-snapshot".to_string(),
+                        complete: false,
+                        notes,
+                        screenshot,
+                        tree_time: started.elapsed(),
+                    });
+                }
                 notes.push(format!(
                     "no accessibility tree: {e}. Work from the screenshot (click by coordinates)."
                 ));

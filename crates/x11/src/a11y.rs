@@ -17,7 +17,7 @@
 //! Hidden elements (not `Showing`) are left out with their subtrees.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use atspi::proxy::accessible::AccessibleProxy;
@@ -30,7 +30,7 @@ use atspi::proxy::text::TextProxy;
 use atspi::proxy::value::ValueProxy;
 use atspi::zbus;
 use atspi::{
-    AccessibilityConnection, CoordType, Interface, InterfaceSet, ObjectRefOwned, State, StateSet,
+    CoordType, Interface, InterfaceSet, ObjectRefOwned, State, StateSet,
 };
 use deskpilot_backend::{
     Accessibility, ElementHandle, ElementStates, Error, RawElement, RawTree, TreeLimits,
@@ -48,7 +48,7 @@ const EXCERPT: i32 = 200;
 /// The accessibility bus connection, made on first use.
 #[derive(Default)]
 pub(crate) struct A11y {
-    conn: Mutex<Option<Arc<AccessibilityConnection>>>,
+    conn: Mutex<Option<zbus::Connection>>,
     /// Application bus name → pid.
     pids: Mutex<HashMap<String, u32>>,
     /// Applications whose `Cache.GetItems` is unusable (Qt's legacy signature): walk at once.
@@ -91,7 +91,9 @@ fn run<T>(
 }
 
 impl A11y {
-    fn connection(&self) -> Result<Arc<AccessibilityConnection>, Error> {
+    /// The accessibility bus connection, made on first use. A plain bus connection: nothing
+    /// is asked of the applications while connecting, so a hung app cannot block it.
+    fn connection(&self) -> Result<zbus::Connection, Error> {
         let mut slot = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = slot.as_ref() {
             return Ok(c.clone());
@@ -100,15 +102,33 @@ impl A11y {
             CONNECT_TIMEOUT,
             "connecting to the accessibility bus",
             async {
-                AccessibilityConnection::new()
+                let address = a11y_bus_address()
                     .await
-                    .map_err(|e| unavailable(format!("no accessibility bus: {e}")))
+                    .map_err(|e| unavailable(format!("no accessibility bus: {e}")))?;
+                zbus::connection::Builder::address(address.as_str())
+                    .map_err(|e| unavailable(format!("bad accessibility bus address {address}: {e}")))?
+                    .build()
+                    .await
+                    .map_err(|e| unavailable(format!("no accessibility bus at {address}: {e}")))
             },
         )?;
-        let conn = Arc::new(conn);
         *slot = Some(conn.clone());
         Ok(conn)
     }
+}
+
+/// Where the accessibility bus is: `AT_SPI_BUS_ADDRESS` when set (as libatspi reads it), else
+/// what the bus launcher tells the session bus.
+async fn a11y_bus_address() -> Result<String, zbus::Error> {
+    if let Some(a) = std::env::var("AT_SPI_BUS_ADDRESS")
+        .ok()
+        .filter(|a| !a.trim().is_empty())
+    {
+        return Ok(a);
+    }
+    let session = zbus::Connection::session().await?;
+    let bus = atspi::proxy::bus::BusProxy::new(&session).await?;
+    bus.get_address().await
 }
 
 /// AT-SPI role → deskpilot role.
@@ -836,8 +856,7 @@ const OPERATION_TIMEOUT: Duration = Duration::from_secs(5);
 impl Accessibility for X11Desktop {
     fn do_action(&self, element: &ElementHandle, action: &str) -> Result<(), Error> {
         let o = object(element)?;
-        let conn = self.a11y.connection()?;
-        let conn = conn.connection();
+        let conn = &self.a11y.connection()?;
         run(OPERATION_TIMEOUT, "the action", async {
             let a = proxy_at::<ActionProxy>(conn, &o).await?;
             let actions = a.get_actions().await.map_err(dbus_err("GetActions"))?;
@@ -868,8 +887,7 @@ impl Accessibility for X11Desktop {
 
     fn states(&self, element: &ElementHandle) -> Result<ElementStates, Error> {
         let o = object(element)?;
-        let conn = self.a11y.connection()?;
-        let conn = conn.connection();
+        let conn = &self.a11y.connection()?;
         run(OPERATION_TIMEOUT, "reading the element's states", async {
             let p = accessible(conn, &o).await?;
             let s = p.get_state().await.map_err(dbus_err("GetState"))?;
@@ -896,8 +914,7 @@ impl Accessibility for X11Desktop {
 
     fn select(&self, element: &ElementHandle) -> Result<(), Error> {
         let o = object(element)?;
-        let conn = self.a11y.connection()?;
-        let conn = conn.connection();
+        let conn = &self.a11y.connection()?;
         run(OPERATION_TIMEOUT, "selecting", async {
             let p = accessible(conn, &o).await?;
             let (parent, index) =
@@ -930,8 +947,7 @@ impl Accessibility for X11Desktop {
 
     fn set_value(&self, element: &ElementHandle, value: &str) -> Result<(), Error> {
         let o = object(element)?;
-        let conn = self.a11y.connection()?;
-        let conn = conn.connection();
+        let conn = &self.a11y.connection()?;
         run(OPERATION_TIMEOUT, "setting the value", async {
             let ifaces = accessible(conn, &o)
                 .await?
@@ -970,8 +986,7 @@ impl Accessibility for X11Desktop {
 
     fn read_text(&self, element: &ElementHandle) -> Result<String, Error> {
         let o = object(element)?;
-        let conn = self.a11y.connection()?;
-        let conn = conn.connection();
+        let conn = &self.a11y.connection()?;
         run(OPERATION_TIMEOUT, "reading the text", async {
             let ifaces = accessible(conn, &o)
                 .await?
@@ -1000,8 +1015,7 @@ impl Accessibility for X11Desktop {
 
     fn focus(&self, element: &ElementHandle) -> Result<(), Error> {
         let o = object(element)?;
-        let conn = self.a11y.connection()?;
-        let conn = conn.connection();
+        let conn = &self.a11y.connection()?;
         run(OPERATION_TIMEOUT, "focusing", async {
             let c = proxy_at::<ComponentProxy>(conn, &o).await?;
             if c.grab_focus().await.map_err(dbus_err("GrabFocus"))? {
@@ -1014,8 +1028,7 @@ impl Accessibility for X11Desktop {
 
     fn tree(&self, window: &WindowInfo, limits: &TreeLimits) -> Result<RawTree, Error> {
         let started = Instant::now();
-        let conn = self.a11y.connection()?;
-        let conn = conn.connection();
+        let conn = &self.a11y.connection()?;
         run(limits.timeout, "reading the accessibility tree", async {
             let t0 = Instant::now();
             // A remembered frame is re-validated by the read itself (the cache must still list

@@ -494,10 +494,46 @@ async fn zenity_yes_by_token_and_a_stopped_app_does_not_stall() {
     unsafe {
         libc::kill(fixture.child.id() as i32, libc::SIGSTOP);
     }
+    // This server read the tree before: it answers with that tree, plainly marked, in time.
     let started = Instant::now();
     let r = tokio::time::timeout(
         Duration::from_secs(20),
         server.call(
+            "get_window_state",
+            json!({ "title_match": "deskpilot stopped fixture", "timeout_ms": 1500 }),
+        ),
+    )
+    .await
+    .expect("get_window_state stalled on a stopped app");
+    let took = started.elapsed();
+    let s = ok(&r).clone();
+    assert!(took < Duration::from_secs(6), "took {took:?}");
+    assert!(
+        text(&r).contains("no fresh accessibility tree")
+            && text(&r).contains("1500 ms")
+            && text(&r).contains("may be out of date"),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(s["source"], "previous-snapshot");
+    assert!(
+        s["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["name"] == "Apply"),
+        "what is known is returned"
+    );
+    assert!(
+        r.content.iter().any(|c| c.as_image().is_some()),
+        "the screenshot still comes"
+    );
+    // A server that never saw the app: no tree, the screenshot, and a note, in time.
+    let fresh = serve(Some(desktop), &[], &[]).await;
+    let started = Instant::now();
+    let r = tokio::time::timeout(
+        Duration::from_secs(20),
+        fresh.call(
             "get_window_state",
             json!({ "title_match": "deskpilot stopped fixture", "timeout_ms": 1500 }),
         ),
@@ -516,6 +552,7 @@ async fn zenity_yes_by_token_and_a_stopped_app_does_not_stall() {
         r.content.iter().any(|c| c.as_image().is_some()),
         "the screenshot still comes"
     );
+    fresh.finish().await;
     // SAFETY: as above.
     unsafe {
         libc::kill(fixture.child.id() as i32, libc::SIGCONT);
