@@ -25,13 +25,12 @@ use atspi::proxy::action::ActionProxy;
 use atspi::proxy::cache::CacheProxy;
 use atspi::proxy::component::ComponentProxy;
 use atspi::proxy::editable_text::EditableTextProxy;
+use atspi::proxy::registry::RegistryProxy;
 use atspi::proxy::selection::SelectionProxy;
 use atspi::proxy::text::TextProxy;
 use atspi::proxy::value::ValueProxy;
 use atspi::zbus;
-use atspi::{
-    CoordType, Interface, InterfaceSet, ObjectRefOwned, State, StateSet,
-};
+use atspi::{CoordType, Interface, InterfaceSet, ObjectRefOwned, State, StateSet};
 use deskpilot_backend::{
     Accessibility, ElementHandle, ElementStates, Error, RawElement, RawTree, TreeLimits,
 };
@@ -105,11 +104,27 @@ impl A11y {
                 let address = a11y_bus_address()
                     .await
                     .map_err(|e| unavailable(format!("no accessibility bus: {e}")))?;
-                zbus::connection::Builder::address(address.as_str())
-                    .map_err(|e| unavailable(format!("bad accessibility bus address {address}: {e}")))?
+                let conn = zbus::connection::Builder::address(address.as_str())
+                    .map_err(|e| {
+                        unavailable(format!("bad accessibility bus address {address}: {e}"))
+                    })?
                     .build()
                     .await
-                    .map_err(|e| unavailable(format!("no accessibility bus at {address}: {e}")))
+                    .map_err(|e| unavailable(format!("no accessibility bus at {address}: {e}")))?;
+                // Toolkit bridges (GTK's at-spi2-atk) serve their bulk cache, and keep their
+                // trees complete, only while some client listens for events: say we do. The
+                // registration lives as long as this connection; no match rule is added, so
+                // the events themselves never reach us.
+                let registered = async {
+                    RegistryProxy::new(&conn)
+                        .await?
+                        .register_event("object:children-changed")
+                        .await
+                };
+                if let Err(e) = registered.await {
+                    tracing::debug!(error = %e, "registering an event listener failed");
+                }
+                Ok(conn)
             },
         )?;
         *slot = Some(conn.clone());
@@ -417,8 +432,10 @@ impl<T> Pipe for T {}
 
 /// What the application's cache says about a frame's subtree.
 enum FromCache {
-    /// The application has no usable cache.
+    /// The application has no usable cache (Qt's differs from the specification).
     Unusable,
+    /// The application serves no cache right now (GTK before it learns a client listens).
+    NotNow,
     /// The frame is no longer in the cache, or no longer showing.
     FrameGone,
     /// The subtree (frame first) and the nodes whose children must be read directly.
@@ -427,7 +444,9 @@ enum FromCache {
 
 /// The subtree under `frame` from the application's cache.
 async fn from_cache(conn: &zbus::Connection, frame: &Node, limits: &TreeLimits) -> FromCache {
-    match read_cache(conn, frame, limits).await {
+    let mut not_now = false;
+    match read_cache(conn, frame, limits, &mut not_now).await {
+        None if not_now => FromCache::NotNow,
         None => FromCache::Unusable,
         Some(None) => FromCache::FrameGone,
         Some(Some((nodes, unfinished))) => FromCache::Tree(nodes, unfinished),
@@ -438,6 +457,7 @@ async fn read_cache(
     conn: &zbus::Connection,
     frame: &Node,
     limits: &TreeLimits,
+    not_now: &mut bool,
 ) -> Option<Option<(Vec<Node>, Vec<usize>)>> {
     let cache = zbus::proxy::Builder::<CacheProxy>::new(conn)
         .destination(frame.object.name_as_str()?.to_string())
@@ -449,7 +469,19 @@ async fn read_cache(
         .await
         .ok()?;
     let t = Instant::now();
-    let items = cache.get_items().await.ok()?;
+    let items = match cache.get_items().await {
+        Ok(items) => items,
+        Err(e) => {
+            tracing::debug!(error = %e, "Cache.GetItems unusable");
+            *not_now = matches!(
+                &e,
+                zbus::Error::MethodError(name, _, _)
+                    if name.as_str() == "org.freedesktop.DBus.Error.UnknownMethod"
+                        || name.as_str() == "org.freedesktop.DBus.Error.UnknownObject"
+            );
+            return None;
+        }
+    };
     tracing::debug!(
         items = items.len(),
         ms = t.elapsed().as_secs_f64() * 1e3,
@@ -1060,10 +1092,12 @@ impl Accessibility for X11Desktop {
                 };
                 let frame = match (&outcome, fresh) {
                     (FromCache::FrameGone, false) => continue,
-                    (FromCache::Unusable, false) => match still_showing(conn, &frame).await {
-                        Some(f) => f,
-                        None => continue,
-                    },
+                    (FromCache::Unusable | FromCache::NotNow, false) => {
+                        match still_showing(conn, &frame).await {
+                            Some(f) => f,
+                            None => continue,
+                        }
+                    }
                     _ => frame,
                 };
                 if let FromCache::Unusable = outcome {
@@ -1086,7 +1120,7 @@ impl Accessibility for X11Desktop {
             let (mut nodes, source, unfinished) = match outcome {
                 FromCache::Tree(nodes, unfinished) => (nodes, "atspi-cache", unfinished),
                 // A fresh frame the cache does not list (yet): read it directly this time.
-                FromCache::Unusable | FromCache::FrameGone => {
+                FromCache::Unusable | FromCache::NotNow | FromCache::FrameGone => {
                     (vec![frame.clone()], "atspi-walk", vec![0])
                 }
             };
