@@ -127,6 +127,16 @@ pub trait Accessibility: Send + Sync {
         })
     }
 
+    /// Takes the element out of its container's selection; for the open menu of a menu bar
+    /// this closes the menu.
+    fn deselect(&self, element: &ElementHandle) -> Result<(), Error> {
+        let _ = element;
+        Err(Error::Unsupported {
+            what: "deselecting elements",
+            reason: "this platform backend cannot".to_string(),
+        })
+    }
+
     /// Selects the element in its container (a list row, a tab, a tree item) through the
     /// container's selection interface.
     fn select(&self, element: &ElementHandle) -> Result<(), Error> {

@@ -379,12 +379,28 @@ impl Engine {
             });
         }
         let mut route_detail = None;
-        if op == ElementOp::Select {
-            match accessibility.select(&element.handle) {
-                Ok(()) => route_detail = Some("selected in its container".to_string()),
-                Err(deskpilot_backend::Error::Unsupported { .. }) => {}
-                Err(e) => return Err(stale_or(token, e)),
+        let through_container = match op {
+            ElementOp::Select => Some(accessibility.select(&element.handle)),
+            // An open menu of a menu bar closes when the bar's selection is cleared; its own
+            // click action would only open it again.
+            ElementOp::Collapse if element.role == Role::Menu => {
+                Some(accessibility.deselect(&element.handle))
             }
+            _ => None,
+        };
+        match through_container {
+            Some(Ok(())) => {
+                route_detail = Some(
+                    if op == ElementOp::Select {
+                        "selected in its container"
+                    } else {
+                        "deselected in its container"
+                    }
+                    .to_string(),
+                )
+            }
+            Some(Err(deskpilot_backend::Error::Unsupported { .. })) | None => {}
+            Some(Err(e)) => return Err(stale_or(token, e)),
         }
         let detail = match route_detail {
             Some(d) => d,

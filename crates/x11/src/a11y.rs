@@ -17,7 +17,7 @@
 //! Hidden elements (not `Showing`) are left out with their subtrees.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use atspi::proxy::accessible::AccessibleProxy;
@@ -25,7 +25,6 @@ use atspi::proxy::action::ActionProxy;
 use atspi::proxy::cache::CacheProxy;
 use atspi::proxy::component::ComponentProxy;
 use atspi::proxy::editable_text::EditableTextProxy;
-use atspi::proxy::registry::RegistryProxy;
 use atspi::proxy::selection::SelectionProxy;
 use atspi::proxy::text::TextProxy;
 use atspi::proxy::value::ValueProxy;
@@ -38,6 +37,7 @@ use deskpilot_types::{Rect, Role, WindowInfo};
 use futures_util::future::join_all;
 
 use crate::X11Desktop;
+use crate::a11y_changes::Changes;
 
 /// How long connecting to the accessibility bus may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -54,7 +54,14 @@ pub(crate) struct A11y {
     no_cache: Mutex<std::collections::HashSet<String>>,
     /// X window id → its frame, found once and re-validated on every read.
     frames: Mutex<HashMap<u64, Node>>,
+    /// Event counts per application: when an application's cached items may be reused.
+    changes: Arc<Changes>,
+    /// Application bus name → its last `Cache.GetItems` answer and the event count before it.
+    items: Mutex<HashMap<String, (u64, CachedItems)>>,
 }
+
+/// One application's `Cache.GetItems` answer, shared between reads.
+type CachedItems = Arc<Vec<atspi::CacheItem>>;
 
 impl std::fmt::Debug for A11y {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -111,18 +118,10 @@ impl A11y {
                     .build()
                     .await
                     .map_err(|e| unavailable(format!("no accessibility bus at {address}: {e}")))?;
-                // Toolkit bridges (GTK's at-spi2-atk) serve their bulk cache, and keep their
-                // trees complete, only while some client listens for events: say we do. The
-                // registration lives as long as this connection; no match rule is added, so
-                // the events themselves never reach us.
-                let registered = async {
-                    RegistryProxy::new(&conn)
-                        .await?
-                        .register_event("object:children-changed")
-                        .await
-                };
-                if let Err(e) = registered.await {
-                    tracing::debug!(error = %e, "registering an event listener failed");
+                // Toolkit bridges (GTK's at-spi2-atk) serve their bulk cache only while some
+                // client listens for events; listening also tells us which apps changed.
+                if let Err(e) = self.changes.start(&conn).await {
+                    tracing::warn!(error = %e, "cannot listen to accessibility events; trees are read in full every time");
                 }
                 Ok(conn)
             },
@@ -443,9 +442,14 @@ enum FromCache {
 }
 
 /// The subtree under `frame` from the application's cache.
-async fn from_cache(conn: &zbus::Connection, frame: &Node, limits: &TreeLimits) -> FromCache {
+async fn from_cache(
+    a11y: &A11y,
+    conn: &zbus::Connection,
+    frame: &Node,
+    limits: &TreeLimits,
+) -> FromCache {
     let mut not_now = false;
-    match read_cache(conn, frame, limits, &mut not_now).await {
+    match read_cache(a11y, conn, frame, limits, &mut not_now).await {
         None if not_now => FromCache::NotNow,
         None => FromCache::Unusable,
         Some(None) => FromCache::FrameGone,
@@ -454,41 +458,43 @@ async fn from_cache(conn: &zbus::Connection, frame: &Node, limits: &TreeLimits) 
 }
 
 async fn read_cache(
+    a11y: &A11y,
     conn: &zbus::Connection,
     frame: &Node,
     limits: &TreeLimits,
     not_now: &mut bool,
 ) -> Option<Option<(Vec<Node>, Vec<usize>)>> {
-    let cache = zbus::proxy::Builder::<CacheProxy>::new(conn)
-        .destination(frame.object.name_as_str()?.to_string())
-        .ok()?
-        .path("/org/a11y/atspi/cache")
-        .ok()?
-        .cache_properties(zbus::proxy::CacheProperties::No)
-        .build()
-        .await
-        .ok()?;
-    let t = Instant::now();
-    let items = match cache.get_items().await {
-        Ok(items) => items,
-        Err(e) => {
-            tracing::debug!(error = %e, "Cache.GetItems unusable");
-            *not_now = matches!(
-                &e,
-                zbus::Error::MethodError(name, _, _)
-                    if name.as_str() == "org.freedesktop.DBus.Error.UnknownMethod"
-                        || name.as_str() == "org.freedesktop.DBus.Error.UnknownObject"
+    let app = frame.object.name_as_str()?.to_string();
+    // The count is taken before the call: an event that arrives during it invalidates.
+    let count = a11y.changes.count(&app);
+    let unchanged = a11y
+        .items
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&app)
+        .filter(|(seen, _)| a11y.changes.live() && *seen == count)
+        .map(|(_, items)| items.clone());
+    let items = match unchanged {
+        Some(items) => {
+            tracing::debug!(
+                items = items.len(),
+                "Cache.GetItems answer reused: no events since"
             );
-            return None;
+            items
+        }
+        None => {
+            let items = Arc::new(get_items(conn, &app, not_now).await?);
+            let mut memo = a11y.items.lock().unwrap_or_else(|e| e.into_inner());
+            if memo.len() > 64 {
+                memo.clear();
+            }
+            memo.insert(app, (count, items.clone()));
+            items
         }
     };
-    tracing::debug!(
-        items = items.len(),
-        ms = t.elapsed().as_secs_f64() * 1e3,
-        "Cache.GetItems"
-    );
+    let items = items.as_slice();
     let mut children: HashMap<String, Vec<&atspi::CacheItem>> = HashMap::new();
-    for item in &items {
+    for item in items {
         children
             .entry(item.parent.path_as_str().to_string())
             .or_default()
@@ -586,6 +592,43 @@ async fn read_cache(
         }
     }
     Some(Some((nodes, unfinished)))
+}
+
+/// One application's whole cache; `None` when it serves none (`not_now` when it may later).
+async fn get_items(
+    conn: &zbus::Connection,
+    app: &str,
+    not_now: &mut bool,
+) -> Option<Vec<atspi::CacheItem>> {
+    let cache = zbus::proxy::Builder::<CacheProxy>::new(conn)
+        .destination(app.to_string())
+        .ok()?
+        .path("/org/a11y/atspi/cache")
+        .ok()?
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await
+        .ok()?;
+    let t = Instant::now();
+    let items = match cache.get_items().await {
+        Ok(items) => items,
+        Err(e) => {
+            tracing::debug!(error = %e, "Cache.GetItems unusable");
+            *not_now = matches!(
+                &e,
+                zbus::Error::MethodError(name, _, _)
+                    if name.as_str() == "org.freedesktop.DBus.Error.UnknownMethod"
+                        || name.as_str() == "org.freedesktop.DBus.Error.UnknownObject"
+            );
+            return None;
+        }
+    };
+    tracing::debug!(
+        items = items.len(),
+        ms = t.elapsed().as_secs_f64() * 1e3,
+        "Cache.GetItems"
+    );
+    Some(items)
 }
 
 /// Roles whose children are mostly hidden until opened.
@@ -871,6 +914,30 @@ fn to_physical(elements: &mut [RawElement], window: &WindowInfo) -> Option<f64> 
     Some(sx)
 }
 
+/// The selection interface of `o`'s container and `o`'s index in it.
+async fn container_selection<'c>(
+    conn: &'c zbus::Connection,
+    o: &ObjectRefOwned,
+    what: &'static str,
+) -> Result<(SelectionProxy<'c>, i32), Error> {
+    let p = accessible(conn, o).await?;
+    let (parent, index) = futures_lite::future::zip(p.parent(), p.get_index_in_parent()).await;
+    let parent = parent.map_err(dbus_err("Parent"))?;
+    let index = index.map_err(dbus_err("GetIndexInParent"))?;
+    let ifaces = accessible(conn, &parent)
+        .await?
+        .get_interfaces()
+        .await
+        .map_err(dbus_err("GetInterfaces"))?;
+    if !ifaces.contains(Interface::Selection) {
+        return Err(Error::Unsupported {
+            what,
+            reason: "the element's container has no selection interface".to_string(),
+        });
+    }
+    Ok((proxy_at::<SelectionProxy>(conn, &parent).await?, index))
+}
+
 /// An object reference from a handle this module issued.
 fn object(h: &ElementHandle) -> Result<ObjectRefOwned, Error> {
     let (name, path) =
@@ -948,23 +1015,7 @@ impl Accessibility for X11Desktop {
         let o = object(element)?;
         let conn = &self.a11y.connection()?;
         run(OPERATION_TIMEOUT, "selecting", async {
-            let p = accessible(conn, &o).await?;
-            let (parent, index) =
-                futures_lite::future::zip(p.parent(), p.get_index_in_parent()).await;
-            let parent = parent.map_err(dbus_err("Parent"))?;
-            let index = index.map_err(dbus_err("GetIndexInParent"))?;
-            let container = accessible(conn, &parent).await?;
-            let ifaces = container
-                .get_interfaces()
-                .await
-                .map_err(dbus_err("GetInterfaces"))?;
-            if !ifaces.contains(Interface::Selection) {
-                return Err(Error::Unsupported {
-                    what: "selecting elements",
-                    reason: "the element's container has no selection interface".to_string(),
-                });
-            }
-            let selection = proxy_at::<SelectionProxy>(conn, &parent).await?;
+            let (selection, index) = container_selection(conn, &o, "selecting elements").await?;
             if selection
                 .select_child(index)
                 .await
@@ -973,6 +1024,25 @@ impl Accessibility for X11Desktop {
                 Ok(())
             } else {
                 Err(unavailable("the container refused the selection"))
+            }
+        })
+    }
+
+    fn deselect(&self, element: &ElementHandle) -> Result<(), Error> {
+        let o = object(element)?;
+        let conn = &self.a11y.connection()?;
+        run(OPERATION_TIMEOUT, "deselecting", async {
+            let (selection, index) = container_selection(conn, &o, "deselecting elements").await?;
+            // GTK menu bars implement only clearing the whole selection.
+            let done = selection.deselect_child(index).await.unwrap_or(false)
+                || selection
+                    .clear_selection()
+                    .await
+                    .map_err(dbus_err("ClearSelection"))?;
+            if done {
+                Ok(())
+            } else {
+                Err(unavailable("the container refused to deselect"))
             }
         })
     }
@@ -1088,7 +1158,7 @@ impl Accessibility for X11Desktop {
                 let outcome = if walk_only {
                     FromCache::Unusable
                 } else {
-                    from_cache(conn, &frame, limits).await
+                    from_cache(&self.a11y, conn, &frame, limits).await
                 };
                 let frame = match (&outcome, fresh) {
                     (FromCache::FrameGone, false) => continue,

@@ -13,6 +13,7 @@
 #![cfg(target_os = "linux")]
 
 mod a11y;
+mod a11y_changes;
 mod atoms;
 pub mod capture;
 mod clipboard;

@@ -329,9 +329,35 @@ async fn named_operations_toggle_expand_collapse_and_select() {
     let r = op(check.clone(), "toggle").await;
     assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
     fixture.saw("toggled Enable logging on").await;
-    let r = op(check, "toggle").await;
+    // A fresh read shows the change (trees are reused only while the app sends no events).
+    let s = state().await;
+    let check = element(&s, "CheckBox", "Enable logging");
+    assert_eq!(check["checked"], true);
+    let r = op(check["token"].clone(), "toggle").await;
     assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
     fixture.saw("toggled Enable logging off").await;
+    let s = state().await;
+    assert_eq!(element(&s, "CheckBox", "Enable logging")["checked"], false);
+
+    // The File menu opened: its items join the tree; closed again, they leave it.
+    let file = element(&s, "Menu", "File")["token"].clone();
+    let r = op(file, "expand").await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    let s = state().await;
+    let quit = element(&s, "MenuItem", "Quit")["token"].clone();
+    assert!(quit.is_string());
+    let file = element(&s, "Menu", "File")["token"].clone();
+    let r = op(file, "collapse").await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    let s = state().await;
+    assert!(
+        !s["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["name"] == "Quit"),
+        "closed menu items are hidden again"
+    );
 
     let combo = element(&s, "ComboBox", "Small")["token"].clone();
     let r = op(combo.clone(), "collapse").await;

@@ -1,0 +1,88 @@
+//! Which applications changed since their tree was last read, from AT-SPI events.
+//!
+//! deskpilot registers with the AT-SPI registry as an event listener (as a screen reader does)
+//! and counts every event signal per sending application on a drain thread. A tree read keeps
+//! the application's `Cache.GetItems` answer together with the count it had *before* the call;
+//! the next read reuses that answer only if the count has not moved — any event at all from
+//! the application (a child added, a state or name changed, text typed, focus moved) means it
+//! is read again. Bounds, values and actions are never reused: they are read fresh every time.
+//!
+//! If the drain thread stops, reuse stops with it ([`Changes::live`]), and if it ever fell
+//! behind, zbus would hold back replies on the shared connection, so the thread does nothing
+//! but count.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use atspi::zbus;
+use futures_lite::StreamExt as _;
+
+/// Event kinds registered with the registry: everything an application says about its tree.
+const EVENTS: &[&str] = &["object:", "window:", "focus:"];
+
+/// Per-application event counters, fed by a drain thread.
+#[derive(Debug, Default)]
+pub(crate) struct Changes {
+    counts: Mutex<HashMap<String, u64>>,
+    live: AtomicBool,
+}
+
+impl Changes {
+    /// Registers for events on `conn` and starts counting them. Failures leave `live` false:
+    /// nothing is then ever reused.
+    pub(crate) async fn start(
+        self: &Arc<Self>,
+        conn: &zbus::Connection,
+    ) -> Result<(), zbus::Error> {
+        let rule = zbus::MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .build();
+        // The stream exists (and its match rule is on the bus) before anything is registered,
+        // so no event sent after a registration can be missed.
+        let mut stream = zbus::MessageStream::for_match_rule(rule, conn, Some(4096)).await?;
+        let registry = atspi::proxy::registry::RegistryProxy::new(conn).await?;
+        for event in EVENTS {
+            registry.register_event(event).await?;
+        }
+        let changes = self.clone();
+        changes.live.store(true, Ordering::SeqCst);
+        std::thread::Builder::new()
+            .name("deskpilot-a11y-events".into())
+            .spawn(move || {
+                async_io::block_on(async {
+                    while let Some(message) = stream.next().await {
+                        let Ok(message) = message else { continue };
+                        let header = message.header();
+                        if let Some(sender) = header.sender() {
+                            *changes
+                                .counts
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .entry(sender.to_string())
+                                .or_default() += 1;
+                        }
+                    }
+                });
+                changes.live.store(false, Ordering::SeqCst);
+                tracing::debug!("accessibility event stream ended");
+            })
+            .map_err(|e| zbus::Error::Failure(format!("event thread: {e}")))?;
+        Ok(())
+    }
+
+    /// Whether events are being counted.
+    pub(crate) fn live(&self) -> bool {
+        self.live.load(Ordering::SeqCst)
+    }
+
+    /// How many events `app` (a bus name) has sent so far.
+    pub(crate) fn count(&self, app: &str) -> u64 {
+        self.counts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(app)
+            .copied()
+            .unwrap_or(0)
+    }
+}
