@@ -58,6 +58,20 @@ pub(crate) struct A11y {
     changes: Arc<Changes>,
     /// Application bus name → its last `Cache.GetItems` answer and the event count before it.
     items: Mutex<HashMap<String, (u64, CachedItems)>>,
+    /// X window id → the nodes of its last read.
+    trees: Mutex<HashMap<u64, KnownTree>>,
+}
+
+/// A window's nodes as last read, and what they depend on.
+#[derive(Debug, Clone)]
+struct KnownTree {
+    app: String,
+    /// The application's event count before the read.
+    count: u64,
+    limits: (usize, u32),
+    nodes: Vec<Node>,
+    source: &'static str,
+    walked: usize,
 }
 
 /// One application's `Cache.GetItems` answer, shared between reads.
@@ -952,6 +966,99 @@ fn object(h: &ElementHandle) -> Result<ObjectRefOwned, Error> {
 /// How long one element operation may take.
 const OPERATION_TIMEOUT: Duration = Duration::from_secs(5);
 
+impl X11Desktop {
+    /// Finds the window's frame and reads the nodes under it (cache, then walk), and remembers
+    /// them with the application's event count from before the read.
+    async fn read_nodes(
+        &self,
+        conn: &zbus::Connection,
+        window: &WindowInfo,
+        limits: &TreeLimits,
+    ) -> Result<(Vec<Node>, &'static str, usize), Error> {
+        // A remembered frame is re-validated by the read itself (the cache must still list
+        // it as showing) or, for walked apps, by one state query; a stale one is looked up again.
+        let mut remembered = self
+            .a11y
+            .frames
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&window.id.0)
+            .cloned();
+        let (frame, outcome, app, count) = loop {
+            let fresh = remembered.is_none();
+            let frame = match remembered.take() {
+                Some(f) => f,
+                None => find_frame(conn, window, &self.a11y.pids).await?,
+            };
+            let app = frame.object.name_as_str().unwrap_or_default().to_string();
+            // Counted before the read: an event during it makes the next read fresh.
+            let count = self.a11y.changes.count(&app);
+            let walk_only = self
+                .a11y
+                .no_cache
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(&app);
+            let outcome = if walk_only {
+                FromCache::Unusable
+            } else {
+                from_cache(&self.a11y, conn, &frame, limits).await
+            };
+            let frame = match (&outcome, fresh) {
+                (FromCache::FrameGone, false) => continue,
+                (FromCache::Unusable | FromCache::NotNow, false) => {
+                    match still_showing(conn, &frame).await {
+                        Some(f) => f,
+                        None => continue,
+                    }
+                }
+                _ => frame,
+            };
+            if let FromCache::Unusable = outcome {
+                self.a11y
+                    .no_cache
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(app.clone());
+            }
+            break (frame, outcome, app, count);
+        };
+        {
+            let mut frames = self.a11y.frames.lock().unwrap_or_else(|e| e.into_inner());
+            if frames.len() > 256 {
+                frames.clear();
+            }
+            frames.insert(window.id.0, frame.clone());
+        }
+        let (mut nodes, source, unfinished) = match outcome {
+            FromCache::Tree(nodes, unfinished) => (nodes, "atspi-cache", unfinished),
+            // A fresh frame the cache does not list (yet): read it directly this time.
+            FromCache::Unusable | FromCache::NotNow | FromCache::FrameGone => {
+                (vec![frame.clone()], "atspi-walk", vec![0])
+            }
+        };
+        let walked = unfinished.len();
+        walk(conn, &mut nodes, unfinished, limits).await;
+        let nodes = depth_first(nodes);
+        let mut trees = self.a11y.trees.lock().unwrap_or_else(|e| e.into_inner());
+        if trees.len() > 256 {
+            trees.clear();
+        }
+        trees.insert(
+            window.id.0,
+            KnownTree {
+                app,
+                count,
+                limits: (limits.max_elements, limits.max_depth),
+                nodes: nodes.clone(),
+                source,
+                walked,
+            },
+        );
+        Ok((nodes, source, walked))
+    }
+}
+
 impl Accessibility for X11Desktop {
     fn do_action(&self, element: &ElementHandle, action: &str) -> Result<(), Error> {
         let o = object(element)?;
@@ -1133,70 +1240,26 @@ impl Accessibility for X11Desktop {
         let conn = &self.a11y.connection()?;
         run(limits.timeout, "reading the accessibility tree", async {
             let t0 = Instant::now();
-            // A remembered frame is re-validated by the read itself (the cache must still list
-            // it as showing) or, for walked apps, by one state query; a stale one is looked up again.
-            let mut remembered = self
+            // The whole node list of the last read, while the app has sent no event since.
+            let unchanged = self
                 .a11y
-                .frames
+                .trees
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .get(&window.id.0)
+                .filter(|m| {
+                    self.a11y.changes.live()
+                        && m.limits == (limits.max_elements, limits.max_depth)
+                        && self.a11y.changes.count(&m.app) == m.count
+                })
                 .cloned();
-            let (frame, outcome) = loop {
-                let fresh = remembered.is_none();
-                let frame = match remembered.take() {
-                    Some(f) => f,
-                    None => find_frame(conn, window, &self.a11y.pids).await?,
-                };
-                let app = frame.object.name_as_str().unwrap_or_default().to_string();
-                let walk_only = self
-                    .a11y
-                    .no_cache
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .contains(&app);
-                let outcome = if walk_only {
-                    FromCache::Unusable
-                } else {
-                    from_cache(&self.a11y, conn, &frame, limits).await
-                };
-                let frame = match (&outcome, fresh) {
-                    (FromCache::FrameGone, false) => continue,
-                    (FromCache::Unusable | FromCache::NotNow, false) => {
-                        match still_showing(conn, &frame).await {
-                            Some(f) => f,
-                            None => continue,
-                        }
-                    }
-                    _ => frame,
-                };
-                if let FromCache::Unusable = outcome {
-                    self.a11y
-                        .no_cache
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(app);
+            let (nodes, source, walked) = match unchanged {
+                Some(m) => {
+                    tracing::debug!(nodes = m.nodes.len(), "tree reused: no events since");
+                    (m.nodes, m.source, m.walked)
                 }
-                break (frame, outcome);
+                None => self.read_nodes(conn, window, limits).await?,
             };
-            {
-                let mut frames = self.a11y.frames.lock().unwrap_or_else(|e| e.into_inner());
-                if frames.len() > 256 {
-                    frames.clear();
-                }
-                frames.insert(window.id.0, frame.clone());
-            }
-            let t_frame = t0.elapsed();
-            let (mut nodes, source, unfinished) = match outcome {
-                FromCache::Tree(nodes, unfinished) => (nodes, "atspi-cache", unfinished),
-                // A fresh frame the cache does not list (yet): read it directly this time.
-                FromCache::Unusable | FromCache::NotNow | FromCache::FrameGone => {
-                    (vec![frame.clone()], "atspi-walk", vec![0])
-                }
-            };
-            let walked = unfinished.len();
-            walk(conn, &mut nodes, unfinished, limits).await;
-            let nodes = depth_first(nodes);
             let t_nodes = t0.elapsed();
             let truncated = nodes.len() >= limits.max_elements;
             let mut elements = enrich(conn, &nodes, window).await;
@@ -1207,8 +1270,7 @@ impl Accessibility for X11Desktop {
                 ));
             }
             tracing::debug!(
-                frame_and_cache_ms = t_frame.as_secs_f64() * 1e3,
-                nodes_ms = (t_nodes - t_frame).as_secs_f64() * 1e3,
+                nodes_ms = t_nodes.as_secs_f64() * 1e3,
                 enrich_ms = (t0.elapsed() - t_nodes).as_secs_f64() * 1e3,
                 "accessibility tree phases"
             );

@@ -54,14 +54,27 @@ impl Changes {
                     while let Some(message) = stream.next().await {
                         let Ok(message) = message else { continue };
                         let header = message.header();
-                        if let Some(sender) = header.sender() {
-                            *changes
-                                .counts
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .entry(sender.to_string())
-                                .or_default() += 1;
-                        }
+                        let Some(sender) = header.sender() else {
+                            continue;
+                        };
+                        // An application leaving the bus says nothing itself: the bus does.
+                        let app = if sender.as_str() == "org.freedesktop.DBus" {
+                            if header.member().map(|m| m.as_str()) != Some("NameOwnerChanged") {
+                                continue;
+                            }
+                            match message.body().deserialize::<(String, String, String)>() {
+                                Ok((name, _, _)) => name,
+                                Err(_) => continue,
+                            }
+                        } else {
+                            sender.to_string()
+                        };
+                        *changes
+                            .counts
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .entry(app)
+                            .or_default() += 1;
                     }
                 });
                 changes.live.store(false, Ordering::SeqCst);
