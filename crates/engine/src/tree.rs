@@ -640,4 +640,42 @@ mod tests {
         assert_ne!(rgb(&plain, 10, 20), [230, 30, 60]);
         assert_eq!(rgb(&pinned, 200, 200), rgb(&plain, 200, 200));
     }
+
+    #[test]
+    fn a_large_window_with_an_almost_empty_tree_points_at_the_browser_channel() {
+        let fake = FakeDesktop::new(1600, 1000);
+        let w = fake.add_window(FakeWindow::new("Chromium", Rect::new(0, 0, 1200, 900)));
+        fake.set_tree(
+            w,
+            RawTree {
+                elements: vec![
+                    el(None, 0, Role::Window, "Chromium"),
+                    el(Some(0), 1, Role::Group, ""),
+                ],
+                source: "fake".into(),
+                complete: true,
+                notes: vec![],
+            },
+        );
+        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
+        assert!(
+            s.notes.iter().any(|n| n.contains("browser channel")),
+            "{:?}",
+            s.notes
+        );
+        // A small dialog with few controls is normal.
+        let d = fake.add_window(FakeWindow::new("Confirm", Rect::new(0, 0, 250, 120)));
+        fake.set_tree(
+            d,
+            RawTree {
+                elements: vec![el(None, 0, Role::Dialog, "Confirm")],
+                source: "fake".into(),
+                complete: true,
+                notes: vec![],
+            },
+        );
+        let s = e.window_state(&TreeRequest::new(WindowRef::Id(d))).unwrap();
+        assert!(!s.notes.iter().any(|n| n.contains("browser channel")));
+    }
 }

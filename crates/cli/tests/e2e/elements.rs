@@ -26,7 +26,7 @@ struct Fixture {
 
 impl Fixture {
     fn start(desktop: &deskpilot_x11::VirtualDisplay, title: &str) -> Fixture {
-        Fixture::start_with(desktop, title, &[])
+        Fixture::launch(desktop, title, &[], &[])
     }
 
     fn start_with(
@@ -34,9 +34,27 @@ impl Fixture {
         title: &str,
         env: &[(&str, &str)],
     ) -> Fixture {
+        Fixture::launch(desktop, title, &[], env)
+    }
+
+    fn start_with_args(
+        desktop: &deskpilot_x11::VirtualDisplay,
+        title: &str,
+        args: &[&str],
+    ) -> Fixture {
+        Fixture::launch(desktop, title, args, &[])
+    }
+
+    fn launch(
+        desktop: &deskpilot_x11::VirtualDisplay,
+        title: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Fixture {
         let mut cmd = std::process::Command::new("/usr/bin/python3");
         cmd.arg(FIXTURE)
             .arg(title)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
@@ -393,6 +411,84 @@ async fn named_operations_toggle_expand_collapse_and_select() {
     let r = op(apply, "expand").await;
     assert_eq!(error_code(&r), "INVALID_ARGUMENT");
     assert!(text(&r).contains("not expandable") && text(&r).contains("[Click]"));
+    server.finish().await;
+}
+
+/// One app, two windows: each window's tree is its own frame's, and a token acts in the
+/// window it came from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_app_two_windows_each_get_their_own_tree() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let fixture = Fixture::start_with_args(desktop, "deskpilot two windows", &["--dialog"]);
+    fixture.saw("ready").await;
+    let pid = fixture.child.id();
+    let windows = wait_for(Duration::from_secs(15), "both windows listed", || async {
+        let r = server.call("list_windows", json!({})).await;
+        let ws: Vec<Value> = ok(&r)["windows"]
+            .as_array()?
+            .iter()
+            .filter(|w| w["pid"] == pid)
+            .cloned()
+            .collect();
+        (ws.len() == 2).then_some(ws)
+    })
+    .await;
+    let by_title = |t: &str| {
+        windows
+            .iter()
+            .find(|w| w["title"] == t)
+            .unwrap_or_else(|| panic!("no window {t}: {windows:?}"))["id"]
+            .clone()
+    };
+    let (main, dialog) = (
+        by_title("deskpilot two windows"),
+        by_title("deskpilot two windows dialog"),
+    );
+    let names = |s: &Value| -> Vec<String> {
+        s["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    let read = |id: Value, want: &'static str| {
+        let server = &server;
+        async move {
+            wait_for(Duration::from_secs(15), want, || async {
+                let r = server
+                    .call(
+                        "get_window_state",
+                        json!({ "window_id": id, "include_screenshot": false }),
+                    )
+                    .await;
+                let s = ok(&r).clone();
+                names(&s).iter().any(|n| n == want).then_some(s)
+            })
+            .await
+        }
+    };
+    let d = read(dialog, "Dialog OK").await;
+    assert!(
+        !names(&d).iter().any(|n| n == "Apply"),
+        "the dialog's tree holds only the dialog: {:?}",
+        names(&d)
+    );
+    let m = read(main, "Apply").await;
+    assert!(
+        !names(&m).iter().any(|n| n == "Dialog OK"),
+        "the main window's tree holds only the main window: {:?}",
+        names(&m)
+    );
+    // The dialog's token still resolves (its window's newest snapshot) and acts there.
+    let ok_button = element(&d, "Button", "Dialog OK")["token"].clone();
+    let r = server.call("click", json!({ "element": ok_button })).await;
+    assert_eq!(ok(&r)["route"], "accessibility", "{}", text(&r));
+    fixture.saw("clicked Dialog OK").await;
     server.finish().await;
 }
 
