@@ -621,6 +621,12 @@ async fn tree_runs(
             times,
             note,
         });
+        // The same read when the app has just changed (a check box toggled through the
+        // accessibility API, untimed), so its structure must be read again: the cost of a first
+        // read, not of an unchanged tree.
+        if let Some(sample) = changed_tree_run(client, n, &window, label).await {
+            out.push(sample);
+        }
         let script = PYATSPI_WALK
             .replace("{PID}", &pid.to_string())
             .replace("{N}", &n.min(20).to_string());
@@ -661,6 +667,53 @@ async fn tree_runs(
         }
     }
     out
+}
+
+/// Tree reads of a window right after a toggle of its first check box; `None` when it has none.
+async fn changed_tree_run(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    n: usize,
+    window: &serde_json::Value,
+    label: &str,
+) -> Option<Sample> {
+    let call = |name: &'static str, args: serde_json::Value| {
+        let serde_json::Value::Object(map) = args else {
+            unreachable!("arguments are objects")
+        };
+        client.call_tool(CallToolRequestParams::new(name).with_arguments(map))
+    };
+    let state = serde_json::json!({
+        "window_id": window, "include_screenshot": false, "max_elements": 5000
+    });
+    let mut times = Vec::new();
+    for _ in 0..n.min(20) {
+        let s = call("get_window_state", state.clone())
+            .await
+            .ok()?
+            .structured_content?;
+        let check = s["elements"]
+            .as_array()?
+            .iter()
+            .find(|e| e["role"] == "CheckBox")?["token"]
+            .clone();
+        let r = call(
+            "perform_action",
+            serde_json::json!({ "element": check, "action": "toggle" }),
+        )
+        .await
+        .ok()?;
+        if r.is_error == Some(true) {
+            return None;
+        }
+        let started = Instant::now();
+        call("get_window_state", state.clone()).await.ok()?;
+        times.push(started.elapsed());
+    }
+    Some(Sample {
+        name: format!("deskpilot tree of {label}, just changed"),
+        times,
+        note: "a check box toggled before each read: the structure is read again".into(),
+    })
 }
 
 /// Click with receipt and typing through MCP, into the focused xterm (which appends what it

@@ -461,9 +461,10 @@ async fn from_cache(
     conn: &zbus::Connection,
     frame: &Node,
     limits: &TreeLimits,
+    settled: bool,
 ) -> FromCache {
     let mut not_now = false;
-    match read_cache(a11y, conn, frame, limits, &mut not_now).await {
+    match read_cache(a11y, conn, frame, limits, settled, &mut not_now).await {
         None if not_now => FromCache::NotNow,
         None => FromCache::Unusable,
         Some(None) => FromCache::FrameGone,
@@ -476,6 +477,7 @@ async fn read_cache(
     conn: &zbus::Connection,
     frame: &Node,
     limits: &TreeLimits,
+    settled: bool,
     not_now: &mut bool,
 ) -> Option<Option<(Vec<Node>, Vec<usize>)>> {
     let app = frame.object.name_as_str()?.to_string();
@@ -486,7 +488,7 @@ async fn read_cache(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .get(&app)
-        .filter(|(seen, _)| a11y.changes.live() && *seen == count)
+        .filter(|(seen, _)| settled && *seen == count)
         .map(|(_, items)| items.clone());
     let items = match unchanged {
         Some(items) => {
@@ -974,6 +976,7 @@ impl X11Desktop {
         conn: &zbus::Connection,
         window: &WindowInfo,
         limits: &TreeLimits,
+        settled: bool,
     ) -> Result<(Vec<Node>, &'static str, usize), Error> {
         // A remembered frame is re-validated by the read itself (the cache must still list
         // it as showing) or, for walked apps, by one state query; a stale one is looked up again.
@@ -1002,7 +1005,7 @@ impl X11Desktop {
             let outcome = if walk_only {
                 FromCache::Unusable
             } else {
-                from_cache(&self.a11y, conn, &frame, limits).await
+                from_cache(&self.a11y, conn, &frame, limits, settled).await
             };
             let frame = match (&outcome, fresh) {
                 (FromCache::FrameGone, false) => continue,
@@ -1241,6 +1244,7 @@ impl Accessibility for X11Desktop {
         run(limits.timeout, "reading the accessibility tree", async {
             let t0 = Instant::now();
             // The whole node list of the last read, while the app has sent no event since.
+            let settled = self.a11y.changes.settled(conn).await;
             let unchanged = self
                 .a11y
                 .trees
@@ -1248,7 +1252,7 @@ impl Accessibility for X11Desktop {
                 .unwrap_or_else(|e| e.into_inner())
                 .get(&window.id.0)
                 .filter(|m| {
-                    self.a11y.changes.live()
+                    settled
                         && m.limits == (limits.max_elements, limits.max_depth)
                         && self.a11y.changes.count(&m.app) == m.count
                 })
@@ -1258,7 +1262,7 @@ impl Accessibility for X11Desktop {
                     tracing::debug!(nodes = m.nodes.len(), "tree reused: no events since");
                     (m.nodes, m.source, m.walked)
                 }
-                None => self.read_nodes(conn, window, limits).await?,
+                None => self.read_nodes(conn, window, limits, settled).await?,
             };
             let t_nodes = t0.elapsed();
             let truncated = nodes.len() >= limits.max_elements;

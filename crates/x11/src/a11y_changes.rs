@@ -7,13 +7,18 @@
 //! the application (a child added, a state or name changed, text typed, focus moved) means it
 //! is read again. Bounds, values and actions are never reused: they are read fresh every time.
 //!
+//! Before counts are compared, [`Changes::settled`] sends a barrier signal to ourselves and
+//! waits for the drain thread to see it, so an event an app sent just before answering our
+//! last action is always counted.
+//!
 //! If the drain thread stops, reuse stops with it ([`Changes::live`]), and if it ever fell
 //! behind, zbus would hold back replies on the shared connection, so the thread does nothing
 //! but count.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use atspi::zbus;
 use futures_lite::StreamExt as _;
@@ -26,7 +31,15 @@ const EVENTS: &[&str] = &["object:", "window:", "focus:"];
 pub(crate) struct Changes {
     counts: Mutex<HashMap<String, u64>>,
     live: AtomicBool,
+    /// Barrier marks sent to ourselves, and the last one the drain thread has seen.
+    sent: AtomicU64,
+    seen: AtomicU64,
 }
+
+/// Where the barrier signal travels (to our own connection only).
+const MARK_INTERFACE: &str = "org.deskpilot.Barrier";
+/// How long a barrier may take before the counts are not trusted for this read.
+const MARK_WAIT: Duration = Duration::from_millis(250);
 
 impl Changes {
     /// Registers for events on `conn` and starts counting them. Failures leave `live` false:
@@ -54,6 +67,12 @@ impl Changes {
                     while let Some(message) = stream.next().await {
                         let Ok(message) = message else { continue };
                         let header = message.header();
+                        if header.interface().map(|i| i.as_str()) == Some(MARK_INTERFACE) {
+                            if let Ok(mark) = message.body().deserialize::<u64>() {
+                                changes.seen.fetch_max(mark, Ordering::SeqCst);
+                            }
+                            continue;
+                        }
                         let Some(sender) = header.sender() else {
                             continue;
                         };
@@ -87,6 +106,41 @@ impl Changes {
     /// Whether events are being counted.
     pub(crate) fn live(&self) -> bool {
         self.live.load(Ordering::SeqCst)
+    }
+
+    /// Whether the counts include every event sent to us before now, so they may be trusted
+    /// for this read: a signal to ourselves travels behind every event the bus routed to us
+    /// earlier (including those an app sent before answering an action of ours), and the
+    /// drain thread counts in arrival order. `false` when not listening or the mark is late.
+    pub(crate) async fn settled(&self, conn: &zbus::Connection) -> bool {
+        if !self.live() {
+            return false;
+        }
+        let Some(me) = conn.unique_name() else {
+            return false;
+        };
+        let mark = self.sent.fetch_add(1, Ordering::SeqCst) + 1;
+        let sent = conn
+            .emit_signal(
+                Some(me.to_owned()),
+                "/org/deskpilot/Barrier",
+                MARK_INTERFACE,
+                "Mark",
+                &mark,
+            )
+            .await;
+        if sent.is_err() {
+            return false;
+        }
+        let deadline = Instant::now() + MARK_WAIT;
+        while self.seen.load(Ordering::SeqCst) < mark {
+            if Instant::now() > deadline {
+                tracing::debug!(mark, "barrier late: reading the tree in full");
+                return false;
+            }
+            async_io::Timer::after(Duration::from_micros(100)).await;
+        }
+        true
     }
 
     /// How many events `app` (a bus name) has sent so far.
