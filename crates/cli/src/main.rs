@@ -6,6 +6,7 @@
 //! write their answers to stdout.
 
 mod call;
+mod config;
 mod desktop;
 mod doctor;
 mod platform;
@@ -55,6 +56,10 @@ pub struct ToolArgs {
     /// Hide these tools (comma-separated).
     #[arg(long, env = "DESKPILOT_TOOLS_EXCLUDE")]
     pub exclude_tools: Option<String>,
+    /// Configuration file (TOML, seed 004's keys); default: deskpilot/config.toml in the
+    /// platform's config directory. Also DESKPILOT_CONFIG.
+    #[arg(long)]
+    pub config: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use deskpilot_engine::{Engine, EngineConfig};
+use deskpilot_engine::Engine;
 use deskpilot_mcp::{DeskpilotServer, ServerIdentity, ToolFilter};
 use rmcp::ServiceExt;
 
@@ -11,7 +11,14 @@ use crate::{DesktopArgs, ToolArgs};
 
 /// Builds the server for `tools` over an engine on `desktop`.
 pub fn server(desktop: deskpilot_backend::Desktop, tools: &ToolArgs) -> DeskpilotServer {
-    let engine = Arc::new(Engine::new(desktop, EngineConfig::default()));
+    let config = crate::config::load(tools.config.as_deref());
+    for warning in &config.warnings {
+        tracing::warn!("{warning}");
+    }
+    if let Some(source) = &config.source {
+        tracing::info!(file = %source.display(), masks = config.engine.mask_regions.len(), "configuration read");
+    }
+    let engine = Arc::new(Engine::new(desktop, config.engine));
     let identity = ServerIdentity {
         name: env!("CARGO_PKG_NAME").to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),

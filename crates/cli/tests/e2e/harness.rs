@@ -74,9 +74,16 @@ pub async fn serve(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
+    // A developer's own configuration must not change what the tests see.
     cmd.env_remove("DISPLAY")
         .env_remove("DESKPILOT_TOOLS")
-        .env_remove("DESKPILOT_TOOLS_EXCLUDE");
+        .env_remove("DESKPILOT_TOOLS_EXCLUDE")
+        .env_remove("DESKPILOT_CONFIG")
+        .env_remove("DESKPILOT_SCREENSHOT_MAX_WIDTH")
+        .env_remove("DESKPILOT_SCREENSHOT_MAX_PIXELS")
+        .env_remove("DESKPILOT_SCREENSHOT_FORMAT")
+        .env_remove("DESKPILOT_SCREENSHOT_JPEG_QUALITY")
+        .env("XDG_CONFIG_HOME", "/nonexistent/deskpilot-tests");
     if let Some(d) = desktop {
         for (k, v) in d.env() {
             cmd.env(k, v);

@@ -288,3 +288,88 @@ fn iconify(w: &PaintedWindow) {
         .unwrap();
     w.conn.flush().unwrap();
 }
+
+/// The deployment's configuration file: a privacy mask is painted black in every capture and
+/// said, and screenshot defaults come from it; a bad file never stops the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configured_masks_and_defaults_apply_and_bad_values_only_warn() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let painted = PaintedWindow::open(
+        desktop.display(),
+        "deskpilot masked",
+        400,
+        300,
+        400,
+        300,
+        (20, 20, 10),
+    );
+    // The window is placed by the window manager: wait until it is listed, then read where.
+    let probe = serve(Some(desktop), &[], &[]).await;
+    let w = harness::listed(&probe, "deskpilot masked", "deskpilot masked").await;
+    probe.finish().await;
+    painted.raise();
+    let (cx, cy) = painted.client_origin();
+    let dir = std::env::temp_dir().join(format!("deskpilot-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "maskRegions = [{{ x = {}, y = {}, width = 100, height = 80 }}]\n\
+             [screenshot]\nmaxWidth = 640\nformat = \"png\"\n",
+            cx + 10,
+            cy + 10
+        ),
+    )
+    .unwrap();
+    let server = serve(Some(desktop), &["--config", config.to_str().unwrap()], &[]).await;
+    let r = server
+        .call("screenshot", json!({ "window_id": w["id"] }))
+        .await;
+    let s = ok(&r).clone();
+    assert_eq!(s["format"], "png", "the configured default format");
+    assert_eq!(s["masked_regions"], 1);
+    assert!(
+        text(&r).contains("1 privacy-masked regions are blacked out"),
+        "{}",
+        text(&r)
+    );
+    let (iw, _, px) = image(&r);
+    let (ox, oy) = (
+        s["view"]["capture"]["x"].as_i64().unwrap(),
+        s["view"]["capture"]["y"].as_i64().unwrap(),
+    );
+    let at = |x: i64, y: i64| {
+        let i = (((y - oy) * iw as i64 + (x - ox)) * 3) as usize;
+        [px[i], px[i + 1], px[i + 2]]
+    };
+    let (cx, cy) = (cx as i64, cy as i64);
+    assert_eq!(at(cx + 50, cy + 40), [0, 0, 0], "inside the mask: black");
+    assert_eq!(
+        at(cx + 150, cy + 40),
+        RED,
+        "outside the mask: the window's red"
+    );
+    // The configured width budget applies to a full-screen shot.
+    let r = server.call("screenshot", json!({})).await;
+    assert_eq!(ok(&r)["view"]["width"], 640);
+    server.finish().await;
+
+    // Bad values: the server still answers, stderr names each problem.
+    std::fs::write(&config, "dryRun = true\n[screenshot]\nmaxWidth = 10\n").unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_deskpilot"));
+    cmd.args(["call", "status", "{}", "--config", config.to_str().unwrap()]);
+    desktop.configure(&mut cmd);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("screenshot.maxWidth = 10 is outside 64..=8192")
+            && stderr.contains("dryRun is not supported by this build yet"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

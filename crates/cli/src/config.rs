@@ -1,0 +1,353 @@
+//! The deployment's configuration: a TOML file with seed 004's keys (camelCase), then
+//! environment overrides for the common ones.
+//!
+//! The file is `--config PATH`, else `DESKPILOT_CONFIG`, else `deskpilot/config.toml` in the
+//! platform's config directory (`$XDG_CONFIG_HOME` or `~/.config` on Linux, `%APPDATA%` on
+//! Windows); a missing default file is no error. Nothing here fails the boot: an unreadable
+//! file, a value out of range, an unknown enum value or an unknown key is reported on stderr and
+//! the default is used instead. Keys of seed 004 that this build does not act on yet are named
+//! in a warning, so nobody believes a setting protects them when it does not.
+//!
+//! ```toml
+//! maskRegions = [{ x = 0, y = 1040, width = 1920, height = 40 }]
+//! [screenshot]
+//! maxWidth = 1024
+//! format = "png"
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use deskpilot_engine::EngineConfig;
+use deskpilot_engine::coords::ImageBudget;
+use deskpilot_engine::pipeline::ImageFormat;
+use deskpilot_types::Rect;
+use toml::{Table, Value};
+
+/// Seed 004 keys this build reads but does not act on yet.
+const NOT_YET: &[&str] = &[
+    "enabled",
+    "coordinates",
+    "uiSummary",
+    "uiSummaryMaxNodes",
+    "uiSummaryMaxChars",
+    "overlay",
+    "overlayOpacity",
+    "overlayMessage",
+    "escStop",
+    "dryRun",
+    "requireApproval",
+    "allowLaunch",
+    "allowCloseWindow",
+    "skills",
+    "skillsDir",
+    "skillsHint",
+    "actionDelayMs",
+    "requestTimeoutMs",
+    "screenshotTimeoutMs",
+    "idleDisarmMs",
+    "blocklist",
+    "hitTest",
+];
+
+/// The configuration and everything worth telling the operator about it.
+#[derive(Debug)]
+pub struct Loaded {
+    pub engine: EngineConfig,
+    /// The file that was read, if any.
+    pub source: Option<PathBuf>,
+    pub warnings: Vec<String>,
+}
+
+/// Where the configuration file is looked for when none is named.
+fn default_path() -> Option<PathBuf> {
+    if cfg!(windows) {
+        return std::env::var_os("APPDATA")
+            .map(|d| PathBuf::from(d).join("deskpilot").join("config.toml"));
+    }
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("deskpilot").join("config.toml"))
+}
+
+/// Reads the configuration: the named file (an error to read it is a warning), the default
+/// file if it exists, then the environment.
+pub fn load(named: Option<&Path>) -> Loaded {
+    let mut warnings = Vec::new();
+    let named = named
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("DESKPILOT_CONFIG").map(PathBuf::from));
+    let (path, must_exist) = match named {
+        Some(p) => (Some(p), true),
+        None => (default_path(), false),
+    };
+    let mut table = Table::new();
+    let mut source = None;
+    if let Some(path) = path {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => match text.parse::<Table>() {
+                Ok(t) => {
+                    table = t;
+                    source = Some(path);
+                }
+                Err(e) => warnings.push(format!(
+                    "config {}: not valid TOML, using the defaults: {}",
+                    path.display(),
+                    e.to_string().trim()
+                )),
+            },
+            Err(e) if must_exist || e.kind() != std::io::ErrorKind::NotFound => {
+                warnings.push(format!(
+                    "config {}: cannot read it, using the defaults: {e}",
+                    path.display()
+                ))
+            }
+            Err(_) => {}
+        }
+    }
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let engine = from_table(&table, &env, &mut warnings);
+    Loaded {
+        engine,
+        source,
+        warnings,
+    }
+}
+
+/// The engine configuration from a parsed file and an environment lookup.
+fn from_table(
+    table: &Table,
+    env: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
+) -> EngineConfig {
+    let mut config = EngineConfig::default();
+    for (key, value) in table {
+        match key.as_str() {
+            "screenshot" | "maskRegions" => {}
+            k if NOT_YET.contains(&k) => warnings.push(format!(
+                "config key {k} is not supported by this build yet and has no effect"
+            )),
+            k => warnings.push(format!("unknown config key {k} (= {value}) ignored")),
+        }
+    }
+    let shot = match table.get("screenshot") {
+        Some(Value::Table(t)) => t.clone(),
+        Some(other) => {
+            warnings.push(format!("config screenshot must be a table, not {other}"));
+            Table::new()
+        }
+        None => Table::new(),
+    };
+    for key in shot.keys() {
+        if ![
+            "maxWidth",
+            "maxPixels",
+            "format",
+            "jpegQuality",
+            "saveToDisk",
+        ]
+        .contains(&key.as_str())
+        {
+            warnings.push(format!("unknown config key screenshot.{key} ignored"));
+        }
+    }
+    let budget = ImageBudget::default();
+    let int = |name: &str,
+               env_name: &str,
+               range: std::ops::RangeInclusive<i64>,
+               default: i64,
+               warnings: &mut Vec<String>| {
+        let (raw, from) = match env(env_name) {
+            Some(v) => (
+                Some(v.trim().parse::<i64>().map_err(|_| v)),
+                env_name.to_string(),
+            ),
+            None => (
+                shot.get(name)
+                    .map(|v| v.as_integer().ok_or_else(|| v.to_string())),
+                format!("screenshot.{name}"),
+            ),
+        };
+        match raw {
+            None => default,
+            Some(Ok(v)) if range.contains(&v) => v,
+            Some(Ok(v)) => {
+                warnings.push(format!(
+                    "{from} = {v} is outside {}..={}; using the default {default}",
+                    range.start(),
+                    range.end()
+                ));
+                default
+            }
+            Some(Err(v)) => {
+                warnings.push(format!(
+                    "{from} = {v} is not an integer; using the default {default}"
+                ));
+                default
+            }
+        }
+    };
+    config.budget.max_width = int(
+        "maxWidth",
+        "DESKPILOT_SCREENSHOT_MAX_WIDTH",
+        64..=8192,
+        budget.max_width as i64,
+        warnings,
+    ) as u32;
+    config.budget.max_pixels = int(
+        "maxPixels",
+        "DESKPILOT_SCREENSHOT_MAX_PIXELS",
+        65_536..=16_777_216,
+        budget.max_pixels as i64,
+        warnings,
+    ) as u64;
+    let quality = int(
+        "jpegQuality",
+        "DESKPILOT_SCREENSHOT_JPEG_QUALITY",
+        10..=100,
+        80,
+        warnings,
+    ) as u8;
+    let format = env("DESKPILOT_SCREENSHOT_FORMAT")
+        .map(|v| (v, "DESKPILOT_SCREENSHOT_FORMAT".to_string()))
+        .or_else(|| {
+            shot.get("format").map(|v| {
+                (
+                    v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    "screenshot.format".to_string(),
+                )
+            })
+        });
+    config.format = match format {
+        None => ImageFormat::Jpeg { quality },
+        Some((v, from)) => match v.trim().to_ascii_lowercase().as_str() {
+            "jpeg" | "jpg" => ImageFormat::Jpeg { quality },
+            "png" => ImageFormat::Png,
+            _ => {
+                warnings.push(format!(
+                    "{from} = {v} is not jpeg or png; using the default jpeg"
+                ));
+                ImageFormat::Jpeg { quality }
+            }
+        },
+    };
+    config.mask_regions = match table.get("maskRegions") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| {
+                let rect = mask(item);
+                if rect.is_none() {
+                    warnings.push(format!(
+                        "maskRegions[{i}] = {item} needs integer x, y and positive width, height; this region is NOT masked"
+                    ));
+                }
+                rect
+            })
+            .collect(),
+        Some(other) => {
+            warnings.push(format!(
+                "maskRegions must be an array of {{ x, y, width, height }}, not {other}; nothing is masked"
+            ));
+            Vec::new()
+        }
+    };
+    config
+}
+
+fn mask(item: &Value) -> Option<Rect> {
+    let t = item.as_table()?;
+    let get = |k: &str| t.get(k)?.as_integer();
+    let (x, y, w, h) = (get("x")?, get("y")?, get("width")?, get("height")?);
+    let coord = |v: i64| i32::try_from(v).ok();
+    let size = |v: i64| u32::try_from(v).ok().filter(|v| *v > 0);
+    Some(Rect::new(coord(x)?, coord(y)?, size(w)?, size(h)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str, env: &[(&str, &str)]) -> (EngineConfig, Vec<String>) {
+        let table: Table = text.parse().unwrap();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let lookup = move |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let mut warnings = Vec::new();
+        let config = from_table(&table, &lookup, &mut warnings);
+        (config, warnings)
+    }
+
+    #[test]
+    fn seed_keys_are_read_and_defaults_fill_the_rest() {
+        let (c, w) = parse(
+            r#"
+            maskRegions = [{ x = 0, y = 1040, width = 1920, height = 40 }]
+            [screenshot]
+            maxWidth = 1024
+            format = "png"
+            "#,
+            &[],
+        );
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.budget.max_width, 1024);
+        assert_eq!(c.budget.max_pixels, 600_000);
+        assert_eq!(c.format, ImageFormat::Png);
+        assert_eq!(c.mask_regions, [Rect::new(0, 1040, 1920, 40)]);
+    }
+
+    #[test]
+    fn bad_values_fall_back_with_a_warning_and_never_fail() {
+        let (c, w) = parse(
+            r#"
+            dryRun = true
+            colour = "blue"
+            maskRegions = [{ x = 0, y = 0, width = -5, height = 10 }, { x = 1, y = 2, width = 3, height = 4 }]
+            [screenshot]
+            maxWidth = 10
+            jpegQuality = "high"
+            format = "gif"
+            "#,
+            &[],
+        );
+        assert_eq!(c.budget.max_width, 1280);
+        assert_eq!(c.format, ImageFormat::Jpeg { quality: 80 });
+        assert_eq!(c.mask_regions, [Rect::new(1, 2, 3, 4)]);
+        let all = w.join("\n");
+        for needle in [
+            "screenshot.maxWidth = 10 is outside 64..=8192; using the default 1280",
+            "not an integer",
+            "gif is not jpeg or png",
+            "maskRegions[0]",
+            "dryRun is not supported by this build yet",
+            "unknown config key colour",
+        ] {
+            assert!(all.contains(needle), "missing {needle:?} in:\n{all}");
+        }
+    }
+
+    #[test]
+    fn the_environment_overrides_the_file() {
+        let (c, w) = parse(
+            "[screenshot]\nmaxWidth = 1024\nformat = \"png\"\n",
+            &[
+                ("DESKPILOT_SCREENSHOT_MAX_WIDTH", "800"),
+                ("DESKPILOT_SCREENSHOT_FORMAT", "jpeg"),
+                ("DESKPILOT_SCREENSHOT_JPEG_QUALITY", "55"),
+            ],
+        );
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.budget.max_width, 800);
+        assert_eq!(c.format, ImageFormat::Jpeg { quality: 55 });
+        let (c, w) = parse("", &[("DESKPILOT_SCREENSHOT_MAX_WIDTH", "huge")]);
+        assert_eq!(c.budget.max_width, 1280);
+        assert!(
+            w[0].contains("DESKPILOT_SCREENSHOT_MAX_WIDTH = huge"),
+            "{w:?}"
+        );
+    }
+}
