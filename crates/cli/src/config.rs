@@ -34,10 +34,7 @@ const NOT_YET: &[&str] = &[
     "overlayOpacity",
     "overlayMessage",
     "escStop",
-    "dryRun",
     "requireApproval",
-    "allowLaunch",
-    "allowCloseWindow",
     "skills",
     "skillsDir",
     "skillsHint",
@@ -45,7 +42,6 @@ const NOT_YET: &[&str] = &[
     "requestTimeoutMs",
     "screenshotTimeoutMs",
     "idleDisarmMs",
-    "blocklist",
     "hitTest",
 ];
 
@@ -124,7 +120,8 @@ fn from_table(
     let mut config = EngineConfig::default();
     for (key, value) in table {
         match key.as_str() {
-            "screenshot" | "maskRegions" => {}
+            "screenshot" | "maskRegions" | "dryRun" | "blocklist" | "allowLaunch"
+            | "allowCloseWindow" => {}
             k if NOT_YET.contains(&k) => warnings.push(format!(
                 "config key {k} is not supported by this build yet and has no effect"
             )),
@@ -232,6 +229,59 @@ fn from_table(
             }
         },
     };
+    let flag = |key: &str, env_name: &str, default: bool, warnings: &mut Vec<String>| {
+        if let Some(v) = env(env_name) {
+            return match v.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => true,
+                "0" | "false" | "no" | "off" => false,
+                _ => {
+                    warnings.push(format!(
+                        "{env_name} = {v} is not true or false; using the default {default}"
+                    ));
+                    default
+                }
+            };
+        }
+        match table.get(key) {
+            None => default,
+            Some(Value::Boolean(b)) => *b,
+            Some(other) => {
+                warnings.push(format!(
+                    "{key} = {other} is not true or false; using the default {default}"
+                ));
+                default
+            }
+        }
+    };
+    config.safety.dry_run = flag("dryRun", "DESKPILOT_DRY_RUN", false, warnings);
+    config.safety.allow_launch = flag("allowLaunch", "DESKPILOT_ALLOW_LAUNCH", true, warnings);
+    config.safety.allow_close_window = flag(
+        "allowCloseWindow",
+        "DESKPILOT_ALLOW_CLOSE_WINDOW",
+        true,
+        warnings,
+    );
+    config.safety.blocklist = match table.get("blocklist") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|i| match i.as_str() {
+                Some(s) if !s.trim().is_empty() => Some(s.to_string()),
+                _ => {
+                    warnings.push(format!(
+                        "blocklist entry {i} is not a non-empty string; ignored"
+                    ));
+                    None
+                }
+            })
+            .collect(),
+        Some(other) => {
+            warnings.push(format!(
+                "blocklist must be an array of strings, not {other}; nothing is blocked"
+            ));
+            Vec::new()
+        }
+    };
     config.mask_regions = match table.get("maskRegions") {
         None => Vec::new(),
         Some(Value::Array(items)) => items
@@ -296,6 +346,7 @@ mod tests {
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(c.budget.max_width, 1024);
         assert_eq!(c.budget.max_pixels, 600_000);
+        assert_eq!(c.safety, deskpilot_engine::SafetyConfig::default());
         assert_eq!(c.format, ImageFormat::Png);
         assert_eq!(c.mask_regions, [Rect::new(0, 1040, 1920, 40)]);
     }
@@ -304,7 +355,7 @@ mod tests {
     fn bad_values_fall_back_with_a_warning_and_never_fail() {
         let (c, w) = parse(
             r#"
-            dryRun = true
+            escStop = false
             colour = "blue"
             maskRegions = [{ x = 0, y = 0, width = -5, height = 10 }, { x = 1, y = 2, width = 3, height = 4 }]
             [screenshot]
@@ -323,7 +374,7 @@ mod tests {
             "not an integer",
             "gif is not jpeg or png",
             "maskRegions[0]",
-            "dryRun is not supported by this build yet",
+            "escStop is not supported by this build yet",
             "unknown config key colour",
         ] {
             assert!(all.contains(needle), "missing {needle:?} in:\n{all}");
@@ -347,6 +398,24 @@ mod tests {
         assert_eq!(c.budget.max_width, 1280);
         assert!(
             w[0].contains("DESKPILOT_SCREENSHOT_MAX_WIDTH = huge"),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn safety_keys_and_their_overrides() {
+        let (c, w) = parse(
+            "dryRun = true\nallowLaunch = false\nblocklist = [\"1Password\", \"\", 3]\n",
+            &[("DESKPILOT_ALLOW_CLOSE_WINDOW", "false")],
+        );
+        assert!(c.safety.dry_run && !c.safety.allow_launch && !c.safety.allow_close_window);
+        assert_eq!(c.safety.blocklist, ["1Password"]);
+        assert_eq!(w.len(), 2, "{w:?}");
+        let (c, _) = parse("dryRun = true\n", &[("DESKPILOT_DRY_RUN", "0")]);
+        assert!(!c.safety.dry_run, "the environment wins");
+        let (c, w) = parse("dryRun = \"yes\"\n", &[]);
+        assert!(
+            !c.safety.dry_run && w[0].contains("not true or false"),
             "{w:?}"
         );
     }

@@ -1,6 +1,6 @@
 //! Plain-text clipboard: read and write, with a size limit.
 
-use crate::{Engine, Error};
+use crate::{Engine, Error, Mutation};
 
 /// Largest text `clipboard_write` accepts, in bytes of UTF-8.
 pub const MAX_CLIPBOARD_BYTES: usize = 16 * 1024 * 1024;
@@ -21,6 +21,10 @@ impl Engine {
                 ),
             });
         }
+        self.gate(
+            Mutation::Other,
+            &format!("put {} on the clipboard", crate::safety::quoted(text)),
+        )?;
         self.desktop
             .clipboard
             .write_text(text)

@@ -15,7 +15,7 @@ use deskpilot_types::{Point, Role, WindowInfo};
 
 use crate::pointer::Receipt;
 use crate::tree::Element;
-use crate::{Engine, Error, HitTestMode};
+use crate::{Engine, Error, HitTestMode, Mutation};
 
 /// Action names that mean "click", best first.
 const CLICK_ACTIONS: &[&str] = &[
@@ -127,6 +127,17 @@ fn stale_or(token: &str, e: deskpilot_backend::Error) -> Error {
     }
 }
 
+/// `toggle CheckBox "Enable logging" (s3:19) in "Title" (process, pid N)`.
+fn label(what: &str, element: &Element, window: &WindowInfo) -> String {
+    format!(
+        "{what} {} \"{}\" ({}) in {}",
+        element.role,
+        element.name,
+        element.token,
+        window.label()
+    )
+}
+
 impl Engine {
     /// Resolves `token` and checks its window still exists with the same owner.
     fn live_element(&self, token: &str) -> Result<(WindowInfo, WindowInfo, Element), Error> {
@@ -155,6 +166,7 @@ impl Engine {
         mode: HitTestMode,
     ) -> Result<ElementOutcome, Error> {
         let (seen, now, element) = self.live_element(token)?;
+        self.gate(Mutation::Other, &label("click", &element, &now))?;
         let mut notes = Vec::new();
         if button == Button::Left && count == 1 {
             let action = CLICK_ACTIONS.iter().find_map(|want| {
@@ -235,6 +247,10 @@ impl Engine {
     /// Runs one of the actions the element advertises.
     pub fn perform_action(&self, token: &str, action: &str) -> Result<ElementOutcome, Error> {
         let (_, now, element) = self.live_element(token)?;
+        self.gate(
+            Mutation::Other,
+            &label(&format!("perform \"{action}\" on"), &element, &now),
+        )?;
         let Some(name) = element
             .actions
             .iter()
@@ -272,6 +288,14 @@ impl Engine {
         value: &str,
     ) -> Result<(ElementOutcome, String), Error> {
         let (_, now, element) = self.live_element(token)?;
+        self.gate(
+            Mutation::Other,
+            &label(
+                &format!("set {} into", crate::safety::quoted(value)),
+                &element,
+                &now,
+            ),
+        )?;
         self.desktop
             .accessibility
             .set_value(&element.handle, value)
@@ -315,6 +339,7 @@ impl Engine {
     /// Gives an element keyboard focus.
     pub fn focus_element(&self, token: &str) -> Result<ElementOutcome, Error> {
         let (_, now, element) = self.live_element(token)?;
+        self.gate(Mutation::Other, &label("focus", &element, &now))?;
         self.desktop
             .accessibility
             .focus(&element.handle)
@@ -335,6 +360,7 @@ impl Engine {
     /// says so.
     pub fn element_op(&self, token: &str, op: ElementOp) -> Result<ElementOutcome, Error> {
         let (_, now, element) = self.live_element(token)?;
+        self.gate(Mutation::Other, &label(op.name(), &element, &now))?;
         let accessibility = &self.desktop.accessibility;
         let before = accessibility
             .states(&element.handle)

@@ -11,6 +11,7 @@ use crate::coords::{ImageBudget, ViewGeometry};
 use crate::decorate::Pin;
 use crate::pipeline::{self, EncodedImage, ImageFormat};
 use crate::registry::{Registry, ScreenshotId, ScreenshotRecord};
+use crate::safety::SafetyConfig;
 
 /// Smallest and largest `max_width` a caller may ask for.
 pub const MAX_WIDTH_RANGE: (u32, u32) = (64, 8192);
@@ -24,6 +25,8 @@ pub struct EngineConfig {
     pub format: ImageFormat,
     /// Physical rectangles painted black in every capture. Set by the deployment, never by a tool argument.
     pub mask_regions: Vec<Rect>,
+    /// Blocklist, dry run and policy switches for mutating actions.
+    pub safety: SafetyConfig,
 }
 
 impl Default for EngineConfig {
@@ -32,6 +35,7 @@ impl Default for EngineConfig {
             budget: ImageBudget::default(),
             format: ImageFormat::Jpeg { quality: 80 },
             mask_regions: Vec::new(),
+            safety: SafetyConfig::default(),
         }
     }
 }

@@ -93,6 +93,20 @@ pub enum Error {
     /// A bug: an invariant did not hold.
     #[error("internal error: {message}")]
     Internal { message: String },
+    /// The action's label matched a blocklist entry.
+    #[error("refused by the deployment's blocklist (entry \"{entry}\"): {label}")]
+    BlockedTarget { label: String, entry: String },
+    /// The deployment switched this kind of action off.
+    #[error("{what} is switched off by the deployment ({key} = false): {label}")]
+    ActionDisabled {
+        what: &'static str,
+        key: &'static str,
+        label: String,
+    },
+    /// Dry run: the action passed every gate and stopped before reaching the OS. Not a
+    /// failure; surfaces render it as "[dry run] Would …".
+    #[error("[dry run] Would {would}")]
+    DryRun { would: String },
 }
 
 impl Error {
@@ -129,6 +143,10 @@ impl Error {
             Error::Backend(B::NoDisplay { .. }) => ErrorCode::NoDisplay,
             Error::Backend(_) => ErrorCode::PlatformError,
             Error::Internal { .. } => ErrorCode::Internal,
+            Error::BlockedTarget { .. } => ErrorCode::BlockedTarget,
+            Error::ActionDisabled { .. } => ErrorCode::ActionDisabled,
+            // Never rendered as an error; a code is still needed for completeness.
+            Error::DryRun { .. } => ErrorCode::InvalidArgument,
         }
     }
 

@@ -7,7 +7,8 @@
 use deskpilot_types::{Key, WindowInfo};
 
 use crate::pointer::recheck_pin;
-use crate::{Engine, Error};
+use crate::safety::{on, quoted};
+use crate::{Engine, Error, Mutation};
 
 /// Longest text one `type_text` call accepts.
 pub const MAX_TEXT_CHARS: usize = 20_000;
@@ -71,6 +72,14 @@ impl Engine {
         }
         let mut target = self.keyboard_target()?;
         target.count = keys.len();
+        let chord: Vec<String> = keys
+            .iter()
+            .map(|k| format!("{k:?}").to_lowercase())
+            .collect();
+        self.gate(
+            Mutation::Other,
+            &format!("press {}{}", chord.join("+"), on(target.active.as_ref())),
+        )?;
         let keyboard = &self.desktop.keyboard;
         let mut pressed = Vec::with_capacity(keys.len());
         let mut outcome = Ok(());
@@ -109,6 +118,10 @@ impl Engine {
         }
         let mut target = self.keyboard_target()?;
         target.count = count;
+        self.gate(
+            Mutation::Other,
+            &format!("type {}{}", quoted(text), on(target.active.as_ref())),
+        )?;
         self.desktop.keyboard.type_text(text)?;
         Ok(target)
     }

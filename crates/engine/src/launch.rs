@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use deskpilot_types::WindowInfo;
 
-use crate::{Engine, Error};
+use crate::{Engine, Error, Mutation};
 
 /// Longest a launch may wait for a window.
 pub const MAX_LAUNCH_WAIT: Duration = Duration::from_secs(60);
@@ -68,6 +68,15 @@ impl Engine {
                 ),
             });
         }
+        let mut line = command.to_string();
+        for a in args {
+            line.push(' ');
+            line.push_str(a);
+        }
+        self.gate(
+            Mutation::Launch,
+            &format!("launch {}", crate::safety::quoted(&line)),
+        )?;
         let before: HashSet<_> = self
             .desktop
             .windows

@@ -25,6 +25,7 @@ mod launch;
 pub mod pipeline;
 mod pointer;
 mod registry;
+mod safety;
 mod tree;
 mod window;
 
@@ -41,5 +42,6 @@ pub use keyboard::{KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
 pub use launch::{LaunchOutcome, MAX_LAUNCH_WAIT};
 pub use pointer::{CoordinateSpace, HitTestMode, PointerOutcome, PointerTarget, Receipt};
 pub use registry::{ScreenshotId, ScreenshotRecord};
+pub use safety::{Mutation, SafetyConfig};
 pub use tree::{Element, Snapshot, TREE_TIMEOUT, TreeRequest, line as tree_line, parse_token};
 pub use window::{WindowAction, WindowOutcome, WindowRef, describe_state};

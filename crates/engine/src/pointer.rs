@@ -16,7 +16,8 @@ use deskpilot_types::{Key, Point, WindowInfo};
 use serde::Serialize;
 
 use crate::registry::ScreenshotRecord;
-use crate::{Engine, Error};
+use crate::safety::on;
+use crate::{Engine, Error, Mutation};
 
 /// How long one move may take to show up in the pointer position.
 const LANDING_WAIT: std::time::Duration = std::time::Duration::from_millis(150);
@@ -113,6 +114,18 @@ impl Engine {
                 .map(Some)
                 .ok_or(Error::NoReferenceScreenshot),
         }
+    }
+
+    /// ` with ctrl+shift held` for a label, or nothing.
+    fn held(modifiers: &[Key]) -> String {
+        if modifiers.is_empty() {
+            return String::new();
+        }
+        let names: Vec<String> = modifiers
+            .iter()
+            .map(|k| format!("{k:?}").to_lowercase())
+            .collect();
+        format!(" with {} held", names.join("+"))
     }
 
     /// Steps 1–3: resolve `targets` against one reference, re-check its pinned window and hit test.
@@ -266,6 +279,15 @@ impl Engine {
     pub fn move_cursor(&self, target: PointerTarget) -> Result<PointerOutcome, Error> {
         let mut checked = self.check_points(&[target], HitTestMode::Off)?;
         let c = checked.remove(0);
+        self.gate(
+            Mutation::Other,
+            &format!(
+                "move the pointer to ({}, {}){}",
+                c.point.x,
+                c.point.y,
+                on(c.window.as_ref())
+            ),
+        )?;
         let receipt = self.move_with_receipt(c.point)?;
         Ok(PointerOutcome {
             point: c.point,
@@ -299,6 +321,22 @@ impl Engine {
         modifiers: &[Key],
     ) -> Result<PointerOutcome, Error> {
         check_count(count)?;
+        let times = match count {
+            1 => "",
+            2 => "double ",
+            _ => "triple ",
+        };
+        self.gate(
+            Mutation::Other,
+            &format!(
+                "{times}{} click at ({}, {}){}{}",
+                format!("{button:?}").to_lowercase(),
+                c.point.x,
+                c.point.y,
+                Self::held(modifiers),
+                on(c.window.as_ref())
+            ),
+        )?;
         let receipt = self.move_with_receipt(c.point)?;
         self.with_modifiers(modifiers, || {
             for i in 0..count {
@@ -340,6 +378,16 @@ impl Engine {
         }
         let mut checked = self.check_points(&[target], mode)?;
         let c = checked.remove(0);
+        self.gate(
+            Mutation::Other,
+            &format!(
+                "scroll ({dx}, {dy}) notches at ({}, {}){}{}",
+                c.point.x,
+                c.point.y,
+                Self::held(modifiers),
+                on(c.window.as_ref())
+            ),
+        )?;
         let receipt = self.move_with_receipt(c.point)?;
         self.with_modifiers(modifiers, || Ok(self.desktop.pointer.wheel(dx, dy)?))?;
         Ok(PointerOutcome {
@@ -368,6 +416,19 @@ impl Engine {
         }
         let checked = self.check_points(&[from, to], mode)?;
         let (a, b) = (checked[0].point, checked[1].point);
+        self.gate(
+            Mutation::Other,
+            &format!(
+                "drag from ({}, {}){} to ({}, {}){}{}",
+                a.x,
+                a.y,
+                on(checked[0].window.as_ref()),
+                b.x,
+                b.y,
+                on(checked[1].window.as_ref()),
+                Self::held(modifiers)
+            ),
+        )?;
         self.move_with_receipt(a)?;
         let receipt = self.with_modifiers(modifiers, || {
             self.desktop.pointer.button(button, true)?;

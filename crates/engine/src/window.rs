@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use deskpilot_backend::WindowOp;
 use deskpilot_types::{Rect, WindowId, WindowInfo};
 
-use crate::{Engine, Error};
+use crate::{Engine, Error, Mutation};
 
 /// How long an operation may take to show in the window list.
 const OP_WAIT: Duration = Duration::from_millis(2000);
@@ -92,6 +92,17 @@ impl Engine {
     ) -> Result<WindowOutcome, Error> {
         let before = self.resolve_window(target)?;
         let id = before.id;
+        let kind = match action {
+            WindowAction::Close => Mutation::CloseWindow,
+            _ => Mutation::Other,
+        };
+        // Focusing is a read in seed 004's model (it changes what is shown, not any app).
+        if !matches!(action, WindowAction::Focus) {
+            self.gate(
+                kind,
+                &format!("window {} {}", action.verb(), before.label()),
+            )?;
+        }
         let mut notes = Vec::new();
         match action {
             WindowAction::Focus => {

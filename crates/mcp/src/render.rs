@@ -7,6 +7,15 @@ use serde_json::json;
 /// A tool that ran and failed: `isError: true`, a text the agent can act on
 /// (`CODE: message` + `Hint: …`) and the same as `structuredContent.error`.
 pub(crate) fn error(e: &Error) -> CallToolResult {
+    // Dry run is not a failure: the action passed every gate and stopped before the OS.
+    if let Error::DryRun { would } = e {
+        let mut result = CallToolResult::success(vec![ContentBlock::text(format!(
+            "[dry run] Would {would}. Nothing was sent to the desktop (dryRun is on)."
+        ))]);
+        result.structured_content =
+            Some(json!({ "dry_run": true, "would": would, "effect": "refused" }));
+        return result;
+    }
     let code = e.code();
     let text = format!("{code}: {e}\nHint: {}", code.hint());
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);

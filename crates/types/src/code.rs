@@ -62,6 +62,10 @@ pub enum ErrorCode {
     ElementNotFound,
     /// The window's accessibility tree cannot be read (no bus, the app is not accessible, it timed out).
     AccessibilityUnavailable,
+    /// The action's label matched an entry of the deployment's `blocklist`.
+    BlockedTarget,
+    /// The deployment switched this kind of action off (`allowLaunch`, `allowCloseWindow`).
+    ActionDisabled,
     /// A bug in deskpilot.
     Internal,
 }
@@ -96,6 +100,8 @@ impl ErrorCode {
             ErrorCode::StaleElement => "STALE_ELEMENT",
             ErrorCode::ElementNotFound => "ELEMENT_NOT_FOUND",
             ErrorCode::AccessibilityUnavailable => "ACCESSIBILITY_UNAVAILABLE",
+            ErrorCode::BlockedTarget => "BLOCKED_TARGET",
+            ErrorCode::ActionDisabled => "ACTION_DISABLED",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -177,6 +183,12 @@ impl ErrorCode {
             ErrorCode::AccessibilityUnavailable => {
                 "Work from the screenshot (click by coordinates) instead; `deskpilot doctor` checks the accessibility bus."
             }
+            ErrorCode::BlockedTarget => {
+                "This is the deployment's decision, not a bug. Stop and tell the human; do not try to reach the same target another way."
+            }
+            ErrorCode::ActionDisabled => {
+                "Nothing was performed: the deployment does not allow this action. Tell the human, or reach the goal without it."
+            }
             ErrorCode::Internal => {
                 "This is a deskpilot bug: retry once, then report it with the message."
             }
@@ -211,6 +223,8 @@ impl ErrorCode {
         ErrorCode::StaleElement,
         ErrorCode::ElementNotFound,
         ErrorCode::AccessibilityUnavailable,
+        ErrorCode::BlockedTarget,
+        ErrorCode::ActionDisabled,
         ErrorCode::Internal,
     ];
 }

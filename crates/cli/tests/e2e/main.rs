@@ -18,5 +18,6 @@ mod manage;
 mod paint;
 mod pointer;
 mod protocol;
+mod safety;
 mod screenshot;
 mod windows;
