@@ -103,6 +103,12 @@ pub enum Error {
         key: &'static str,
         label: String,
     },
+    /// A wait ran out of time; `what` says what was last seen.
+    #[error("gave up after {} ms: {what}", waited.as_millis())]
+    WaitTimeout {
+        waited: std::time::Duration,
+        what: String,
+    },
     /// Dry run: the action passed every gate and stopped before reaching the OS. Not a
     /// failure; surfaces render it as "[dry run] Would …".
     #[error("[dry run] Would {would}")]
@@ -144,6 +150,7 @@ impl Error {
             Error::Backend(_) => ErrorCode::PlatformError,
             Error::Internal { .. } => ErrorCode::Internal,
             Error::BlockedTarget { .. } => ErrorCode::BlockedTarget,
+            Error::WaitTimeout { .. } => ErrorCode::WaitTimeout,
             Error::ActionDisabled { .. } => ErrorCode::ActionDisabled,
             // Never rendered as an error; a code is still needed for completeness.
             Error::DryRun { .. } => ErrorCode::InvalidArgument,

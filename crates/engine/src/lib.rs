@@ -27,6 +27,7 @@ mod pointer;
 mod registry;
 mod safety;
 mod tree;
+mod wait;
 mod window;
 
 pub use clipboard::MAX_CLIPBOARD_BYTES;
@@ -44,4 +45,5 @@ pub use pointer::{CoordinateSpace, HitTestMode, PointerOutcome, PointerTarget, R
 pub use registry::{ScreenshotId, ScreenshotRecord};
 pub use safety::{Mutation, SafetyConfig};
 pub use tree::{Element, Snapshot, TREE_TIMEOUT, TreeRequest, line as tree_line, parse_token};
+pub use wait::{MAX_WAIT, WaitKind, WaitOutcome, WaitRequest};
 pub use window::{WindowAction, WindowOutcome, WindowRef, describe_state};

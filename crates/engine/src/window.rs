@@ -110,7 +110,7 @@ impl Engine {
                     self.desktop
                         .window_control
                         .window_op(id, WindowOp::Activate)?;
-                    if let Some(w) = self.wait_for(id, FOCUS_WAIT, |w| w.state.active)? {
+                    if let Some(w) = self.poll_window(id, FOCUS_WAIT, |w| w.state.active)? {
                         if attempt > 0 {
                             notes.push("focus took a second request".to_string());
                         }
@@ -239,7 +239,7 @@ impl Engine {
             .window_control
             .window_op(id, WindowOp::SetFrame(frame))?;
         let start = self.window(id)?.frame;
-        if let Some(after) = self.wait_for(id, OP_WAIT, |w| w.frame == frame)? {
+        if let Some(after) = self.poll_window(id, OP_WAIT, |w| w.frame == frame)? {
             return Ok(WindowOutcome {
                 before,
                 after: Some(after),
@@ -279,7 +279,7 @@ impl Engine {
         done: impl Fn(&WindowInfo) -> bool,
     ) -> Result<WindowInfo, Error> {
         self.desktop.window_control.window_op(id, op)?;
-        match self.wait_for(id, OP_WAIT, &done)? {
+        match self.poll_window(id, OP_WAIT, &done)? {
             Some(w) => Ok(w),
             None => {
                 let now = self.window(id)?;
@@ -298,7 +298,7 @@ impl Engine {
 
     /// Polls the window until `done` holds; `None` at the deadline. A window that vanished
     /// is `WINDOW_NOT_FOUND`.
-    fn wait_for(
+    fn poll_window(
         &self,
         id: WindowId,
         wait: Duration,

@@ -66,6 +66,8 @@ pub enum ErrorCode {
     BlockedTarget,
     /// The deployment switched this kind of action off (`allowLaunch`, `allowCloseWindow`).
     ActionDisabled,
+    /// `wait_for` ran out of time.
+    WaitTimeout,
     /// A bug in deskpilot.
     Internal,
 }
@@ -102,6 +104,7 @@ impl ErrorCode {
             ErrorCode::AccessibilityUnavailable => "ACCESSIBILITY_UNAVAILABLE",
             ErrorCode::BlockedTarget => "BLOCKED_TARGET",
             ErrorCode::ActionDisabled => "ACTION_DISABLED",
+            ErrorCode::WaitTimeout => "WAIT_TIMEOUT",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -189,6 +192,9 @@ impl ErrorCode {
             ErrorCode::ActionDisabled => {
                 "Nothing was performed: the deployment does not allow this action. Tell the human, or reach the goal without it."
             }
+            ErrorCode::WaitTimeout => {
+                "The message says what kept changing or what exists instead: wait again with a longer timeout_ms, or take a screenshot and act on what is there."
+            }
             ErrorCode::Internal => {
                 "This is a deskpilot bug: retry once, then report it with the message."
             }
@@ -225,6 +231,7 @@ impl ErrorCode {
         ErrorCode::AccessibilityUnavailable,
         ErrorCode::BlockedTarget,
         ErrorCode::ActionDisabled,
+        ErrorCode::WaitTimeout,
         ErrorCode::Internal,
     ];
 }

@@ -263,6 +263,40 @@ async fn fixture_tree_matches_its_snapshot_and_elements_act() {
         .call("get_element_text", json!({ "element": entry["token"] }))
         .await;
     assert_eq!(ok(&r)["text"], value);
+    // wait_for finds the text in the tree, and the element by name.
+    let r = server
+        .call(
+            "wait_for",
+            json!({ "wait_kind": "text", "text": "张三", "title_match": "deskpilot fixture", "timeout_ms": 5000 }),
+        )
+        .await;
+    assert!(
+        ok(&r)["matched"]
+            .as_str()
+            .unwrap()
+            .contains("Edit \"Name\""),
+        "{}",
+        text(&r)
+    );
+    let r = server
+        .call(
+            "wait_for",
+            json!({ "wait_kind": "element", "name": "Deep button", "title_match": "deskpilot fixture", "timeout_ms": 5000 }),
+        )
+        .await;
+    assert!(
+        ok(&r)["matched"]
+            .as_str()
+            .unwrap()
+            .contains("Button \"Deep button\"")
+    );
+    let r = server
+        .call(
+            "wait_for",
+            json!({ "wait_kind": "element", "name": "No such control", "title_match": "deskpilot fixture", "timeout_ms": 600 }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "WAIT_TIMEOUT", "{}", text(&r));
 
     // perform_action with an advertised action; an unknown one lists the real ones.
     let r = server

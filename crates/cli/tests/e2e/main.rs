@@ -20,4 +20,5 @@ mod pointer;
 mod protocol;
 mod safety;
 mod screenshot;
+mod wait;
 mod windows;

@@ -12,6 +12,7 @@ mod pointer;
 mod screenshot;
 mod status;
 mod tree;
+mod wait;
 mod windows;
 
 use std::sync::Arc;
@@ -65,7 +66,8 @@ impl DeskpilotServer {
             + Self::keyboard_router()
             + Self::manage_router()
             + Self::tree_router()
-            + Self::elements_router();
+            + Self::elements_router()
+            + Self::wait_router();
         let known: Vec<String> = router
             .list_all()
             .into_iter()

@@ -1,0 +1,324 @@
+//! `wait_for`: poll the desktop until something holds, with a deadline.
+//!
+//! - `stable`: the target's pixels stop changing. Each capture is reduced to a signature of
+//!   sampled pixels (a 64×64 grid, after the privacy masks); a frame is quiet when fewer than
+//!   0.2 % of the samples moved since the previous one, so a blinking caret does not count as
+//!   change. Stable means quiet frames for `stable` in a row.
+//! - `window`: a window whose title or process contains the text exists.
+//! - `element`: an element whose name contains the text is in the window's tree.
+//! - `text`: an element whose value or text contains the text is in the window's tree.
+//!
+//! A timeout is `WAIT_TIMEOUT`, saying what was last seen (the changed share of the last
+//! frames, or the windows listed) so the agent can decide whether to wait longer.
+
+use std::time::{Duration, Instant};
+
+use deskpilot_backend::Frame;
+use deskpilot_types::Rect;
+
+use crate::pipeline;
+use crate::tree::TreeRequest;
+use crate::{Engine, Error, WindowRef};
+
+/// Longest `timeout` a wait accepts.
+pub const MAX_WAIT: Duration = Duration::from_secs(60);
+/// Share of sampled pixels that may move in a quiet frame.
+const QUIET_RATIO: f64 = 0.002;
+/// Samples per side of the signature grid.
+const GRID: u32 = 64;
+
+/// What to wait for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WaitKind {
+    /// No change for this long.
+    Stable { quiet: Duration },
+    /// A window whose title or process name contains this.
+    Window(String),
+    /// An element whose name contains this, in `window`'s tree.
+    Element(String),
+    /// An element whose value or text contains this, in `window`'s tree.
+    Text(String),
+}
+
+/// A wait request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitRequest {
+    pub kind: WaitKind,
+    /// The window to watch (`stable`, `element`, `text`); the whole screen for `stable` when `None`.
+    pub window: Option<WindowRef>,
+    pub timeout: Duration,
+}
+
+/// What a finished wait saw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitOutcome {
+    pub waited: Duration,
+    /// Frames captured (`stable`) or polls made (the others).
+    pub frames: u32,
+    /// Changed share of the last frame (`stable`).
+    pub ratio: Option<f64>,
+    /// What matched: a window label or an element line.
+    pub matched: Option<String>,
+}
+
+/// Sampled pixels of a frame: the signature two frames are compared by.
+fn signature(frame: &Frame) -> Vec<[u8; 3]> {
+    let r = frame.rect;
+    let mut out = Vec::with_capacity((GRID * GRID) as usize);
+    for j in 0..GRID {
+        for i in 0..GRID {
+            let x = r.x + ((i as u64 * r.width as u64 + r.width as u64 / 2) / GRID as u64) as i32;
+            let y = r.y + ((j as u64 * r.height as u64 + r.height as u64 / 2) / GRID as u64) as i32;
+            out.push(
+                frame
+                    .rgb_at(deskpilot_types::Point::new(x, y))
+                    .unwrap_or([0, 0, 0]),
+            );
+        }
+    }
+    out
+}
+
+/// The share of samples that differ by more than a little (JPEG-free, but subpixel text
+/// rendering and cursors flicker by a few levels).
+fn changed(a: &[[u8; 3]], b: &[[u8; 3]]) -> f64 {
+    let moved = a
+        .iter()
+        .zip(b)
+        .filter(|(p, q)| p.iter().zip(q.iter()).any(|(x, y)| x.abs_diff(*y) > 8))
+        .count();
+    moved as f64 / a.len().max(1) as f64
+}
+
+impl Engine {
+    /// Waits until `request` holds or its timeout passes (`WAIT_TIMEOUT`).
+    pub fn wait_for(&self, request: &WaitRequest) -> Result<WaitOutcome, Error> {
+        if request.timeout > MAX_WAIT {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "timeout_ms {} is beyond the {} ms maximum",
+                    request.timeout.as_millis(),
+                    MAX_WAIT.as_millis()
+                ),
+            });
+        }
+        let started = Instant::now();
+        let deadline = started + request.timeout;
+        match &request.kind {
+            WaitKind::Stable { quiet } => self.wait_stable(request, *quiet, started, deadline),
+            WaitKind::Window(needle) => {
+                let needle = needle.to_lowercase();
+                let mut polls = 0;
+                loop {
+                    polls += 1;
+                    let windows = self.desktop.windows.list_windows()?;
+                    if let Some(w) = windows.iter().find(|w| {
+                        w.title.to_lowercase().contains(&needle)
+                            || w.process
+                                .as_deref()
+                                .is_some_and(|p| p.to_lowercase().contains(&needle))
+                    }) {
+                        return Ok(WaitOutcome {
+                            waited: started.elapsed(),
+                            frames: polls,
+                            ratio: None,
+                            matched: Some(w.label()),
+                        });
+                    }
+                    if Instant::now() >= deadline {
+                        let titles: Vec<String> =
+                            windows.iter().take(12).map(|w| w.label()).collect();
+                        return Err(Error::WaitTimeout {
+                            waited: started.elapsed(),
+                            what: format!(
+                                "no window's title or process contains \"{needle}\"; windows now: {}",
+                                titles.join(", ")
+                            ),
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+            WaitKind::Element(needle) | WaitKind::Text(needle) => {
+                let by_name = matches!(request.kind, WaitKind::Element(_));
+                let window = request
+                    .window
+                    .clone()
+                    .ok_or_else(|| Error::InvalidArgument {
+                        message: "wait_for element / text needs window_id or title_match"
+                            .to_string(),
+                    })?;
+                let needle = needle.to_lowercase();
+                let mut polls = 0;
+                loop {
+                    polls += 1;
+                    let remaining = deadline.saturating_duration_since(Instant::now());
+                    let snapshot = self.window_state(&TreeRequest {
+                        include_screenshot: false,
+                        max_elements: 2000,
+                        timeout: remaining
+                            .clamp(Duration::from_millis(200), Duration::from_secs(5)),
+                        ..TreeRequest::new(window.clone())
+                    })?;
+                    let hit = snapshot.elements.iter().find(|e| {
+                        if by_name {
+                            e.name.to_lowercase().contains(&needle)
+                        } else {
+                            e.value
+                                .as_deref()
+                                .is_some_and(|v| v.to_lowercase().contains(&needle))
+                                || (e.role == deskpilot_types::Role::Text
+                                    && e.name.to_lowercase().contains(&needle))
+                        }
+                    });
+                    if let Some(e) = hit {
+                        return Ok(WaitOutcome {
+                            waited: started.elapsed(),
+                            frames: polls,
+                            ratio: None,
+                            matched: Some(format!("{} (token {})", crate::tree::line(e), e.token)),
+                        });
+                    }
+                    if Instant::now() >= deadline {
+                        return Err(Error::WaitTimeout {
+                            waited: started.elapsed(),
+                            what: format!(
+                                "no element {} \"{needle}\" in {} ({} elements read {polls} times)",
+                                if by_name {
+                                    "named like"
+                                } else {
+                                    "with text like"
+                                },
+                                snapshot.window.label(),
+                                snapshot.elements.len()
+                            ),
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(150));
+                }
+            }
+        }
+    }
+
+    fn wait_stable(
+        &self,
+        request: &WaitRequest,
+        quiet: Duration,
+        started: Instant,
+        deadline: Instant,
+    ) -> Result<WaitOutcome, Error> {
+        let rect = |engine: &Engine| -> Result<Rect, Error> {
+            match &request.window {
+                Some(w) => Ok(engine.resolve_window(w)?.frame),
+                None => Ok(engine.desktop.screens.desktop_bounds()?),
+            }
+        };
+        let capture = |engine: &Engine, r: Rect| -> Result<Vec<[u8; 3]>, Error> {
+            let mut frame = engine.desktop.capture.capture_into(r, Vec::new())?;
+            pipeline::apply_masks(&mut frame, &engine.config().mask_regions);
+            Ok(signature(&frame))
+        };
+        let mut previous = capture(self, rect(self)?)?;
+        let mut frames = 1;
+        let mut quiet_since = Instant::now();
+        let mut ratios: Vec<f64> = Vec::new();
+        loop {
+            std::thread::sleep(Duration::from_millis(50));
+            let now_sig = capture(self, rect(self)?)?;
+            frames += 1;
+            let ratio = changed(&previous, &now_sig);
+            previous = now_sig;
+            ratios.push(ratio);
+            if ratio >= QUIET_RATIO {
+                quiet_since = Instant::now();
+            }
+            if quiet_since.elapsed() >= quiet {
+                return Ok(WaitOutcome {
+                    waited: started.elapsed(),
+                    frames,
+                    ratio: Some(ratio),
+                    matched: None,
+                });
+            }
+            if Instant::now() >= deadline {
+                let recent: Vec<String> = ratios
+                    .iter()
+                    .rev()
+                    .take(5)
+                    .map(|r| format!("{:.1} %", r * 100.0))
+                    .collect();
+                return Err(Error::WaitTimeout {
+                    waited: started.elapsed(),
+                    what: format!(
+                        "the {} kept changing: the last frames differed by {} of sampled pixels (quiet is under {:.1} %)",
+                        if request.window.is_some() {
+                            "window"
+                        } else {
+                            "screen"
+                        },
+                        recent.join(", "),
+                        QUIET_RATIO * 100.0
+                    ),
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use deskpilot_backend::FakeDesktop;
+    use deskpilot_backend::fake::FakeWindow;
+    use deskpilot_types::ErrorCode;
+
+    use super::*;
+    use crate::EngineConfig;
+
+    #[test]
+    fn a_still_screen_is_stable_and_missing_windows_time_out_saying_what_exists() {
+        let fake = FakeDesktop::new(200, 100);
+        fake.add_window(FakeWindow::new("Editor", Rect::new(0, 0, 100, 100)));
+        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        let o = e
+            .wait_for(&WaitRequest {
+                kind: WaitKind::Stable {
+                    quiet: Duration::from_millis(100),
+                },
+                window: None,
+                timeout: Duration::from_secs(2),
+            })
+            .unwrap();
+        assert!(o.frames >= 3 && o.ratio == Some(0.0), "{o:?}");
+        let o = e
+            .wait_for(&WaitRequest {
+                kind: WaitKind::Window("edit".into()),
+                window: None,
+                timeout: Duration::from_secs(1),
+            })
+            .unwrap();
+        assert_eq!(o.frames, 1);
+        let err = e
+            .wait_for(&WaitRequest {
+                kind: WaitKind::Window("Calculator".into()),
+                window: None,
+                timeout: Duration::from_millis(250),
+            })
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::WaitTimeout);
+        assert!(err.to_string().contains("\"Editor\""), "{err}");
+    }
+
+    #[test]
+    fn a_caret_sized_change_is_quiet_and_a_big_one_is_not() {
+        let a = vec![[10, 10, 10]; 4096];
+        let mut b = a.clone();
+        for p in b.iter_mut().take(8) {
+            *p = [200, 200, 200];
+        }
+        assert!(changed(&a, &b) < QUIET_RATIO);
+        for p in b.iter_mut().take(40) {
+            *p = [200, 200, 200];
+        }
+        assert!(changed(&a, &b) >= QUIET_RATIO);
+    }
+}

@@ -1,0 +1,180 @@
+//! `wait` and `wait_for`: pause, or poll the desktop until something holds.
+
+use std::time::Duration;
+
+use deskpilot_engine::{Error, MAX_WAIT, WaitKind, WaitRequest};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::DeskpilotServer;
+use super::elements::window_ref;
+use crate::render;
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitArgs {
+    /// Seconds to wait, 0–30 (default 1).
+    #[serde(default = "one")]
+    pub seconds: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitForArgs {
+    /// What to wait for: "stable" (pixels stop changing), "window" (a window whose title or process contains
+    /// `text` appears), "element" (an element whose name contains `name` is in the window's tree), "text" (an
+    /// element whose text contains `text`).
+    #[serde(alias = "waitKind")]
+    pub wait_kind: String,
+    /// Give up after this many milliseconds (default 10000, at most 60000): WAIT_TIMEOUT says what was seen.
+    #[serde(default = "ten_seconds", alias = "timeoutMs")]
+    pub timeout_ms: u64,
+    /// stable: how long the pixels must stay quiet (default 500 ms).
+    #[serde(default = "half_second", alias = "stableMs")]
+    pub stable_ms: u64,
+    /// The window to watch (stable: the whole screen when omitted; element / text: required).
+    #[serde(default)]
+    pub window_id: u64,
+    /// Or: case-insensitive substring of the title or process name; must match one window.
+    #[serde(default, alias = "titleMatch")]
+    pub title_match: String,
+    /// element: a substring of the element's name.
+    #[serde(default)]
+    pub name: String,
+    /// window: a substring of the title or process; text: a substring of an element's text.
+    #[serde(default)]
+    pub text: String,
+}
+
+fn ten_seconds() -> u64 {
+    10_000
+}
+fn half_second() -> u64 {
+    500
+}
+
+#[tool_router(router = wait_router, vis = "pub(crate)")]
+impl DeskpilotServer {
+    /// Wait a number of seconds (0–30) without touching anything.
+    #[tool(
+        name = "wait",
+        annotations(
+            title = "Wait",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn wait(&self, Parameters(a): Parameters<WaitArgs>) -> CallToolResult {
+        if !(0.0..=30.0).contains(&a.seconds) {
+            return render::error(&Error::InvalidArgument {
+                message: format!("seconds {} must be 0–30", a.seconds),
+            });
+        }
+        tokio::time::sleep(Duration::from_secs_f64(a.seconds)).await;
+        let mut r =
+            CallToolResult::success(vec![ContentBlock::text(format!("Waited {} s.", a.seconds))]);
+        r.structured_content = Some(json!({ "waited_ms": (a.seconds * 1000.0).round() }));
+        r
+    }
+
+    /// Poll until something holds, instead of sleeping and hoping: "stable" (the window or screen stops changing;
+    /// a blinking caret does not count), "window" (a window appears), "element" (a named element is in the
+    /// window's accessibility tree), "text" (an element shows some text). Times out with WAIT_TIMEOUT saying what
+    /// kept changing or what is there instead.
+    #[tool(
+        name = "wait_for",
+        annotations(
+            title = "Wait for",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn wait_for(&self, Parameters(a): Parameters<WaitForArgs>) -> CallToolResult {
+        let window = if a.window_id == 0 && a.title_match.trim().is_empty() {
+            None
+        } else {
+            match window_ref(a.window_id, &a.title_match) {
+                Ok(w) => Some(w),
+                Err(e) => return render::error(&e),
+            }
+        };
+        let needed = |field: &str, v: &str| {
+            if v.trim().is_empty() {
+                Err(Error::InvalidArgument {
+                    message: format!("wait_kind {} needs {field}", a.wait_kind),
+                })
+            } else {
+                Ok(v.to_string())
+            }
+        };
+        let kind = match a.wait_kind.trim().to_ascii_lowercase().as_str() {
+            "stable" => Ok(WaitKind::Stable {
+                quiet: Duration::from_millis(a.stable_ms.clamp(50, 30_000)),
+            }),
+            "window" => needed("text (part of the title)", &a.text).map(WaitKind::Window),
+            "element" => needed("name", &a.name).map(WaitKind::Element),
+            "text" => needed("text", &a.text).map(WaitKind::Text),
+            other => Err(Error::InvalidArgument {
+                message: format!(
+                    "wait_kind \"{other}\" is not one of stable, window, element, text"
+                ),
+            }),
+        };
+        let kind = match kind {
+            Ok(k) => k,
+            Err(e) => return render::error(&e),
+        };
+        let request = WaitRequest {
+            kind: kind.clone(),
+            window,
+            timeout: Duration::from_millis(a.timeout_ms),
+        };
+        let engine = self.engine();
+        let budget = MAX_WAIT + Duration::from_secs(10);
+        match render::blocking(budget, "wait_for", move || engine.wait_for(&request)).await {
+            Ok(o) => {
+                let mut text = format!(
+                    "{} after {} ms ({} {}).",
+                    match &kind {
+                        WaitKind::Stable { quiet } =>
+                            format!("Stable: quiet for {} ms", quiet.as_millis()),
+                        WaitKind::Window(_) => "The window is there".to_string(),
+                        WaitKind::Element(_) => "The element is there".to_string(),
+                        WaitKind::Text(_) => "The text is there".to_string(),
+                    },
+                    o.waited.as_millis(),
+                    o.frames,
+                    if matches!(kind, WaitKind::Stable { .. }) {
+                        "frames"
+                    } else {
+                        "polls"
+                    }
+                );
+                if let Some(m) = &o.matched {
+                    text.push_str(&format!("\nMatched: {m}"));
+                }
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                r.structured_content = Some(json!({
+                    "kind": a.wait_kind.trim().to_ascii_lowercase(),
+                    "waited_ms": o.waited.as_millis() as u64,
+                    "frames": o.frames,
+                    "ratio": o.ratio,
+                    "matched": o.matched,
+                }));
+                r
+            }
+            Err(e) => render::error(&e),
+        }
+    }
+}
