@@ -34,6 +34,8 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "set_value",
         "status",
         "type_text",
+        "wait",
+        "wait_for",
         "window",
         "zoom",
     ];
@@ -52,6 +54,8 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
             "get_window_state",
             "find_elements",
             "get_element_text",
+            "wait",
+            "wait_for",
         ]
         .contains(&t.name.as_ref());
         assert_eq!(a.read_only_hint, Some(reads), "{}", t.name);
@@ -116,7 +120,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 19,
+        !names.contains(&"list_windows".to_string()) && names.len() == 21,
         "{names:?}"
     );
     let refused = server
