@@ -108,6 +108,8 @@ pub struct StatusReport {
     pub active_window: Option<WindowInfo>,
     pub last_screenshot: Option<ScreenshotRecord>,
     pub mask_regions: usize,
+    /// The deployment's gates for mutating actions.
+    pub safety: SafetyConfig,
     /// The pointer in physical pixels, when the platform reports it.
     pub cursor: Option<deskpilot_types::Point>,
 }
@@ -427,6 +429,7 @@ impl Engine {
             active_window: windows.iter().find(|w| w.state.active).cloned(),
             last_screenshot,
             mask_regions: self.config.mask_regions.len(),
+            safety: self.config.safety.clone(),
             cursor: self.desktop.pointer.position().ok(),
         })
     }

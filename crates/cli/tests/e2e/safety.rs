@@ -153,6 +153,10 @@ async fn dry_run_reports_what_it_would_do_and_touches_nothing() {
         .await;
     assert_eq!(ok(&r)["dry_run"], true);
     assert_eq!(xclip_out(desktop), "kept by xclip");
+    // status says so, for the agent and for the human reading along.
+    let r = server.call("status", json!({})).await;
+    assert_eq!(ok(&r)["dry_run"], true);
+    assert!(text(&r).contains("dry run ON"), "{}", text(&r));
     // Policy comes before dry run: launch is refused outright.
     let r = server
         .call("window", json!({ "action": "launch", "command": "xterm" }))

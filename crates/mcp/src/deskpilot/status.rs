@@ -80,6 +80,31 @@ impl DeskpilotServer {
                 report.mask_regions
             ));
         }
+        let safety = &report.safety;
+        text.push_str(&format!(
+            "\nGates: dry run {}; blocklist {} entr{}; launch {}; closing windows {}.",
+            if safety.dry_run {
+                "ON (nothing reaches the desktop)"
+            } else {
+                "off"
+            },
+            safety.blocklist.len(),
+            if safety.blocklist.len() == 1 {
+                "y"
+            } else {
+                "ies"
+            },
+            if safety.allow_launch {
+                "allowed"
+            } else {
+                "off"
+            },
+            if safety.allow_close_window {
+                "allowed"
+            } else {
+                "off"
+            },
+        ));
         let tools = self.tool_names();
         text.push_str(&format!("\nTools: {}", tools.join(", ")));
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -95,6 +120,10 @@ impl DeskpilotServer {
             "active_window": report.active_window,
             "last_screenshot": report.last_screenshot.as_ref().map(|s| json!({ "screenshot_id": s.id, "view": s.view })),
             "mask_regions": report.mask_regions,
+            "dry_run": safety.dry_run,
+            "blocklist_entries": safety.blocklist.len(),
+            "allow_launch": safety.allow_launch,
+            "allow_close_window": safety.allow_close_window,
             "cursor": report.cursor,
             "cursor_in_last_screenshot": cursor_in_image.map(|(x, y)| json!({ "x": x, "y": y })),
             "tools": tools,
