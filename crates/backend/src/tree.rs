@@ -72,6 +72,8 @@ pub struct TreeLimits {
     pub max_depth: u32,
     /// The backend returns what it has when this runs out.
     pub timeout: Duration,
+    /// Read everything from the application again, reusing nothing from earlier reads.
+    pub fresh: bool,
 }
 
 /// Accessibility trees and the semantic operations on their elements.

@@ -37,6 +37,8 @@ pub struct TreeRequest {
     pub query: Option<String>,
     pub max_width: Option<u32>,
     pub timeout: Duration,
+    /// Read the whole tree from the app again instead of reusing an unchanged earlier read.
+    pub fresh: bool,
 }
 
 impl TreeRequest {
@@ -50,6 +52,7 @@ impl TreeRequest {
             query: None,
             max_width: None,
             timeout: TREE_TIMEOUT,
+            fresh: false,
         }
     }
 }
@@ -329,6 +332,7 @@ impl Engine {
             max_elements: request.max_elements,
             max_depth: request.max_depth,
             timeout: request.timeout.min(Duration::from_secs(30)),
+            fresh: request.fresh,
         };
         let raw = match self.desktop.accessibility.tree(&window, &limits) {
             Ok(t) => t,

@@ -1244,7 +1244,7 @@ impl Accessibility for X11Desktop {
         run(limits.timeout, "reading the accessibility tree", async {
             let t0 = Instant::now();
             // The whole node list of the last read, while the app has sent no event since.
-            let settled = self.a11y.changes.settled(conn).await;
+            let settled = !limits.fresh && self.a11y.changes.settled(conn).await;
             let unchanged = self
                 .a11y
                 .trees

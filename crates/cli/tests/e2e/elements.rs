@@ -158,6 +158,11 @@ async fn fixture_tree_matches_its_snapshot_and_elements_act() {
     );
     // GTK serves its bulk cache once it knows a client listens: the fast path is in use.
     assert_eq!(source, "atspi-cache");
+    // A forced full read gives the same tree.
+    let mut fresh = args.clone();
+    fresh["fresh"] = json!(true);
+    let r = server.call("get_window_state", fresh).await;
+    assert_eq!(tree_lines(&r), expected, "fresh: true");
 
     let r = server
         .call(

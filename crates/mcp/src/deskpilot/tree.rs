@@ -45,6 +45,11 @@ pub struct WindowStateArgs {
     /// How long the app may take to answer, in ms (default 5000, at most 30000).
     #[serde(default = "five_seconds")]
     pub timeout_ms: u64,
+    /// Read the whole tree from the app again. By default a window's structure is reused while its app has sent no
+    /// accessibility events since the last read (bounds, values and actions are always read fresh); pass true if
+    /// the tree looks out of date.
+    #[serde(default)]
+    pub fresh: bool,
 }
 
 fn yes() -> bool {
@@ -117,6 +122,7 @@ impl DeskpilotServer {
             query: (!a.query.trim().is_empty()).then(|| a.query.trim().to_string()),
             max_width: (a.max_width != 0).then_some(a.max_width),
             timeout,
+            fresh: a.fresh,
         };
         let engine = self.engine();
         let snapshot =
