@@ -54,10 +54,8 @@ pub(crate) struct A11y {
     no_cache: Mutex<std::collections::HashSet<String>>,
     /// X window id → its frame, found once and re-validated on every read.
     frames: Mutex<HashMap<u64, Node>>,
-    /// Event counts per application: when an application's cached items may be reused.
+    /// Event counts per application: when a window's last read may be reused.
     changes: Arc<Changes>,
-    /// Application bus name → its last `Cache.GetItems` answer and the event count before it.
-    items: Mutex<HashMap<String, (u64, CachedItems)>>,
     /// X window id → the nodes of its last read.
     trees: Mutex<HashMap<u64, KnownTree>>,
 }
@@ -73,9 +71,6 @@ struct KnownTree {
     source: &'static str,
     walked: usize,
 }
-
-/// One application's `Cache.GetItems` answer, shared between reads.
-type CachedItems = Arc<Vec<atspi::CacheItem>>;
 
 impl std::fmt::Debug for A11y {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -456,15 +451,9 @@ enum FromCache {
 }
 
 /// The subtree under `frame` from the application's cache.
-async fn from_cache(
-    a11y: &A11y,
-    conn: &zbus::Connection,
-    frame: &Node,
-    limits: &TreeLimits,
-    settled: bool,
-) -> FromCache {
+async fn from_cache(conn: &zbus::Connection, frame: &Node, limits: &TreeLimits) -> FromCache {
     let mut not_now = false;
-    match read_cache(a11y, conn, frame, limits, settled, &mut not_now).await {
+    match read_cache(conn, frame, limits, &mut not_now).await {
         None if not_now => FromCache::NotNow,
         None => FromCache::Unusable,
         Some(None) => FromCache::FrameGone,
@@ -473,41 +462,12 @@ async fn from_cache(
 }
 
 async fn read_cache(
-    a11y: &A11y,
     conn: &zbus::Connection,
     frame: &Node,
     limits: &TreeLimits,
-    settled: bool,
     not_now: &mut bool,
 ) -> Option<Option<(Vec<Node>, Vec<usize>)>> {
-    let app = frame.object.name_as_str()?.to_string();
-    // The count is taken before the call: an event that arrives during it invalidates.
-    let count = a11y.changes.count(&app);
-    let unchanged = a11y
-        .items
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&app)
-        .filter(|(seen, _)| settled && *seen == count)
-        .map(|(_, items)| items.clone());
-    let items = match unchanged {
-        Some(items) => {
-            tracing::debug!(
-                items = items.len(),
-                "Cache.GetItems answer reused: no events since"
-            );
-            items
-        }
-        None => {
-            let items = Arc::new(get_items(conn, &app, not_now).await?);
-            let mut memo = a11y.items.lock().unwrap_or_else(|e| e.into_inner());
-            if memo.len() > 64 {
-                memo.clear();
-            }
-            memo.insert(app, (count, items.clone()));
-            items
-        }
-    };
+    let items = get_items(conn, frame.object.name_as_str()?, not_now).await?;
     let items = items.as_slice();
     let mut children: HashMap<String, Vec<&atspi::CacheItem>> = HashMap::new();
     for item in items {
@@ -976,7 +936,6 @@ impl X11Desktop {
         conn: &zbus::Connection,
         window: &WindowInfo,
         limits: &TreeLimits,
-        settled: bool,
     ) -> Result<(Vec<Node>, &'static str, usize), Error> {
         // A remembered frame is re-validated by the read itself (the cache must still list
         // it as showing) or, for walked apps, by one state query; a stale one is looked up again.
@@ -1005,7 +964,7 @@ impl X11Desktop {
             let outcome = if walk_only {
                 FromCache::Unusable
             } else {
-                from_cache(&self.a11y, conn, &frame, limits, settled).await
+                from_cache(conn, &frame, limits).await
             };
             let frame = match (&outcome, fresh) {
                 (FromCache::FrameGone, false) => continue,
@@ -1262,7 +1221,7 @@ impl Accessibility for X11Desktop {
                     tracing::debug!(nodes = m.nodes.len(), "tree reused: no events since");
                     (m.nodes, m.source, m.walked)
                 }
-                None => self.read_nodes(conn, window, limits, settled).await?,
+                None => self.read_nodes(conn, window, limits).await?,
             };
             let t_nodes = t0.elapsed();
             let truncated = nodes.len() >= limits.max_elements;

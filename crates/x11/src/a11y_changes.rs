@@ -2,8 +2,8 @@
 //!
 //! deskpilot registers with the AT-SPI registry as an event listener (as a screen reader does)
 //! and counts every event signal per sending application on a drain thread. A tree read keeps
-//! the application's `Cache.GetItems` answer together with the count it had *before* the call;
-//! the next read reuses that answer only if the count has not moved — any event at all from
+//! the window's nodes (cache read, probes and walk) together with the count the application had
+//! *before* the read; the next read reuses them only if the count has not moved — any event at all from
 //! the application (a child added, a state or name changed, text typed, focus moved) means it
 //! is read again. Bounds, values and actions are never reused: they are read fresh every time.
 //!
