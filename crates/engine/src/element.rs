@@ -127,6 +127,17 @@ fn stale_or(token: &str, e: deskpilot_backend::Error) -> Error {
     }
 }
 
+/// The first of `preferred` the element advertises, spelled as the element spells it.
+fn advertised(element: &Element, preferred: &[&str]) -> Option<String> {
+    preferred.iter().find_map(|want| {
+        element
+            .actions
+            .iter()
+            .find(|a| a.eq_ignore_ascii_case(want))
+            .cloned()
+    })
+}
+
 /// `toggle CheckBox "Enable logging" (s3:19) in "Title" (process, pid N)`.
 fn label(what: &str, element: &Element, window: &WindowInfo) -> String {
     format!(
@@ -169,13 +180,7 @@ impl Engine {
         self.gate(Mutation::Other, &label("click", &element, &now))?;
         let mut notes = Vec::new();
         if button == Button::Left && count == 1 {
-            let action = CLICK_ACTIONS.iter().find_map(|want| {
-                element
-                    .actions
-                    .iter()
-                    .find(|a| a.eq_ignore_ascii_case(want))
-                    .cloned()
-            });
+            let action = advertised(&element, CLICK_ACTIONS);
             if let Some(action) = action {
                 match self
                     .desktop
@@ -431,13 +436,7 @@ impl Engine {
         let detail = match route_detail {
             Some(d) => d,
             None => {
-                let action = op.actions().iter().find_map(|want| {
-                    element
-                        .actions
-                        .iter()
-                        .find(|a| a.eq_ignore_ascii_case(want))
-                        .cloned()
-                });
+                let action = advertised(&element, op.actions());
                 let Some(action) = action else {
                     return Err(Error::InvalidArgument {
                         message: format!(

@@ -213,10 +213,17 @@ impl Engine {
                 None => Ok(engine.desktop.screens.desktop_bounds()?),
             }
         };
-        let capture = |engine: &Engine, r: Rect| -> Result<Vec<[u8; 3]>, Error> {
-            let mut frame = engine.desktop.capture.capture_into(r, Vec::new())?;
+        // One frame buffer for the whole wait: a full screen is megabytes per capture.
+        let mut buffer = Vec::new();
+        let mut capture = |engine: &Engine, r: Rect| -> Result<Vec<[u8; 3]>, Error> {
+            let mut frame = engine
+                .desktop
+                .capture
+                .capture_into(r, std::mem::take(&mut buffer))?;
             pipeline::apply_masks(&mut frame, &engine.config().mask_regions);
-            Ok(signature(&frame))
+            let sig = signature(&frame);
+            buffer = frame.data;
+            Ok(sig)
         };
         let mut previous = capture(self, rect(self)?)?;
         let mut frames = 1;
