@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use deskpilot_types::{Key, Monitor, Point, Rect, WindowId, WindowInfo, WindowState};
 
 use crate::{
-    Accessibility, BackendInfo, Button, Capture, Clipboard, Desktop, ElementHandle, ElementStates,
+    Accessibility, GuardEvent, GuardListener, Overlay, OverlayStyle, BackendInfo, Button, Capture, Clipboard, Desktop, ElementHandle, ElementStates,
     Error, Frame, Keyboard, PixelFormat, Pointer, RawTree, Screens, TreeLimits, WindowControl,
     WindowOp, Windows,
 };
@@ -19,6 +19,7 @@ use crate::{
 #[derive(Debug, Clone)]
 pub struct FakeDesktop {
     state: Arc<Mutex<State>>,
+    overlay: FakeOverlay,
 }
 
 #[derive(Debug)]
@@ -132,6 +133,7 @@ impl FakeDesktop {
                 trees: Vec::new(),
                 tree_reads: 0,
             })),
+            overlay: FakeOverlay::default(),
         }
     }
 
@@ -149,6 +151,12 @@ impl FakeDesktop {
             window_manager: Some("fake-wm".to_string()),
         };
         Desktop::from_backend(info, Arc::new(self.clone()))
+            .with_overlay(Arc::new(self.overlay.clone()))
+    }
+
+    /// The fake's indicator, to press Esc on it or kill it.
+    pub fn overlay(&self) -> &FakeOverlay {
+        &self.overlay
     }
 
     /// Adds a window on top of the stack, makes it active and paints its client area.
@@ -589,5 +597,123 @@ mod tests {
             fake.capture(Rect::new(90, 90, 20, 20)),
             Err(Error::OutsideDesktop { .. })
         ));
+    }
+}
+
+/// The fake's indicator: records what it was asked and lets a test press Esc or kill it.
+#[derive(Clone, Default)]
+pub struct FakeOverlay {
+    inner: Arc<Mutex<OverlayState>>,
+}
+
+#[derive(Default)]
+struct OverlayState {
+    listener: Option<GuardListener>,
+    visible: bool,
+    shows: usize,
+    last_style: Option<OverlayStyle>,
+    own_escapes: usize,
+    /// `show` fails with this.
+    broken: Option<String>,
+}
+
+impl std::fmt::Debug for FakeOverlay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.lock();
+        f.debug_struct("FakeOverlay")
+            .field("visible", &s.visible)
+            .field("shows", &s.shows)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FakeOverlay {
+    fn lock(&self) -> MutexGuard<'_, OverlayState> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn emit(&self, event: GuardEvent) {
+        let listener = self.lock().listener.clone();
+        if let Some(l) = listener {
+            l(event);
+        }
+    }
+
+    /// A human presses Esc: heard only while visible and listening, as on a real desktop.
+    pub fn press_escape(&self) {
+        let heard = {
+            let mut s = self.lock();
+            if s.own_escapes > 0 {
+                s.own_escapes -= 1;
+                false
+            } else {
+                s.visible && s.last_style.as_ref().is_some_and(|st| st.esc_stop)
+            }
+        };
+        if heard {
+            self.emit(GuardEvent::Escape);
+        }
+    }
+
+    /// The indicator dies unexpectedly.
+    pub fn die(&self) {
+        self.lock().visible = false;
+        self.emit(GuardEvent::GuardExited("killed by the test".to_string()));
+    }
+
+    /// The input host dies.
+    pub fn host_dies(&self) {
+        self.emit(GuardEvent::HostExited("connection lost in the test".to_string()));
+    }
+
+    /// Makes every later `show` fail with `reason`.
+    pub fn break_with(&self, reason: &str) {
+        self.lock().broken = Some(reason.to_string());
+    }
+
+    /// How many times the indicator was brought up from hidden.
+    pub fn shows(&self) -> usize {
+        self.lock().shows
+    }
+
+    /// The style of the last `show`.
+    pub fn last_style(&self) -> Option<OverlayStyle> {
+        self.lock().last_style.clone()
+    }
+}
+
+impl Overlay for FakeOverlay {
+    fn set_listener(&self, listener: GuardListener) {
+        self.lock().listener = Some(listener);
+    }
+
+    fn show(&self, style: &OverlayStyle) -> Result<(), Error> {
+        let mut s = self.lock();
+        if let Some(reason) = &s.broken {
+            return Err(Error::os("overlay", reason.clone()));
+        }
+        if !s.visible {
+            s.shows += 1;
+        }
+        s.visible = true;
+        s.last_style = Some(style.clone());
+        Ok(())
+    }
+
+    fn hide(&self) -> Result<(), Error> {
+        self.lock().visible = false;
+        Ok(())
+    }
+
+    fn visible(&self) -> bool {
+        self.lock().visible
+    }
+
+    fn regions(&self) -> Vec<Rect> {
+        Vec::new()
+    }
+
+    fn expect_own_escape(&self) {
+        self.lock().own_escapes += 1;
     }
 }

@@ -16,6 +16,7 @@
 mod error;
 pub mod fake;
 mod frame;
+mod overlay;
 mod tree;
 
 use std::sync::Arc;
@@ -25,6 +26,7 @@ use deskpilot_types::{Key, Monitor, Point, Rect, WindowInfo};
 pub use error::Error;
 pub use fake::FakeDesktop;
 pub use frame::{Frame, PixelFormat};
+pub use overlay::{GuardEvent, GuardListener, NoOverlay, Overlay, OverlayStyle};
 pub use tree::{Accessibility, ElementHandle, ElementStates, RawElement, RawTree, TreeLimits};
 
 /// Monitors and the bounds of the virtual desktop.
@@ -144,6 +146,8 @@ pub struct Desktop {
     pub window_control: Arc<dyn WindowControl>,
     pub clipboard: Arc<dyn Clipboard>,
     pub accessibility: Arc<dyn Accessibility>,
+    /// The indicator and Esc listener; [`NoOverlay`] until a platform installs one.
+    pub overlay: Arc<dyn Overlay>,
 }
 
 impl std::fmt::Debug for Desktop {
@@ -178,7 +182,16 @@ impl Desktop {
             window_control: backend.clone(),
             clipboard: backend.clone(),
             accessibility: backend,
+            overlay: Arc::new(NoOverlay {
+                reason: "this backend has no overlay".to_string(),
+            }),
         }
+    }
+
+    /// The same desktop with `overlay` as its indicator.
+    pub fn with_overlay(mut self, overlay: Arc<dyn Overlay>) -> Self {
+        self.overlay = overlay;
+        self
     }
 }
 

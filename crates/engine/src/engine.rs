@@ -133,6 +133,7 @@ pub struct Engine {
     pub(crate) shots: Mutex<Registry>,
     pub(crate) snapshots: Mutex<crate::tree::Snapshots>,
     buffers: Mutex<Buffers>,
+    pub(crate) guard: std::sync::Arc<crate::safety::Guard>,
 }
 
 /// Pixel buffers kept between screenshots, so a full-screen capture reuses its pages instead
@@ -146,7 +147,10 @@ struct Buffers {
 
 impl Engine {
     pub fn new(desktop: Desktop, config: EngineConfig) -> Self {
+        let guard = std::sync::Arc::new(crate::safety::Guard::default());
+        guard.listen(&*desktop.overlay);
         Engine {
+            guard,
             desktop,
             config,
             shots: Mutex::new(Registry::default()),
@@ -306,6 +310,9 @@ impl Engine {
         format: ImageFormat,
         pins: &dyn Fn(&ViewGeometry) -> Vec<Pin>,
     ) -> Result<(ScreenshotId, ViewGeometry, EncodedImage, usize, Duration), Error> {
+        if self.config.safety.overlay == crate::safety::OverlayMode::Always {
+            self.arm(false);
+        }
         let started = Instant::now();
         let mut pool = std::mem::take(&mut *self.buffers.lock().unwrap_or_else(|e| e.into_inner()));
         let mut frame = self

@@ -109,6 +109,21 @@ pub enum Error {
         waited: std::time::Duration,
         what: String,
     },
+    /// The kill switch is tripped.
+    #[error("mutating actions are stopped: {why}. Not performed: {label}")]
+    StoppedByHuman { why: String, label: String },
+    /// `resume` inside the cooldown.
+    #[error("resume is refused for {} more ms: {why}; the pause gives the human time to read why the agent stopped", remaining.as_millis())]
+    ResumeTooSoon {
+        why: String,
+        remaining: std::time::Duration,
+    },
+    /// Approval is required and nobody can be asked.
+    #[error("requireApproval is on, but nobody can be asked ({reason}). Not performed: {label}")]
+    ApprovalUnavailable { label: String, reason: String },
+    /// Approval is required and the human did not accept.
+    #[error("the human did not approve ({answer}). Not performed: {label}")]
+    ApprovalDenied { label: String, answer: String },
     /// Dry run: the action passed every gate and stopped before reaching the OS. Not a
     /// failure; surfaces render it as "[dry run] Would …".
     #[error("[dry run] Would {would}")]
@@ -152,6 +167,10 @@ impl Error {
             Error::BlockedTarget { .. } => ErrorCode::BlockedTarget,
             Error::WaitTimeout { .. } => ErrorCode::WaitTimeout,
             Error::ActionDisabled { .. } => ErrorCode::ActionDisabled,
+            Error::StoppedByHuman { .. } => ErrorCode::StoppedByHuman,
+            Error::ResumeTooSoon { .. } => ErrorCode::ResumeTooSoon,
+            Error::ApprovalUnavailable { .. } => ErrorCode::ApprovalUnavailable,
+            Error::ApprovalDenied { .. } => ErrorCode::ApprovalDenied,
             // Never rendered as an error; a code is still needed for completeness.
             Error::DryRun { .. } => ErrorCode::InvalidArgument,
         }

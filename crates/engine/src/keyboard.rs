@@ -80,6 +80,9 @@ impl Engine {
             Mutation::Other,
             &format!("press {}{}", chord.join("+"), on(target.active.as_ref())),
         )?;
+        if keys.contains(&Key::Escape) {
+            self.own_escape();
+        }
         let keyboard = &self.desktop.keyboard;
         let mut pressed = Vec::with_capacity(keys.len());
         let mut outcome = Ok(());

@@ -43,7 +43,10 @@ pub use keyboard::{KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
 pub use launch::{LaunchOutcome, MAX_LAUNCH_WAIT};
 pub use pointer::{CoordinateSpace, HitTestMode, PointerOutcome, PointerTarget, Receipt};
 pub use registry::{ScreenshotId, ScreenshotRecord};
-pub use safety::{Mutation, SafetyConfig};
+pub use safety::{
+    APPROVAL_TIMEOUT, Approval, Approver, DEFAULT_OVERLAY_MESSAGE, GuardStatus, Mutation,
+    OverlayMode, RESUME_COOLDOWN, SafetyConfig, Stop, StopReason,
+};
 pub use tree::{Element, Snapshot, TREE_TIMEOUT, TreeRequest, line as tree_line, parse_token};
 pub use wait::{MAX_WAIT, WaitKind, WaitOutcome, WaitRequest};
 pub use window::{WindowAction, WindowOutcome, WindowRef, describe_state};

@@ -1,19 +1,33 @@
 //! The gates every mutating action passes before anything reaches the operating system.
 //!
-//! Seed 004's order is kill switch → blocklist → approval → dry run → overlay. This module holds
-//! the deployment's policy switches (`allowLaunch`, `allowCloseWindow`), the blocklist and dry
-//! run; the kill switch, approval and overlay join the same function as they are built.
+//! Seed 004's order: kill switch → policy (`allowLaunch`, `allowCloseWindow`) and blocklist →
+//! approval → dry run → overlay arm. Each engine operation calls [`Engine::gate`] once its
+//! targets are resolved — the window under the point, the element and its window, the focused
+//! window for keys — with a label that names them the way a person would read it: `click at
+//! (512, 300) on "Invoice.pdf — Evince" (evince, pid 4242)`. The blocklist matches that label
+//! case-insensitively, so an entry such as "1Password" stops every action whose target is named
+//! so; approval shows the same label to the human.
 //!
-//! Each engine operation calls [`Engine::gate`] once its targets are resolved — the window
-//! under the point, the element and its window, the focused window for keys — with a label that
-//! names them the way a person would read it: `click at (512, 300) on "Invoice.pdf — Evince"
-//! (evince, pid 4242)`. The blocklist matches that label case-insensitively, so an entry such as
-//! "1Password" stops every action whose target is named so. Dry run stops the action at the same
-//! point and reports what would have happened.
+//! The kill switch lives here too. The backend's [`Overlay`](deskpilot_backend::Overlay)
+//! reports a human's Esc (only while the indicator is up and `escStop` is on), its own
+//! unexpected death (`guard-exited`) and the input host's (`host-exited`); any of them freezes
+//! every later mutation (`STOPPED_BY_HUMAN`) while reads keep working, until [`Engine::resume`],
+//! which is refused for 5 s after the stop (`RESUME_TOO_SOON`).
 
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use deskpilot_backend::{GuardEvent, Overlay, OverlayStyle};
 use deskpilot_types::WindowInfo;
 
 use crate::{Engine, Error};
+
+/// How long after a stop `resume` is refused.
+pub const RESUME_COOLDOWN: Duration = Duration::from_secs(5);
+
+/// How long a human has to answer an approval question before it counts as declined. Shorter
+/// than a tool call's deadline, so an action is never performed after its call gave up.
+pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(25);
 
 /// ` on "title" (process, pid N)` for a label, or nothing when no window is known.
 pub(crate) fn on(window: Option<&WindowInfo>) -> String {
@@ -31,15 +45,53 @@ pub(crate) fn quoted(text: &str) -> String {
     format!("\"{}\"", s.replace('\n', "\\n"))
 }
 
+/// When the indicator is shown (seed 004's `overlay`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OverlayMode {
+    /// Only while mutating actions run; hidden after `idle_disarm` without one.
+    #[default]
+    Auto,
+    /// Shown by the first desktop call of any kind, and kept up.
+    Always,
+    /// Never shown — and so no Esc kill switch either.
+    Never,
+}
+
+impl OverlayMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OverlayMode::Auto => "auto",
+            OverlayMode::Always => "always",
+            OverlayMode::Never => "never",
+        }
+    }
+}
+
+/// The default label of the indicator.
+pub const DEFAULT_OVERLAY_MESSAGE: &str =
+    "deskpilot is controlling your computer - press Esc to stop";
+
 /// The deployment's safety settings (seed 004's `dryRun`, `blocklist`, `allowLaunch`,
-/// `allowCloseWindow`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `allowCloseWindow`, `requireApproval`, `overlay*`, `escStop`, `idleDisarmMs`, `actionDelayMs`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct SafetyConfig {
     pub dry_run: bool,
     /// Case-insensitive substrings of action labels that are refused.
     pub blocklist: Vec<String>,
     pub allow_launch: bool,
     pub allow_close_window: bool,
+    /// Ask the human (MCP elicitation) before every mutating action.
+    pub require_approval: bool,
+    pub overlay: OverlayMode,
+    pub overlay_message: String,
+    pub overlay_opacity: f32,
+    /// Listen for a global Esc while the indicator is up.
+    pub esc_stop: bool,
+    /// With `overlay: auto`, how long after the last mutating action the indicator hides;
+    /// zero keeps it up.
+    pub idle_disarm: Duration,
+    /// Pause after a mutating action before `verify` / `observe` look at the screen.
+    pub action_delay: Duration,
 }
 
 impl Default for SafetyConfig {
@@ -49,6 +101,13 @@ impl Default for SafetyConfig {
             blocklist: Vec::new(),
             allow_launch: true,
             allow_close_window: true,
+            require_approval: false,
+            overlay: OverlayMode::Auto,
+            overlay_message: DEFAULT_OVERLAY_MESSAGE.to_string(),
+            overlay_opacity: 0.85,
+            esc_stop: true,
+            idle_disarm: Duration::from_secs(60),
+            action_delay: Duration::from_millis(60),
         }
     }
 }
@@ -61,10 +120,157 @@ pub enum Mutation {
     Other,
 }
 
+/// Why mutations are frozen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// A human pressed Esc.
+    Escape,
+    /// The indicator died unexpectedly.
+    GuardExited(String),
+    /// The input host died.
+    HostExited(String),
+}
+
+impl StopReason {
+    /// The short name `status` shows: `esc`, `guard-exited`, `host-exited`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StopReason::Escape => "esc",
+            StopReason::GuardExited(_) => "guard-exited",
+            StopReason::HostExited(_) => "host-exited",
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            StopReason::Escape => "a human pressed Esc".to_string(),
+            StopReason::GuardExited(why) => {
+                format!("the overlay exited unexpectedly (guard-exited: {why})")
+            }
+            StopReason::HostExited(why) => {
+                format!("the input host exited unexpectedly (host-exited: {why})")
+            }
+        }
+    }
+}
+
+/// A tripped kill switch.
+#[derive(Debug, Clone)]
+pub struct Stop {
+    pub reason: StopReason,
+    pub at: Instant,
+}
+
+impl Stop {
+    /// "a human pressed Esc 3.2 s ago".
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {:.1} s ago",
+            self.reason.describe(),
+            self.at.elapsed().as_secs_f64()
+        )
+    }
+}
+
+/// What the human answered to an approval question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    /// An explicit accept: the action proceeds.
+    Accepted,
+    /// Declined, cancelled or no answer in time; the text says which.
+    Declined(String),
+    /// Nobody can be asked (the client has no elicitation); the text says why.
+    Unavailable(String),
+}
+
+/// Asks a human whether an action may run. Blocking; the MCP surface implements it with
+/// elicitation.
+pub trait Approver: Send + Sync {
+    fn approve(&self, label: &str, timeout: Duration) -> Approval;
+}
+
+/// The guard's state: kill switch, the mutation count, the indicator's idle deadline.
+#[derive(Default)]
+pub(crate) struct Guard {
+    state: Mutex<GuardState>,
+    wake: Condvar,
+    approver: Mutex<Option<Arc<dyn Approver>>>,
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("state", &*self.lock())
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Default)]
+struct GuardState {
+    stop: Option<Stop>,
+    mutations: u64,
+    last_mutation: Option<Instant>,
+    /// Why the indicator could not be shown the last time it was asked for.
+    overlay_error: Option<String>,
+    keeper_started: bool,
+}
+
+impl Guard {
+    fn lock(&self) -> MutexGuard<'_, GuardState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Hooks the guard to the backend's indicator. Events hold only a weak reference.
+    pub(crate) fn listen(self: &Arc<Self>, overlay: &dyn Overlay) {
+        let weak: Weak<Guard> = Arc::downgrade(self);
+        overlay.set_listener(Arc::new(move |event| {
+            if let Some(guard) = weak.upgrade() {
+                guard.trip(event);
+            }
+        }));
+    }
+
+    fn trip(&self, event: GuardEvent) {
+        let reason = match event {
+            GuardEvent::Escape => StopReason::Escape,
+            GuardEvent::GuardExited(why) => StopReason::GuardExited(why),
+            GuardEvent::HostExited(why) => StopReason::HostExited(why),
+        };
+        tracing::warn!(reason = reason.name(), "kill switch tripped: {}", reason.describe());
+        let mut s = self.lock();
+        match &s.stop {
+            // Another Esc restarts the cooldown; a death after a stop keeps the first reason.
+            Some(stop) if reason != StopReason::Escape && stop.reason == StopReason::Escape => {}
+            _ => {
+                s.stop = Some(Stop {
+                    reason,
+                    at: Instant::now(),
+                })
+            }
+        }
+    }
+}
+
+/// What `status` reports about the gates.
+#[derive(Debug, Clone)]
+pub struct GuardStatus {
+    pub stop: Option<Stop>,
+    pub mutations: u64,
+    pub overlay_visible: bool,
+    pub overlay_pid: Option<u32>,
+    /// Why the indicator could not be shown, when it could not.
+    pub overlay_error: Option<String>,
+    /// Whether an Esc would stop the agent right now.
+    pub esc_armed: bool,
+    pub approver: bool,
+}
+
 impl Engine {
-    /// Lets a mutating action through, or refuses it: `ActionDisabled`, `BlockedTarget`, or
-    /// `DryRun` (which surfaces render as "[dry run] Would …", not as a failure).
+    /// Lets a mutating action through, or refuses it: `StoppedByHuman`, `ActionDisabled`,
+    /// `BlockedTarget`, `ApprovalUnavailable` / `ApprovalDenied`, or `DryRun` (which surfaces
+    /// render as "[dry run] Would …", not as a failure). Arms the indicator when it lets through.
     pub(crate) fn gate(&self, kind: Mutation, label: &str) -> Result<(), Error> {
+        self.check_stop(label)?;
         let safety = &self.config().safety;
         let disabled = match kind {
             Mutation::Launch if !safety.allow_launch => Some(("launching programs", "allowLaunch")),
@@ -91,12 +297,195 @@ impl Engine {
                 entry: entry.clone(),
             });
         }
+        if safety.require_approval {
+            let approver = self
+                .guard
+                .approver
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            let answer = match approver {
+                Some(a) => a.approve(label, APPROVAL_TIMEOUT),
+                None => Approval::Unavailable("no client is connected that could ask".into()),
+            };
+            match answer {
+                Approval::Accepted => {}
+                Approval::Declined(answer) => {
+                    return Err(Error::ApprovalDenied {
+                        label: label.to_string(),
+                        answer,
+                    });
+                }
+                Approval::Unavailable(reason) => {
+                    return Err(Error::ApprovalUnavailable {
+                        label: label.to_string(),
+                        reason,
+                    });
+                }
+            }
+            // The human may have pressed Esc while the question was up.
+            self.check_stop(label)?;
+        }
         if safety.dry_run {
             return Err(Error::DryRun {
                 would: label.to_string(),
             });
         }
+        self.arm(true);
         Ok(())
+    }
+
+    fn check_stop(&self, label: &str) -> Result<(), Error> {
+        match &self.guard.lock().stop {
+            Some(stop) => Err(Error::StoppedByHuman {
+                why: stop.describe(),
+                label: label.to_string(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Shows the indicator when the mode says so; `mutation` counts an action and restarts
+    /// the idle timer.
+    pub(crate) fn arm(&self, mutation: bool) {
+        let safety = &self.config().safety;
+        let show = match safety.overlay {
+            OverlayMode::Never => false,
+            OverlayMode::Always => true,
+            OverlayMode::Auto => mutation,
+        };
+        {
+            let mut s = self.guard.lock();
+            if mutation {
+                s.mutations += 1;
+                s.last_mutation = Some(Instant::now());
+            }
+            if !show {
+                return;
+            }
+            if safety.overlay == OverlayMode::Auto
+                && !safety.idle_disarm.is_zero()
+                && !s.keeper_started
+            {
+                s.keeper_started = true;
+                self.start_idle_keeper();
+            }
+        }
+        self.guard.wake.notify_all();
+        let overlay = &self.desktop.overlay;
+        if overlay.visible() {
+            return;
+        }
+        let style = OverlayStyle {
+            message: safety.overlay_message.clone(),
+            opacity: safety.overlay_opacity,
+            esc_stop: safety.esc_stop,
+        };
+        let result = overlay.show(&style);
+        let mut s = self.guard.lock();
+        match result {
+            Ok(()) => s.overlay_error = None,
+            Err(e) => {
+                if s.overlay_error.is_none() {
+                    tracing::warn!("overlay guard unavailable: {e}");
+                }
+                s.overlay_error = Some(e.to_string());
+            }
+        }
+    }
+
+    /// A thread that hides the indicator `idle_disarm` after the last mutating action. It ends
+    /// with the engine.
+    fn start_idle_keeper(&self) {
+        let weak = Arc::downgrade(&self.guard);
+        let overlay = self.desktop.overlay.clone();
+        let idle = self.config().safety.idle_disarm;
+        let spawned = std::thread::Builder::new()
+            .name("overlay-idle".into())
+            .spawn(move || {
+                loop {
+                    let Some(guard) = weak.upgrade() else { return };
+                    let s = guard.lock();
+                    let due = s.last_mutation.map(|t| t + idle);
+                    let now = Instant::now();
+                    let wait = match due {
+                        Some(due) if due <= now => {
+                            drop(s);
+                            if overlay.visible() {
+                                tracing::debug!("no mutating action for {idle:?}: hiding the overlay");
+                                if let Err(e) = overlay.hide() {
+                                    tracing::warn!("hiding the overlay failed: {e}");
+                                }
+                            }
+                            // Sleep until the next mutation wakes us (checking now and then
+                            // whether the engine is gone).
+                            let s = guard.lock();
+                            let _ = guard.wake.wait_timeout(s, Duration::from_secs(1));
+                            continue;
+                        }
+                        Some(due) => (due - now).min(Duration::from_secs(1)),
+                        None => Duration::from_secs(1),
+                    };
+                    let _ = guard.wake.wait_timeout(s, wait);
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start the overlay idle timer: {e}");
+        }
+    }
+
+    /// Clears the kill switch, at least [`RESUME_COOLDOWN`] after the stop. `Ok(None)` when
+    /// nothing was stopped; `Ok(Some(stop))` names what was cleared.
+    pub fn resume(&self) -> Result<Option<Stop>, Error> {
+        let mut s = self.guard.lock();
+        let Some(stop) = s.stop.clone() else {
+            return Ok(None);
+        };
+        let elapsed = stop.at.elapsed();
+        if elapsed < RESUME_COOLDOWN {
+            return Err(Error::ResumeTooSoon {
+                why: stop.describe(),
+                remaining: RESUME_COOLDOWN - elapsed,
+            });
+        }
+        s.stop = None;
+        tracing::info!(reason = stop.reason.name(), "kill switch cleared by resume");
+        Ok(Some(stop))
+    }
+
+    /// Installs who asks the human when `requireApproval` is on.
+    pub fn set_approver(&self, approver: Arc<dyn Approver>) {
+        *self
+            .guard
+            .approver
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(approver);
+    }
+
+    /// deskpilot is about to press Esc itself.
+    pub(crate) fn own_escape(&self) {
+        self.desktop.overlay.expect_own_escape();
+    }
+
+    /// The gates' state for `status`.
+    pub fn guard_status(&self) -> GuardStatus {
+        let s = self.guard.lock();
+        let overlay = &self.desktop.overlay;
+        let visible = overlay.visible();
+        GuardStatus {
+            stop: s.stop.clone(),
+            mutations: s.mutations,
+            overlay_visible: visible,
+            overlay_pid: overlay.pid(),
+            overlay_error: s.overlay_error.clone(),
+            esc_armed: visible && self.config().safety.esc_stop,
+            approver: self
+                .guard
+                .approver
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_some(),
+        }
     }
 }
 
@@ -144,5 +533,173 @@ mod tests {
             ..SafetyConfig::default()
         });
         assert!(e.gate(Mutation::Other, "anything").is_ok());
+    }
+
+    struct Scripted(Mutex<Vec<Approval>>, Mutex<Vec<String>>);
+
+    impl Approver for Scripted {
+        fn approve(&self, label: &str, _timeout: Duration) -> Approval {
+            self.1.lock().unwrap().push(label.to_string());
+            self.0.lock().unwrap().remove(0)
+        }
+    }
+
+    fn fake_engine(safety: SafetyConfig) -> (FakeDesktop, Engine) {
+        let fake = FakeDesktop::new(100, 100);
+        let e = Engine::new(
+            fake.desktop(),
+            EngineConfig {
+                safety,
+                ..EngineConfig::default()
+            },
+        );
+        (fake, e)
+    }
+
+    #[test]
+    fn escape_while_armed_stops_every_mutation_until_a_late_resume() {
+        let (fake, e) = fake_engine(SafetyConfig::default());
+        // Before anything ran the indicator is down, so an Esc is nobody's business.
+        fake.overlay().press_escape();
+        assert!(e.gate(Mutation::Other, "click at (1, 1)").is_ok());
+        assert!(fake.overlay().visible(), "the first mutation shows the indicator");
+        assert_eq!(fake.overlay().last_style().unwrap().message, DEFAULT_OVERLAY_MESSAGE);
+        // deskpilot's own Esc does not count.
+        e.own_escape();
+        fake.overlay().press_escape();
+        assert!(e.gate(Mutation::Other, "press escape").is_ok());
+        fake.overlay().press_escape();
+        let err = e.gate(Mutation::Other, "click at (2, 2)").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::StoppedByHuman);
+        assert!(err.to_string().contains("a human pressed Esc"), "{err}");
+        assert!(err.to_string().contains("click at (2, 2)"), "{err}");
+        // The kill switch comes first: even a blocklisted or dry-run action says STOPPED_BY_HUMAN.
+        let status = e.guard_status();
+        assert_eq!(status.stop.as_ref().unwrap().reason, StopReason::Escape);
+        assert_eq!(status.mutations, 2);
+        let err = e.resume().unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ResumeTooSoon);
+        // Age the stop past the cooldown.
+        e.guard.lock().stop.as_mut().unwrap().at -= RESUME_COOLDOWN;
+        let cleared = e.resume().unwrap().unwrap();
+        assert_eq!(cleared.reason, StopReason::Escape);
+        assert!(e.resume().unwrap().is_none(), "nothing left to resume");
+        assert!(e.gate(Mutation::Other, "click at (3, 3)").is_ok());
+    }
+
+    #[test]
+    fn deaths_fail_closed_and_esc_stop_false_never_listens() {
+        let (fake, e) = fake_engine(SafetyConfig::default());
+        assert!(e.gate(Mutation::Other, "click").is_ok());
+        fake.overlay().die();
+        let err = e.gate(Mutation::Other, "click").unwrap_err();
+        assert!(err.to_string().contains("guard-exited"), "{err}");
+        e.guard.lock().stop.as_mut().unwrap().at -= RESUME_COOLDOWN;
+        e.resume().unwrap();
+        assert!(e.gate(Mutation::Other, "click").is_ok());
+        assert!(fake.overlay().visible(), "the next mutation brings the indicator back");
+        assert_eq!(fake.overlay().shows(), 2);
+        fake.overlay().host_dies();
+        let err = e.gate(Mutation::Other, "click").unwrap_err();
+        assert!(err.to_string().contains("host-exited"), "{err}");
+
+        let (fake, e) = fake_engine(SafetyConfig {
+            esc_stop: false,
+            ..SafetyConfig::default()
+        });
+        assert!(e.gate(Mutation::Other, "click").is_ok());
+        fake.overlay().press_escape();
+        assert!(e.gate(Mutation::Other, "click").is_ok());
+        assert!(!e.guard_status().esc_armed);
+    }
+
+    #[test]
+    fn overlay_modes() {
+        let (fake, e) = fake_engine(SafetyConfig {
+            overlay: OverlayMode::Never,
+            ..SafetyConfig::default()
+        });
+        assert!(e.gate(Mutation::Other, "click").is_ok());
+        assert!(!fake.overlay().visible());
+        fake.overlay().press_escape();
+        assert!(e.gate(Mutation::Other, "click").is_ok(), "no indicator, no Esc");
+
+        let (fake, e) = fake_engine(SafetyConfig {
+            overlay: OverlayMode::Always,
+            ..SafetyConfig::default()
+        });
+        fake.add_window(deskpilot_backend::fake::FakeWindow::new(
+            "w",
+            deskpilot_types::Rect::new(0, 0, 50, 50),
+        ));
+        e.screenshot(&crate::ScreenshotRequest {
+            target: crate::CaptureTarget::Screen,
+            max_width: None,
+            format: None,
+        })
+        .unwrap();
+        assert!(fake.overlay().visible(), "always: a read lights it too");
+        assert_eq!(e.guard_status().mutations, 0);
+
+        // auto hides after idle_disarm without a mutation.
+        let (fake, e) = fake_engine(SafetyConfig {
+            idle_disarm: Duration::from_millis(50),
+            ..SafetyConfig::default()
+        });
+        assert!(e.gate(Mutation::Other, "click").is_ok());
+        assert!(fake.overlay().visible());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while fake.overlay().visible() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!fake.overlay().visible(), "hidden after idle_disarm");
+        // A broken indicator does not stop the work; status says why.
+        fake.overlay().break_with("no X server");
+        assert!(e.gate(Mutation::Other, "click").is_ok());
+        assert!(
+            e.guard_status()
+                .overlay_error
+                .unwrap()
+                .contains("no X server")
+        );
+    }
+
+    #[test]
+    fn approval_sits_between_blocklist_and_dry_run() {
+        let (_fake, e) = fake_engine(SafetyConfig {
+            require_approval: true,
+            blocklist: vec!["secret".into()],
+            dry_run: true,
+            ..SafetyConfig::default()
+        });
+        // No approver: fail closed.
+        let err = e.gate(Mutation::Other, "click").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ApprovalUnavailable);
+        let approver = Arc::new(Scripted(
+            Mutex::new(vec![
+                Approval::Declined("declined".into()),
+                Approval::Accepted,
+                Approval::Unavailable("the client has no elicitation".into()),
+            ]),
+            Mutex::new(Vec::new()),
+        ));
+        e.set_approver(approver.clone());
+        // The blocklist comes first: the human is not even asked.
+        assert_eq!(
+            e.gate(Mutation::Other, "type into Secret Vault").unwrap_err().code(),
+            ErrorCode::BlockedTarget
+        );
+        let err = e.gate(Mutation::Other, "click at (1, 2)").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ApprovalDenied);
+        // Accepted → dry run still stops it before the OS.
+        let err = e.gate(Mutation::Other, "click at (3, 4)").unwrap_err();
+        assert!(matches!(err, Error::DryRun { .. }), "{err}");
+        let err = e.gate(Mutation::Other, "click at (5, 6)").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ApprovalUnavailable);
+        assert!(err.to_string().contains("no elicitation"), "{err}");
+        assert_eq!(
+            *approver.1.lock().unwrap(),
+            ["click at (1, 2)", "click at (3, 4)", "click at (5, 6)"]
+        );
     }
 }

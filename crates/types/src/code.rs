@@ -68,6 +68,14 @@ pub enum ErrorCode {
     ActionDisabled,
     /// `wait_for` ran out of time.
     WaitTimeout,
+    /// A human pressed Esc (or the overlay / input host died): mutating actions are frozen until `resume`.
+    StoppedByHuman,
+    /// `resume` was called less than 5 seconds after the stop.
+    ResumeTooSoon,
+    /// `requireApproval` is on but the client cannot ask the human (no MCP elicitation).
+    ApprovalUnavailable,
+    /// `requireApproval` is on and the human did not accept the action.
+    ApprovalDenied,
     /// A bug in deskpilot.
     Internal,
 }
@@ -105,6 +113,10 @@ impl ErrorCode {
             ErrorCode::BlockedTarget => "BLOCKED_TARGET",
             ErrorCode::ActionDisabled => "ACTION_DISABLED",
             ErrorCode::WaitTimeout => "WAIT_TIMEOUT",
+            ErrorCode::StoppedByHuman => "STOPPED_BY_HUMAN",
+            ErrorCode::ResumeTooSoon => "RESUME_TOO_SOON",
+            ErrorCode::ApprovalUnavailable => "APPROVAL_UNAVAILABLE",
+            ErrorCode::ApprovalDenied => "APPROVAL_DENIED",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -195,6 +207,15 @@ impl ErrorCode {
             ErrorCode::WaitTimeout => {
                 "The message says what kept changing or what exists instead: wait again with a longer timeout_ms, or take a screenshot and act on what is there."
             }
+            ErrorCode::StoppedByHuman => {
+                "Stop, report what you were doing and what is on screen, and wait. Call resume only when the human explicitly says to continue."
+            }
+            ErrorCode::ResumeTooSoon => {
+                "Ask the human first, then retry: the delay exists so the agent cannot immediately undo a human stop."
+            }
+            ErrorCode::ApprovalUnavailable | ErrorCode::ApprovalDenied => {
+                "Nothing was performed. Ask the human to approve, or operate differently."
+            }
             ErrorCode::Internal => {
                 "This is a deskpilot bug: retry once, then report it with the message."
             }
@@ -232,6 +253,10 @@ impl ErrorCode {
         ErrorCode::BlockedTarget,
         ErrorCode::ActionDisabled,
         ErrorCode::WaitTimeout,
+        ErrorCode::StoppedByHuman,
+        ErrorCode::ResumeTooSoon,
+        ErrorCode::ApprovalUnavailable,
+        ErrorCode::ApprovalDenied,
         ErrorCode::Internal,
     ];
 }
