@@ -17,7 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
-use deskpilot_engine::EngineConfig;
+use deskpilot_engine::{EngineConfig, OverlayMode};
 use deskpilot_engine::coords::ImageBudget;
 use deskpilot_engine::pipeline::ImageFormat;
 use deskpilot_types::Rect;
@@ -30,18 +30,11 @@ const NOT_YET: &[&str] = &[
     "uiSummary",
     "uiSummaryMaxNodes",
     "uiSummaryMaxChars",
-    "overlay",
-    "overlayOpacity",
-    "overlayMessage",
-    "escStop",
-    "requireApproval",
     "skills",
     "skillsDir",
     "skillsHint",
-    "actionDelayMs",
     "requestTimeoutMs",
     "screenshotTimeoutMs",
-    "idleDisarmMs",
     "hitTest",
 ];
 
@@ -121,7 +114,8 @@ fn from_table(
     for (key, value) in table {
         match key.as_str() {
             "screenshot" | "maskRegions" | "dryRun" | "blocklist" | "allowLaunch"
-            | "allowCloseWindow" => {}
+            | "allowCloseWindow" | "overlay" | "overlayOpacity" | "overlayMessage" | "escStop"
+            | "requireApproval" | "idleDisarmMs" | "actionDelayMs" => {}
             k if NOT_YET.contains(&k) => warnings.push(format!(
                 "config key {k} is not supported by this build yet and has no effect"
             )),
@@ -261,6 +255,91 @@ fn from_table(
         true,
         warnings,
     );
+    config.safety.esc_stop = flag("escStop", "DESKPILOT_ESC_STOP", true, warnings);
+    let choice = |key: &str,
+                  env_name: &str,
+                  options: &[&'static str],
+                  default: &'static str,
+                  warnings: &mut Vec<String>|
+     -> &'static str {
+        let (raw, from) = match env(env_name) {
+            Some(v) => (v, env_name.to_string()),
+            None => match table.get(key) {
+                None => return default,
+                Some(v) => (
+                    v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    key.to_string(),
+                ),
+            },
+        };
+        let wanted = raw.trim().to_ascii_lowercase();
+        match options.iter().find(|o| **o == wanted) {
+            Some(o) => o,
+            None => {
+                warnings.push(format!(
+                    "{from} = {raw} is not one of {}; using the default {default}",
+                    options.join(", ")
+                ));
+                default
+            }
+        }
+    };
+    config.safety.overlay = match choice(
+        "overlay",
+        "DESKPILOT_OVERLAY",
+        &["auto", "always", "never"],
+        "auto",
+        warnings,
+    ) {
+        "always" => OverlayMode::Always,
+        "never" => OverlayMode::Never,
+        _ => OverlayMode::Auto,
+    };
+    config.safety.require_approval = choice(
+        "requireApproval",
+        "DESKPILOT_REQUIRE_APPROVAL",
+        &["never", "mutating"],
+        "never",
+        warnings,
+    ) == "mutating";
+    let millis = |key: &str, range: std::ops::RangeInclusive<i64>, default: i64, warnings: &mut Vec<String>| {
+        let v = match table.get(key) {
+            None => default,
+            Some(Value::Integer(v)) if range.contains(v) => *v,
+            Some(other) => {
+                warnings.push(format!(
+                    "{key} = {other} is not an integer in {}..={}; using the default {default}",
+                    range.start(),
+                    range.end()
+                ));
+                default
+            }
+        };
+        std::time::Duration::from_millis(v as u64)
+    };
+    config.safety.idle_disarm = millis("idleDisarmMs", 0..=3_600_000, 60_000, warnings);
+    config.safety.action_delay = millis("actionDelayMs", 0..=5_000, 60, warnings);
+    config.safety.overlay_opacity = match table.get("overlayOpacity") {
+        None => 0.85,
+        Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
+            Some(f) if (0.05..=1.0).contains(&f) => f as f32,
+            _ => {
+                warnings.push(format!(
+                    "overlayOpacity = {v} is not a number in 0.05..=1; using the default 0.85"
+                ));
+                0.85
+            }
+        },
+    };
+    match table.get("overlayMessage") {
+        None => {}
+        Some(Value::String(m)) if !m.trim().is_empty() => {
+            config.safety.overlay_message = m.trim().to_string();
+        }
+        Some(other) => warnings.push(format!(
+            "overlayMessage = {other} is not a non-empty string; using the default"
+        )),
+    }
     config.safety.blocklist = match table.get("blocklist") {
         None => Vec::new(),
         Some(Value::Array(items)) => items
@@ -355,7 +434,7 @@ mod tests {
     fn bad_values_fall_back_with_a_warning_and_never_fail() {
         let (c, w) = parse(
             r#"
-            escStop = false
+            hitTest = "warn"
             colour = "blue"
             maskRegions = [{ x = 0, y = 0, width = -5, height = 10 }, { x = 1, y = 2, width = 3, height = 4 }]
             [screenshot]
@@ -374,7 +453,7 @@ mod tests {
             "not an integer",
             "gif is not jpeg or png",
             "maskRegions[0]",
-            "escStop is not supported by this build yet",
+            "hitTest is not supported by this build yet",
             "unknown config key colour",
         ] {
             assert!(all.contains(needle), "missing {needle:?} in:\n{all}");
@@ -418,5 +497,48 @@ mod tests {
             !c.safety.dry_run && w[0].contains("not true or false"),
             "{w:?}"
         );
+    }
+
+    #[test]
+    fn guard_keys_and_their_fallbacks() {
+        let (c, w) = parse(
+            r#"
+            overlay = "always"
+            overlayOpacity = 0.5
+            overlayMessage = "agent at work"
+            escStop = false
+            requireApproval = "mutating"
+            idleDisarmMs = 1500
+            actionDelayMs = 0
+            "#,
+            &[],
+        );
+        assert!(w.is_empty(), "{w:?}");
+        let s = &c.safety;
+        assert_eq!(s.overlay, OverlayMode::Always);
+        assert_eq!(s.overlay_opacity, 0.5);
+        assert_eq!(s.overlay_message, "agent at work");
+        assert!(!s.esc_stop && s.require_approval);
+        assert_eq!(s.idle_disarm, std::time::Duration::from_millis(1500));
+        assert!(s.action_delay.is_zero());
+
+        let (c, w) = parse(
+            r#"
+            overlay = "sometimes"
+            overlayOpacity = 3
+            requireApproval = "always"
+            idleDisarmMs = -1
+            actionDelayMs = 99999
+            "#,
+            &[("DESKPILOT_OVERLAY", "NEVER")],
+        );
+        let s = &c.safety;
+        assert_eq!(s.overlay, OverlayMode::Never, "the environment wins");
+        assert!(!s.require_approval);
+        assert_eq!(s.overlay_opacity, 0.85);
+        assert_eq!(s.idle_disarm, std::time::Duration::from_secs(60));
+        assert_eq!(s.action_delay, std::time::Duration::from_millis(60));
+        assert_eq!(w.len(), 4, "{w:?}");
+        assert!(w.iter().any(|w| w.contains("requireApproval = always is not one of never, mutating")), "{w:?}");
     }
 }

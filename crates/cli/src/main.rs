@@ -103,6 +103,9 @@ enum Command {
     /// `call clipboard_write` leaves behind, since an X clipboard lives only in its owner.
     #[command(hide = true, name = "__hold-clipboard")]
     HoldClipboard,
+    /// The on-screen indicator and Esc listener the server starts for itself (Linux).
+    #[command(hide = true, name = "__overlay")]
+    Overlay,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -144,6 +147,7 @@ fn main() -> ExitCode {
         Command::Doctor { desktop } => doctor::run(&desktop),
         Command::Desktop { screen, command } => desktop::run(screen, &command),
         Command::HoldClipboard => call::hold_clipboard(),
+        Command::Overlay => overlay(),
     };
     match outcome {
         Ok(code) => code,
@@ -151,6 +155,18 @@ fn main() -> ExitCode {
             tracing::error!("{e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// `deskpilot __overlay`: runs until its parent closes stdin.
+fn overlay() -> anyhow::Result<ExitCode> {
+    #[cfg(target_os = "linux")]
+    {
+        Ok(ExitCode::from(deskpilot_x11::overlay::run_child() as u8))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        anyhow::bail!("the overlay process is the X11 backend's")
     }
 }
 

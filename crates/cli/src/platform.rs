@@ -36,7 +36,17 @@ pub fn connect(args: &DesktopArgs) -> anyhow::Result<(Desktop, Session)> {
             session._virtual = Some(vd);
         }
         let desktop = match deskpilot_x11::X11Desktop::connect(None) {
-            Ok(d) => d.into_desktop(),
+            Ok(d) => {
+                let desktop = d.into_desktop();
+                match std::env::current_exe() {
+                    Ok(exe) => desktop
+                        .with_overlay(std::sync::Arc::new(deskpilot_x11::X11Overlay::new(exe))),
+                    Err(e) => {
+                        tracing::warn!("overlay guard unavailable: cannot find my own executable: {e}");
+                        desktop
+                    }
+                }
+            }
             Err(e) => {
                 tracing::warn!("{e}; tools will answer NO_DISPLAY (run `deskpilot doctor`)");
                 Desktop::unreachable("x11", e.to_string())

@@ -112,6 +112,8 @@ pub struct StatusReport {
     pub safety: SafetyConfig,
     /// The pointer in physical pixels, when the platform reports it.
     pub cursor: Option<deskpilot_types::Point>,
+    /// Kill switch, overlay and the count of mutating actions.
+    pub guard: crate::safety::GuardStatus,
 }
 
 fn clamp_max_width(requested: u32, notes: &mut Vec<String>) -> u32 {
@@ -438,6 +440,7 @@ impl Engine {
             mask_regions: self.config.mask_regions.len(),
             safety: self.config.safety.clone(),
             cursor: self.desktop.pointer.position().ok(),
+            guard: self.guard_status(),
         })
     }
 }

@@ -1,6 +1,7 @@
 //! Turning engine results and errors into MCP tool results.
 
 use deskpilot_engine::Error;
+use deskpilot_types::ErrorCode;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
@@ -19,10 +20,36 @@ pub(crate) fn error(e: &Error) -> CallToolResult {
     let code = e.code();
     let text = format!("{code}: {e}\nHint: {}", code.hint());
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(
-        json!({ "error": { "code": code.as_str(), "message": e.to_string(), "hint": code.hint() } }),
-    );
+    let mut content =
+        json!({ "error": { "code": code.as_str(), "message": e.to_string(), "hint": code.hint() } });
+    if refused_before_acting(code) {
+        content["effect"] = json!("refused");
+    }
+    result.structured_content = Some(content);
     result
+}
+
+/// Codes that mean a mutating action was stopped before anything reached the desktop.
+fn refused_before_acting(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::StoppedByHuman
+            | ErrorCode::BlockedTarget
+            | ErrorCode::ActionDisabled
+            | ErrorCode::ApprovalUnavailable
+            | ErrorCode::ApprovalDenied
+            | ErrorCode::NoReferenceScreenshot
+            | ErrorCode::TargetWindowGone
+            | ErrorCode::TargetWindowChanged
+            | ErrorCode::TargetWindowMoved
+            | ErrorCode::ClickWrongWindow
+            | ErrorCode::OutsideTargetWindow
+            | ErrorCode::PointOffScreen
+            | ErrorCode::StaleElement
+            | ErrorCode::ElementNotFound
+            | ErrorCode::AmbiguousWindow
+            | ErrorCode::InvalidArgument
+    )
 }
 
 /// Runs a blocking engine call on the blocking pool with a deadline.

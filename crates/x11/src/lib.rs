@@ -23,9 +23,11 @@ pub mod doctor;
 mod input;
 pub mod keyboard;
 pub mod monitors;
+pub mod overlay;
 pub mod virtual_display;
 pub mod windows;
 mod wm;
 
 pub use desktop::X11Desktop;
+pub use overlay::X11Overlay;
 pub use virtual_display::{VirtualDisplay, VirtualDisplayOptions};

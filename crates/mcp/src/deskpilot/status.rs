@@ -13,8 +13,51 @@ use crate::render;
 #[serde(deny_unknown_fields)]
 pub struct StatusArgs {}
 
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeArgs {}
+
 #[tool_router(router = status_router, vis = "pub(crate)")]
 impl DeskpilotServer {
+    /// Clear the kill switch after a human stop (Esc) or an overlay / input-host death, so mutating actions run
+    /// again. Call it ONLY when the human explicitly says to continue. Refused for 5 s after the stop
+    /// (RESUME_TOO_SOON); says so when nothing was stopped.
+    #[tool(
+        name = "resume",
+        annotations(
+            title = "Resume after a stop",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn resume(&self, Parameters(_): Parameters<ResumeArgs>) -> CallToolResult {
+        let engine = self.engine();
+        match render::blocking(DESKTOP_TIMEOUT, "resume", move || engine.resume()).await {
+            Ok(None) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(
+                    "Nothing to resume: the kill switch is not tripped.",
+                )]);
+                r.structured_content = Some(json!({ "resumed": false, "was_stopped": false }));
+                r
+            }
+            Ok(Some(stop)) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Resumed: mutating actions run again (the stop was: {}).",
+                    stop.describe()
+                ))]);
+                r.structured_content = Some(json!({
+                    "resumed": true,
+                    "was_stopped": true,
+                    "reason": stop.reason.name(),
+                }));
+                r
+            }
+            Err(e) => render::error(&e),
+        }
+    }
+
     /// Report the desktop deskpilot is attached to: platform, display, monitors (physical bounds), window count,
     /// the active window, the last screenshot and the tools this server exposes.
     #[tool(
@@ -105,6 +148,38 @@ impl DeskpilotServer {
                 "off"
             },
         ));
+        let g = &report.guard;
+        let kill_switch = match &g.stop {
+            Some(stop) => format!(
+                "TRIPPED ({}: {}) — every mutating action fails with STOPPED_BY_HUMAN until resume",
+                stop.reason.name(),
+                stop.describe()
+            ),
+            None if g.esc_armed => "armed (Esc stops the agent)".to_string(),
+            None if !safety.esc_stop => "off (escStop = false)".to_string(),
+            None => "not armed (armed while the overlay is visible)".to_string(),
+        };
+        text.push_str(&format!(
+            "\nHost: {}. Overlay: {} (mode {}{}){}. Kill switch: {kill_switch}. Approval: {}. Mutating actions so far: {}. Coordinates: x/y are read in the last screenshot's image pixels unless coordinates = \"physical\".",
+            if g.stop.as_ref().is_some_and(|s| s.reason.name() == "host-exited") {
+                "exited"
+            } else {
+                "running"
+            },
+            if g.overlay_visible { "visible" } else { "hidden" },
+            safety.overlay.as_str(),
+            g.overlay_pid.map(|p| format!(", pid {p}")).unwrap_or_default(),
+            g.overlay_error
+                .as_ref()
+                .map(|e| format!("; overlay guard unavailable: {e}"))
+                .unwrap_or_default(),
+            if safety.require_approval {
+                "every mutating action asks the human (requireApproval = mutating)"
+            } else {
+                "not required"
+            },
+            g.mutations,
+        ));
         let tools = self.tool_names();
         text.push_str(&format!("\nTools: {}", tools.join(", ")));
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -124,6 +199,22 @@ impl DeskpilotServer {
             "blocklist_entries": safety.blocklist.len(),
             "allow_launch": safety.allow_launch,
             "allow_close_window": safety.allow_close_window,
+            "host": if g.stop.as_ref().is_some_and(|s| s.reason.name() == "host-exited") { "exited" } else { "running" },
+            "overlay": {
+                "mode": safety.overlay.as_str(),
+                "visible": g.overlay_visible,
+                "pid": g.overlay_pid,
+                "error": g.overlay_error,
+            },
+            "kill_switch": {
+                "state": if g.stop.is_some() { "tripped" } else if g.esc_armed { "armed" } else { "idle" },
+                "reason": g.stop.as_ref().map(|s| s.reason.name()),
+                "message": g.stop.as_ref().map(|s| s.describe()),
+                "esc_stop": safety.esc_stop,
+            },
+            "require_approval": safety.require_approval,
+            "mutating_actions": g.mutations,
+            "coordinate_space": "image",
             "cursor": report.cursor,
             "cursor_in_last_screenshot": cursor_in_image.map(|(x, y)| json!({ "x": x, "y": y })),
             "tools": tools,

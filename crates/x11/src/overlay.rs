@@ -1,0 +1,754 @@
+//! The X11 guard: a click-through border + label that shows a human the machine is being
+//! driven, and the global Esc that stops it.
+//!
+//! The indicator runs as a process of its own (`deskpilot __overlay`, see [`run_child`]), so
+//! that its death is observable: the parent ([`X11Overlay`]) talks to it over a pipe, one line
+//! per message, and treats an unannounced end of that pipe as `guard-exited`.
+//!
+//! The child draws one override-redirect window over the whole root, shaped with SHAPE to a
+//! frame around the screen plus a label at the top centre (no compositor needed, unlike ARGB
+//! translucency), with an empty SHAPE input region so every click passes through to what is
+//! beneath. It never takes focus. Esc is *observed* through XInput2 raw key events on the root
+//! for all master devices — nothing is grabbed, so the focused app still gets its Esc. When the
+//! child's X connection breaks, the X server is gone: it says so (`host-lost`), which the parent
+//! reports as `host-exited`.
+//!
+//! Child protocol, stdin: `show <opacity> <esc 0|1> <message>`, `hide`; end of input ends the
+//! child. Stdout: `shown <x,y,w,h>;…` (the painted rectangles), `hidden`, `esc`,
+//! `host-lost <why>`, `error <why>`.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use deskpilot_backend::{Error, GuardEvent, GuardListener, Overlay, OverlayStyle};
+use deskpilot_types::Rect;
+use x11rb::connection::Connection;
+use x11rb::protocol::Event;
+use x11rb::protocol::shape::{self, SK, SO};
+use x11rb::protocol::xinput::{self, XIEventMask};
+use x11rb::protocol::xproto::{
+    self, AtomEnum, ChangeWindowAttributesAux, ClipOrdering, ConfigureWindowAux, ConnectionExt,
+    CreateGCAux, CreateWindowAux, EventMask, PropMode, StackMode, WindowClass,
+};
+use x11rb::rust_connection::RustConnection;
+use x11rb::wrapper::ConnectionExt as _;
+
+/// Thickness of the frame around the screen, in pixels.
+const BORDER: u16 = 5;
+/// Frame and label colours (RGB).
+const FRAME_RGB: u32 = 0x1e_7b_ff;
+const LABEL_BG_RGB: u32 = 0x10_3f_8c;
+const LABEL_FG_RGB: u32 = 0xff_ff_ff;
+/// How long the parent waits for the child to acknowledge a command.
+const ACK_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long an Esc that deskpilot itself sends is expected.
+const OWN_ESCAPE_WINDOW: Duration = Duration::from_millis(1500);
+/// XInput2's "every master device".
+const ALL_MASTER_DEVICES: u16 = 1;
+/// The Escape keysym.
+const XK_ESCAPE: u32 = 0xff1b;
+
+// ---------------------------------------------------------------------------------------------
+// Parent side
+
+/// The indicator as the engine sees it: starts `program __overlay` on the first `show`.
+pub struct X11Overlay {
+    program: PathBuf,
+    listener: Arc<Mutex<Option<GuardListener>>>,
+    shared: Arc<Shared>,
+    child: Mutex<Option<Running>>,
+}
+
+/// What the reader thread and the engine-facing side both see.
+#[derive(Default)]
+struct Shared {
+    visible: AtomicBool,
+    regions: Mutex<Vec<Rect>>,
+    own_escapes: Mutex<VecDeque<Instant>>,
+}
+
+struct Running {
+    child: Child,
+    stdin: ChildStdin,
+    acks: mpsc::Receiver<String>,
+    /// Set before the parent ends the child on purpose, so its end is not a death.
+    expected_exit: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for X11Overlay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("X11Overlay")
+            .field("program", &self.program)
+            .field("visible", &self.visible())
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl X11Overlay {
+    /// An indicator run by `program __overlay` (normally deskpilot's own executable).
+    pub fn new(program: PathBuf) -> Self {
+        X11Overlay {
+            program,
+            listener: Default::default(),
+            shared: Default::default(),
+            child: Mutex::new(None),
+        }
+    }
+
+    fn spawn(&self) -> Result<Running, Error> {
+        let mut child = Command::new(&self.program)
+            .arg("__overlay")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| Error::os("start the overlay", e))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            return Err(Error::os("start the overlay", "no pipes to the overlay"));
+        };
+        let pid = child.id();
+        let (tx, acks) = mpsc::channel();
+        let expected_exit = Arc::new(AtomicBool::new(false));
+        let expected = expected_exit.clone();
+        let shared = self.shared.clone();
+        let listener = self.listener.clone();
+        std::thread::Builder::new()
+            .name("overlay-reader".into())
+            .spawn(move || read_child(BufReader::new(stdout), pid, tx, expected, shared, listener))
+            .map_err(|e| Error::os("start the overlay reader", e))?;
+        tracing::debug!(pid, "overlay started");
+        Ok(Running {
+            child,
+            stdin,
+            acks,
+            expected_exit,
+        })
+    }
+
+    /// Sends one command and waits for its acknowledgement.
+    fn command(&self, running: &mut Running, line: &str, ack: &str) -> Result<String, Error> {
+        while running.acks.try_recv().is_ok() {}
+        writeln!(running.stdin, "{line}")
+            .and_then(|()| running.stdin.flush())
+            .map_err(|e| Error::os("talk to the overlay", e))?;
+        let deadline = Instant::now() + ACK_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match running.acks.recv_timeout(left) {
+                Ok(reply) if reply.starts_with(ack) => return Ok(reply),
+                Ok(reply) if reply.starts_with("error") => {
+                    return Err(Error::os("overlay", reply));
+                }
+                Ok(_) => continue,
+                Err(_) => {
+                    return Err(Error::os(
+                        "overlay",
+                        format!("no answer to {ack:?} within {} ms", ACK_TIMEOUT.as_millis()),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+fn read_child(
+    stdout: BufReader<std::process::ChildStdout>,
+    pid: u32,
+    acks: mpsc::Sender<String>,
+    expected_exit: Arc<AtomicBool>,
+    shared: Arc<Shared>,
+    listener: Arc<Mutex<Option<GuardListener>>>,
+) {
+    let emit = |event: GuardEvent| {
+        let l = lock(&listener).clone();
+        if let Some(l) = l {
+            l(event);
+        }
+    };
+    let mut host_lost = false;
+    for line in stdout.lines() {
+        let Ok(line) = line else { break };
+        if line == "esc" {
+            let own = {
+                let mut own = lock(&shared.own_escapes);
+                while own.front().is_some_and(|t| t.elapsed() > OWN_ESCAPE_WINDOW) {
+                    own.pop_front();
+                }
+                own.pop_front().is_some()
+            };
+            if own {
+                tracing::debug!("Esc sent by deskpilot itself: not a stop");
+            } else if shared.visible.load(Ordering::SeqCst) {
+                emit(GuardEvent::Escape);
+            }
+        } else if let Some(why) = line.strip_prefix("host-lost") {
+            host_lost = true;
+            shared.visible.store(false, Ordering::SeqCst);
+            emit(GuardEvent::HostExited(format!(
+                "the X server closed the connection:{why}"
+            )));
+        } else {
+            let _ = acks.send(line);
+        }
+    }
+    shared.visible.store(false, Ordering::SeqCst);
+    if !expected_exit.load(Ordering::SeqCst) && !host_lost {
+        emit(GuardEvent::GuardExited(format!(
+            "the overlay process (pid {pid}) ended"
+        )));
+    }
+}
+
+impl Overlay for X11Overlay {
+    fn set_listener(&self, listener: GuardListener) {
+        *lock(&self.listener) = Some(listener);
+    }
+
+    fn show(&self, style: &OverlayStyle) -> Result<(), Error> {
+        let mut child = lock(&self.child);
+        let alive = match child.as_mut() {
+            Some(r) => matches!(r.child.try_wait(), Ok(None)),
+            None => false,
+        };
+        if !alive {
+            *child = Some(self.spawn()?);
+        }
+        let Some(running) = child.as_mut() else {
+            return Err(Error::os("overlay", "not running"));
+        };
+        let message: String = style
+            .message
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let line = format!(
+            "show {:.2} {} {}",
+            style.opacity.clamp(0.05, 1.0),
+            u8::from(style.esc_stop),
+            message
+        );
+        let reply = match self.command(running, &line, "shown") {
+            Ok(r) => r,
+            Err(e) => {
+                // A child that cannot show itself is of no use: end it (quietly).
+                running.expected_exit.store(true, Ordering::SeqCst);
+                let _ = running.child.kill();
+                let _ = running.child.wait();
+                *child = None;
+                return Err(e);
+            }
+        };
+        *lock(&self.shared.regions) = parse_regions(&reply["shown".len()..]);
+        self.shared.visible.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn hide(&self) -> Result<(), Error> {
+        let mut child = lock(&self.child);
+        self.shared.visible.store(false, Ordering::SeqCst);
+        lock(&self.shared.regions).clear();
+        match child.as_mut() {
+            Some(running) => self.command(running, "hide", "hidden").map(drop),
+            None => Ok(()),
+        }
+    }
+
+    fn visible(&self) -> bool {
+        self.shared.visible.load(Ordering::SeqCst)
+    }
+
+    fn regions(&self) -> Vec<Rect> {
+        if self.visible() {
+            lock(&self.shared.regions).clone()
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn expect_own_escape(&self) {
+        if self.visible() {
+            lock(&self.shared.own_escapes).push_back(Instant::now());
+        }
+    }
+
+    fn pid(&self) -> Option<u32> {
+        lock(&self.child).as_ref().map(|r| r.child.id())
+    }
+}
+
+impl Drop for X11Overlay {
+    fn drop(&mut self) {
+        if let Some(mut running) = lock(&self.child).take() {
+            running.expected_exit.store(true, Ordering::SeqCst);
+            drop(running.stdin);
+            let deadline = Instant::now() + Duration::from_millis(500);
+            while Instant::now() < deadline {
+                if !matches!(running.child.try_wait(), Ok(None)) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let _ = running.child.kill();
+            let _ = running.child.wait();
+        }
+    }
+}
+
+/// `" 0,0,1920,5;…"` → rectangles.
+fn parse_regions(text: &str) -> Vec<Rect> {
+    text.split(';')
+        .filter_map(|r| {
+            let v: Vec<i64> = r
+                .trim()
+                .split(',')
+                .filter_map(|n| n.parse().ok())
+                .collect();
+            match v[..] {
+                [x, y, w, h] if w > 0 && h > 0 => {
+                    Some(Rect::new(x as i32, y as i32, w as u32, h as u32))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child side
+
+/// `deskpilot __overlay`: runs the indicator until stdin ends. Exit code 0 when told to end,
+/// 3 when the X server went away, 2 when it could not start.
+pub fn run_child() -> i32 {
+    let out = Arc::new(Mutex::new(std::io::stdout()));
+    let say = {
+        let out = out.clone();
+        move |line: &str| {
+            let mut o = lock(&out);
+            let _ = writeln!(o, "{line}");
+            let _ = o.flush();
+        }
+    };
+    let painter = match Painter::new() {
+        Ok(p) => Arc::new(p),
+        Err(e) => {
+            say(&format!("error cannot start: {e}"));
+            return 2;
+        }
+    };
+    // Commands from the parent, on their own thread; X events on this one.
+    let commands = {
+        let painter = painter.clone();
+        let say = say.clone();
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                let reply = if let Some(rest) = line.strip_prefix("show ") {
+                    painter.show(rest)
+                } else if line == "hide" {
+                    painter.hide()
+                } else {
+                    Ok(format!("error unknown command {line:?}"))
+                };
+                match reply {
+                    Ok(r) => say(&r),
+                    Err(e) => {
+                        say(&format!("host-lost {e}"));
+                        std::process::exit(3);
+                    }
+                }
+            }
+            std::process::exit(0);
+        })
+    };
+    let result = painter.event_loop(&|| say("esc"));
+    if let Err(e) = result {
+        say(&format!("host-lost {e}"));
+        return 3;
+    }
+    drop(commands);
+    0
+}
+
+struct Painter {
+    conn: RustConnection,
+    root: u32,
+    screen: (u16, u16),
+    window: u32,
+    gc: u32,
+    font_ascent: i16,
+    font_descent: i16,
+    state: Mutex<PaintState>,
+    escape_keycodes: Vec<u8>,
+    xinput: bool,
+}
+
+#[derive(Default)]
+struct PaintState {
+    label: Vec<u8>,
+    label_rect: (i16, i16, u16, u16),
+    shown: bool,
+    listening: bool,
+}
+
+type XResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+impl Painter {
+    fn new() -> XResult<Self> {
+        let (conn, screen_num) = RustConnection::connect(None)?;
+        let screen = &conn.setup().roots[screen_num];
+        let root = screen.root;
+        let size = (screen.width_in_pixels, screen.height_in_pixels);
+        let depth = screen.root_depth;
+        let visual = screen.root_visual;
+        let window = conn.generate_id()?;
+        conn.create_window(
+            depth,
+            window,
+            root,
+            0,
+            0,
+            size.0,
+            size.1,
+            0,
+            WindowClass::INPUT_OUTPUT,
+            visual,
+            &CreateWindowAux::new()
+                .background_pixel(FRAME_RGB)
+                .override_redirect(1)
+                .event_mask(EventMask::EXPOSURE),
+        )?;
+        conn.change_property8(
+            PropMode::REPLACE,
+            window,
+            AtomEnum::WM_NAME,
+            AtomEnum::STRING,
+            b"deskpilot overlay",
+        )?;
+        conn.change_property8(
+            PropMode::REPLACE,
+            window,
+            AtomEnum::WM_CLASS,
+            AtomEnum::STRING,
+            b"deskpilot-overlay\0deskpilot-overlay\0",
+        )?;
+        // Never focusable: WM_HINTS input = False.
+        conn.change_property32(
+            PropMode::REPLACE,
+            window,
+            AtomEnum::WM_HINTS,
+            AtomEnum::WM_HINTS,
+            &[1, 0, 0, 0, 0, 0, 0, 0, 0],
+        )?;
+        // Click-through: an empty input region.
+        shape::rectangles(
+            &conn,
+            SO::SET,
+            SK::INPUT,
+            ClipOrdering::UNSORTED,
+            window,
+            0,
+            0,
+            &[],
+        )?;
+        // Keep on top of windows mapped later.
+        conn.change_window_attributes(
+            root,
+            &ChangeWindowAttributesAux::new().event_mask(EventMask::SUBSTRUCTURE_NOTIFY),
+        )?;
+        let font = conn.generate_id()?;
+        let mut opened = false;
+        for name in [
+            "-*-helvetica-bold-r-normal--17-*-*-*-*-*-iso8859-1",
+            "-*-dejavu sans-bold-r-normal--16-*-*-*-*-*-iso8859-1",
+            "fixed",
+        ] {
+            if conn.open_font(font, name.as_bytes())?.check().is_ok() {
+                opened = true;
+                break;
+            }
+        }
+        let gc = conn.generate_id()?;
+        let mut aux = CreateGCAux::new()
+            .foreground(LABEL_FG_RGB)
+            .background(LABEL_BG_RGB);
+        if opened {
+            aux = aux.font(font);
+        }
+        conn.create_gc(gc, window, &aux)?;
+        let (ascent, descent) = if opened {
+            let q = conn.query_font(font)?.reply()?;
+            (q.font_ascent, q.font_descent)
+        } else {
+            (10, 3)
+        };
+        let escape_keycodes = escape_keycodes(&conn)?;
+        let xinput = xinput::xi_query_version(&conn, 2, 0)?
+            .reply()
+            .map(|r| r.major_version >= 2)
+            .unwrap_or(false);
+        if !xinput {
+            eprintln!("deskpilot overlay: XInput2 is missing; Esc cannot be observed");
+        }
+        conn.flush()?;
+        Ok(Painter {
+            conn,
+            root,
+            screen: size,
+            window,
+            gc,
+            font_ascent: ascent,
+            font_descent: descent,
+            state: Mutex::new(PaintState::default()),
+            escape_keycodes,
+            xinput,
+        })
+    }
+
+    /// `show <opacity> <esc> <message>`.
+    fn show(&self, args: &str) -> XResult<String> {
+        let mut parts = args.splitn(3, ' ');
+        let opacity: f32 = parts
+            .next()
+            .and_then(|o| o.parse().ok())
+            .unwrap_or(0.85);
+        let esc = parts.next() == Some("1");
+        let message = parts.next().unwrap_or_default();
+        // The core font is Latin-1: anything else shows as '?'.
+        let label: Vec<u8> = message
+            .chars()
+            .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+            .take(200)
+            .collect();
+        let conn = &self.conn;
+        let (sw, sh) = self.screen;
+        let width = if label.is_empty() {
+            0
+        } else {
+            let chars: Vec<xproto::Char2b> = label
+                .iter()
+                .map(|&b| xproto::Char2b { byte1: 0, byte2: b })
+                .collect();
+            conn.query_text_extents(self.gc, &chars)?
+                .reply()
+                .map(|r| r.overall_width.max(0) as u16)
+                .unwrap_or(label.len() as u16 * 8)
+        };
+        let pad = 8u16;
+        let lh = (self.font_ascent + self.font_descent).max(1) as u16 + 2 * 4;
+        let lw = (width + 2 * pad).min(sw);
+        let lx = ((sw - lw) / 2) as i16;
+        let ly = BORDER as i16;
+        let mut rects = vec![
+            xproto::Rectangle {
+                x: 0,
+                y: 0,
+                width: sw,
+                height: BORDER,
+            },
+            xproto::Rectangle {
+                x: 0,
+                y: (sh - BORDER) as i16,
+                width: sw,
+                height: BORDER,
+            },
+            xproto::Rectangle {
+                x: 0,
+                y: 0,
+                width: BORDER,
+                height: sh,
+            },
+            xproto::Rectangle {
+                x: (sw - BORDER) as i16,
+                y: 0,
+                width: BORDER,
+                height: sh,
+            },
+        ];
+        if !label.is_empty() {
+            rects.push(xproto::Rectangle {
+                x: lx,
+                y: ly,
+                width: lw,
+                height: lh,
+            });
+        }
+        shape::rectangles(
+            conn,
+            SO::SET,
+            SK::BOUNDING,
+            ClipOrdering::UNSORTED,
+            self.window,
+            0,
+            0,
+            &rects,
+        )?;
+        let opacity_atom = conn
+            .intern_atom(false, b"_NET_WM_WINDOW_OPACITY")?
+            .reply()?
+            .atom;
+        conn.change_property32(
+            PropMode::REPLACE,
+            self.window,
+            opacity_atom,
+            AtomEnum::CARDINAL,
+            &[(f64::from(opacity.clamp(0.05, 1.0)) * f64::from(u32::MAX)) as u32],
+        )?;
+        {
+            let mut s = lock(&self.state);
+            s.label = label;
+            s.label_rect = (lx, ly, lw, lh);
+            s.shown = true;
+            s.listening = esc && self.xinput;
+        }
+        conn.map_window(self.window)?;
+        conn.configure_window(
+            self.window,
+            &ConfigureWindowAux::new().stack_mode(StackMode::ABOVE),
+        )?;
+        self.select_escape(esc && self.xinput)?;
+        self.paint()?;
+        // A round trip: once answered, the server has mapped and painted the window.
+        conn.get_input_focus()?.reply()?;
+        let regions: Vec<String> = rects
+            .iter()
+            .map(|r| format!("{},{},{},{}", r.x, r.y, r.width, r.height))
+            .collect();
+        Ok(format!("shown {}", regions.join(";")))
+    }
+
+    fn hide(&self) -> XResult<String> {
+        {
+            let mut s = lock(&self.state);
+            s.shown = false;
+            s.listening = false;
+        }
+        self.select_escape(false)?;
+        self.conn.unmap_window(self.window)?;
+        self.conn.get_input_focus()?.reply()?;
+        Ok("hidden".to_string())
+    }
+
+    fn select_escape(&self, on: bool) -> XResult<()> {
+        if !self.xinput {
+            return Ok(());
+        }
+        let mask = if on {
+            XIEventMask::RAW_KEY_PRESS
+        } else {
+            XIEventMask::from(0u32)
+        };
+        xinput::xi_select_events(
+            &self.conn,
+            self.root,
+            &[xinput::EventMask {
+                deviceid: ALL_MASTER_DEVICES,
+                mask: vec![mask],
+            }],
+        )?;
+        Ok(())
+    }
+
+    fn paint(&self) -> XResult<()> {
+        let s = lock(&self.state);
+        if !s.shown || s.label.is_empty() {
+            return Ok(());
+        }
+        let (x, y, w, h) = s.label_rect;
+        let conn = &self.conn;
+        conn.change_gc(
+            self.gc,
+            &xproto::ChangeGCAux::new().foreground(LABEL_BG_RGB),
+        )?;
+        conn.poly_fill_rectangle(
+            self.window,
+            self.gc,
+            &[xproto::Rectangle {
+                x,
+                y,
+                width: w,
+                height: h,
+            }],
+        )?;
+        conn.change_gc(
+            self.gc,
+            &xproto::ChangeGCAux::new().foreground(LABEL_FG_RGB),
+        )?;
+        conn.image_text8(
+            self.window,
+            self.gc,
+            x + 8,
+            y + 4 + self.font_ascent,
+            &s.label,
+        )?;
+        conn.flush()?;
+        Ok(())
+    }
+
+    fn event_loop(&self, escape: &dyn Fn()) -> XResult<()> {
+        loop {
+            let event = self.conn.wait_for_event()?;
+            match event {
+                Event::Expose(e) if e.window == self.window && e.count == 0 => self.paint()?,
+                Event::XinputRawKeyPress(e) => {
+                    let key = u8::try_from(e.detail).unwrap_or(0);
+                    if self.escape_keycodes.contains(&key) && lock(&self.state).listening {
+                        escape();
+                    }
+                }
+                Event::MapNotify(e) if e.window != self.window => self.raise()?,
+                Event::ConfigureNotify(e) if e.window != self.window => self.raise()?,
+                _ => {}
+            }
+        }
+    }
+
+    fn raise(&self) -> XResult<()> {
+        if lock(&self.state).shown {
+            self.conn.configure_window(
+                self.window,
+                &ConfigureWindowAux::new().stack_mode(StackMode::ABOVE),
+            )?;
+            self.conn.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// Every keycode whose keysyms include Escape.
+fn escape_keycodes(conn: &RustConnection) -> XResult<Vec<u8>> {
+    let setup = conn.setup();
+    let (min, max) = (setup.min_keycode, setup.max_keycode);
+    let map = conn.get_keyboard_mapping(min, max - min + 1)?.reply()?;
+    let per = usize::from(map.keysyms_per_keycode).max(1);
+    Ok(map
+        .keysyms
+        .chunks(per)
+        .enumerate()
+        .filter(|(_, syms)| syms.contains(&XK_ESCAPE))
+        .map(|(i, _)| min + i as u8)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_parse() {
+        assert_eq!(
+            parse_regions(" 0,0,100,5;0,95,100,5;bad;1,2,0,3"),
+            [Rect::new(0, 0, 100, 5), Rect::new(0, 95, 100, 5)]
+        );
+    }
+}
