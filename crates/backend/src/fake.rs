@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use deskpilot_types::{Key, Monitor, Point, Rect, WindowId, WindowInfo, WindowState};
 
 use crate::{
-    Accessibility, GuardEvent, GuardListener, Overlay, OverlayStyle, BackendInfo, Button, Capture, Clipboard, Desktop, ElementHandle, ElementStates,
-    Error, Frame, Keyboard, PixelFormat, Pointer, RawTree, Screens, TreeLimits, WindowControl,
-    WindowOp, Windows,
+    Accessibility, BackendInfo, Button, Capture, Clipboard, Desktop, ElementHandle, ElementStates,
+    Error, Frame, GuardEvent, GuardListener, Keyboard, Overlay, OverlayStyle, PixelFormat, Pointer,
+    RawTree, Screens, TreeLimits, WindowControl, WindowOp, Windows,
 };
 
 /// A scriptable desktop: monitors, windows (topmost first) and a framebuffer.
@@ -663,7 +663,9 @@ impl FakeOverlay {
 
     /// The input host dies.
     pub fn host_dies(&self) {
-        self.emit(GuardEvent::HostExited("connection lost in the test".to_string()));
+        self.emit(GuardEvent::HostExited(
+            "connection lost in the test".to_string(),
+        ));
     }
 
     /// Makes every later `show` fail with `reason`.

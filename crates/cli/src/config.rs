@@ -17,9 +17,9 @@
 
 use std::path::{Path, PathBuf};
 
-use deskpilot_engine::{EngineConfig, OverlayMode};
 use deskpilot_engine::coords::ImageBudget;
 use deskpilot_engine::pipeline::ImageFormat;
+use deskpilot_engine::{EngineConfig, OverlayMode};
 use deskpilot_types::Rect;
 use toml::{Table, Value};
 
@@ -302,7 +302,10 @@ fn from_table(
         "never",
         warnings,
     ) == "mutating";
-    let millis = |key: &str, range: std::ops::RangeInclusive<i64>, default: i64, warnings: &mut Vec<String>| {
+    let millis = |key: &str,
+                  range: std::ops::RangeInclusive<i64>,
+                  default: i64,
+                  warnings: &mut Vec<String>| {
         let v = match table.get(key) {
             None => default,
             Some(Value::Integer(v)) if range.contains(v) => *v,
@@ -539,6 +542,10 @@ mod tests {
         assert_eq!(s.idle_disarm, std::time::Duration::from_secs(60));
         assert_eq!(s.action_delay, std::time::Duration::from_millis(60));
         assert_eq!(w.len(), 4, "{w:?}");
-        assert!(w.iter().any(|w| w.contains("requireApproval = always is not one of never, mutating")), "{w:?}");
+        assert!(
+            w.iter()
+                .any(|w| w.contains("requireApproval = always is not one of never, mutating")),
+            "{w:?}"
+        );
     }
 }

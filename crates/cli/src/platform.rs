@@ -42,7 +42,9 @@ pub fn connect(args: &DesktopArgs) -> anyhow::Result<(Desktop, Session)> {
                     Ok(exe) => desktop
                         .with_overlay(std::sync::Arc::new(deskpilot_x11::X11Overlay::new(exe))),
                     Err(e) => {
-                        tracing::warn!("overlay guard unavailable: cannot find my own executable: {e}");
+                        tracing::warn!(
+                            "overlay guard unavailable: cannot find my own executable: {e}"
+                        );
                         desktop
                     }
                 }

@@ -236,7 +236,11 @@ impl Guard {
             GuardEvent::GuardExited(why) => StopReason::GuardExited(why),
             GuardEvent::HostExited(why) => StopReason::HostExited(why),
         };
-        tracing::warn!(reason = reason.name(), "kill switch tripped: {}", reason.describe());
+        tracing::warn!(
+            reason = reason.name(),
+            "kill switch tripped: {}",
+            reason.describe()
+        );
         let mut s = self.lock();
         match &s.stop {
             // Another Esc restarts the cooldown; a death after a stop keeps the first reason.
@@ -412,7 +416,9 @@ impl Engine {
                         Some(due) if due <= now => {
                             drop(s);
                             if overlay.visible() {
-                                tracing::debug!("no mutating action for {idle:?}: hiding the overlay");
+                                tracing::debug!(
+                                    "no mutating action for {idle:?}: hiding the overlay"
+                                );
                                 if let Err(e) = overlay.hide() {
                                     tracing::warn!("hiding the overlay failed: {e}");
                                 }
@@ -562,8 +568,14 @@ mod tests {
         // Before anything ran the indicator is down, so an Esc is nobody's business.
         fake.overlay().press_escape();
         assert!(e.gate(Mutation::Other, "click at (1, 1)").is_ok());
-        assert!(fake.overlay().visible(), "the first mutation shows the indicator");
-        assert_eq!(fake.overlay().last_style().unwrap().message, DEFAULT_OVERLAY_MESSAGE);
+        assert!(
+            fake.overlay().visible(),
+            "the first mutation shows the indicator"
+        );
+        assert_eq!(
+            fake.overlay().last_style().unwrap().message,
+            DEFAULT_OVERLAY_MESSAGE
+        );
         // deskpilot's own Esc does not count.
         e.own_escape();
         fake.overlay().press_escape();
@@ -597,7 +609,10 @@ mod tests {
         e.guard.lock().stop.as_mut().unwrap().at -= RESUME_COOLDOWN;
         e.resume().unwrap();
         assert!(e.gate(Mutation::Other, "click").is_ok());
-        assert!(fake.overlay().visible(), "the next mutation brings the indicator back");
+        assert!(
+            fake.overlay().visible(),
+            "the next mutation brings the indicator back"
+        );
         assert_eq!(fake.overlay().shows(), 2);
         fake.overlay().host_dies();
         let err = e.gate(Mutation::Other, "click").unwrap_err();
@@ -622,7 +637,10 @@ mod tests {
         assert!(e.gate(Mutation::Other, "click").is_ok());
         assert!(!fake.overlay().visible());
         fake.overlay().press_escape();
-        assert!(e.gate(Mutation::Other, "click").is_ok(), "no indicator, no Esc");
+        assert!(
+            e.gate(Mutation::Other, "click").is_ok(),
+            "no indicator, no Esc"
+        );
 
         let (fake, e) = fake_engine(SafetyConfig {
             overlay: OverlayMode::Always,
@@ -686,7 +704,9 @@ mod tests {
         e.set_approver(approver.clone());
         // The blocklist comes first: the human is not even asked.
         assert_eq!(
-            e.gate(Mutation::Other, "type into Secret Vault").unwrap_err().code(),
+            e.gate(Mutation::Other, "type into Secret Vault")
+                .unwrap_err()
+                .code(),
             ErrorCode::BlockedTarget
         );
         let err = e.gate(Mutation::Other, "click at (1, 2)").unwrap_err();

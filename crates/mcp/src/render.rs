@@ -20,8 +20,7 @@ pub(crate) fn error(e: &Error) -> CallToolResult {
     let code = e.code();
     let text = format!("{code}: {e}\nHint: {}", code.hint());
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-    let mut content =
-        json!({ "error": { "code": code.as_str(), "message": e.to_string(), "hint": code.hint() } });
+    let mut content = json!({ "error": { "code": code.as_str(), "message": e.to_string(), "hint": code.hint() } });
     if refused_before_acting(code) {
         content["effect"] = json!("refused");
     }

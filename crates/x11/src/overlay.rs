@@ -309,11 +309,7 @@ impl Drop for X11Overlay {
 fn parse_regions(text: &str) -> Vec<Rect> {
     text.split(';')
         .filter_map(|r| {
-            let v: Vec<i64> = r
-                .trim()
-                .split(',')
-                .filter_map(|n| n.parse().ok())
-                .collect();
+            let v: Vec<i64> = r.trim().split(',').filter_map(|n| n.parse().ok()).collect();
             match v[..] {
                 [x, y, w, h] if w > 0 && h > 0 => {
                     Some(Rect::new(x as i32, y as i32, w as u32, h as u32))
@@ -498,7 +494,7 @@ impl Painter {
             .map(|r| r.major_version >= 2)
             .unwrap_or(false);
         if !xinput {
-            eprintln!("deskpilot overlay: XInput2 is missing; Esc cannot be observed");
+            tracing::warn!("XInput2 is missing: the overlay cannot observe Esc");
         }
         conn.flush()?;
         Ok(Painter {
@@ -518,10 +514,7 @@ impl Painter {
     /// `show <opacity> <esc> <message>`.
     fn show(&self, args: &str) -> XResult<String> {
         let mut parts = args.splitn(3, ' ');
-        let opacity: f32 = parts
-            .next()
-            .and_then(|o| o.parse().ok())
-            .unwrap_or(0.85);
+        let opacity: f32 = parts.next().and_then(|o| o.parse().ok()).unwrap_or(0.85);
         let esc = parts.next() == Some("1");
         let message = parts.next().unwrap_or_default();
         // The core font is Latin-1: anything else shows as '?'.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use deskpilot_x11::{VirtualDisplay, VirtualDisplayOptions};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -56,8 +56,8 @@ pub async fn exclusive() -> tokio::sync::MutexGuard<'static, ()> {
 }
 
 /// A running `deskpilot serve` and what it printed on stdout.
-pub struct Server {
-    pub client: RunningService<RoleClient, ()>,
+pub struct Server<H: ClientHandler = ()> {
+    pub client: RunningService<RoleClient, H>,
     stdout: Arc<Mutex<Vec<String>>>,
     child: tokio::process::Child,
 }
@@ -68,6 +68,16 @@ pub async fn serve(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> Server {
+    serve_with(desktop, args, env, ()).await
+}
+
+/// [`serve`] with a client that answers the server's requests through `handler`.
+pub async fn serve_with<H: ClientHandler>(
+    desktop: Option<&VirtualDisplay>,
+    args: &[&str],
+    env: &[(&str, &str)],
+    handler: H,
+) -> Server<H> {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_deskpilot"));
     cmd.arg("serve")
         .args(args)
@@ -111,7 +121,10 @@ pub async fn serve(
             }
         }
     });
-    let client = ().serve((tee_out, child_in)).await.expect("MCP handshake with deskpilot");
+    let client = handler
+        .serve((tee_out, child_in))
+        .await
+        .expect("MCP handshake with deskpilot");
     Server {
         client,
         stdout,
@@ -119,7 +132,7 @@ pub async fn serve(
     }
 }
 
-impl Server {
+impl<H: ClientHandler> Server<H> {
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
         let Value::Object(map) = args else {
             panic!("arguments must be an object")
@@ -233,7 +246,7 @@ pub fn launch(desktop: &VirtualDisplay, program: &str, args: &[&str]) -> App {
 }
 
 /// Waits until `list_windows { filter }` lists a window titled exactly `title`; returns it.
-pub async fn listed(server: &Server, filter: &str, title: &str) -> Value {
+pub async fn listed<H: ClientHandler>(server: &Server<H>, filter: &str, title: &str) -> Value {
     wait_for(
         Duration::from_secs(30),
         &format!("window \"{title}\" in list_windows"),
@@ -356,7 +369,7 @@ pub fn xclip_in(desktop: &VirtualDisplay, text: &str) {
 }
 
 /// The first window of process `pid` in list_windows, polled.
-pub async fn window_of(server: &Server, pid: u32) -> Value {
+pub async fn window_of<H: ClientHandler>(server: &Server<H>, pid: u32) -> Value {
     wait_for(
         Duration::from_secs(30),
         &format!("a window of pid {pid}"),

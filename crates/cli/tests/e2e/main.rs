@@ -12,6 +12,7 @@ mod apps;
 mod cli;
 mod clipboard;
 mod elements;
+mod guard;
 mod harness;
 mod keyboard;
 mod manage;

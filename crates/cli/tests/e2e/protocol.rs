@@ -28,6 +28,7 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "move_cursor",
         "perform_action",
         "press_key",
+        "resume",
         "right_click",
         "screenshot",
         "scroll",
@@ -120,7 +121,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 21,
+        !names.contains(&"list_windows".to_string()) && names.len() == 22,
         "{names:?}"
     );
     let refused = server

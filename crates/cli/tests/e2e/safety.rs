@@ -10,10 +10,10 @@ use crate::harness::{self, error_code, ok, serve, text, xclip_in, xclip_out};
 use crate::paint::PaintedWindow;
 
 /// A configuration file for one test; removed when dropped.
-struct ConfigFile(std::path::PathBuf);
+pub struct ConfigFile(std::path::PathBuf);
 
 impl ConfigFile {
-    fn new(name: &str, body: &str) -> ConfigFile {
+    pub fn new(name: &str, body: &str) -> ConfigFile {
         let dir = std::env::temp_dir().join(format!("deskpilot-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("config.toml");
@@ -21,7 +21,7 @@ impl ConfigFile {
         ConfigFile(path)
     }
 
-    fn arg(&self) -> &str {
+    pub fn arg(&self) -> &str {
         self.0.to_str().unwrap()
     }
 }

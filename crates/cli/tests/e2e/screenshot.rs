@@ -359,7 +359,11 @@ async fn configured_masks_and_defaults_apply_and_bad_values_only_warn() {
     server.finish().await;
 
     // Bad values: the server still answers, stderr names each problem.
-    std::fs::write(&config, "escStop = false\n[screenshot]\nmaxWidth = 10\n").unwrap();
+    std::fs::write(
+        &config,
+        "hitTest = \"warn\"\noverlay = \"sometimes\"\n[screenshot]\nmaxWidth = 10\n",
+    )
+    .unwrap();
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_deskpilot"));
     cmd.args(["call", "status", "{}", "--config", config.to_str().unwrap()]);
     desktop.configure(&mut cmd);
@@ -368,7 +372,8 @@ async fn configured_masks_and_defaults_apply_and_bad_values_only_warn() {
     assert!(out.status.success(), "{stderr}");
     assert!(
         stderr.contains("screenshot.maxWidth = 10 is outside 64..=8192")
-            && stderr.contains("escStop is not supported by this build yet"),
+            && stderr.contains("hitTest is not supported by this build yet")
+            && stderr.contains("overlay = sometimes is not one of auto, always, never"),
         "{stderr}"
     );
     let _ = std::fs::remove_dir_all(&dir);

@@ -5,6 +5,7 @@
 //! `#[tool_router(router = …)]`, merged in [`DeskpilotServer::new`] and trimmed by the
 //! [`ToolFilter`] before the server answers anything.
 
+mod approval;
 mod elements;
 mod keyboard;
 mod manage;
@@ -119,6 +120,15 @@ impl ServerHandler for DeskpilotServer {
             ))
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        tracing::info!("client initialized");
+        self.engine
+            .set_approver(Arc::new(approval::ElicitationApprover {
+                peer: context.peer,
+                runtime: tokio::runtime::Handle::current(),
+            }));
     }
 
     async fn call_tool(

@@ -1,0 +1,63 @@
+//! `requireApproval: mutating` through MCP elicitation: the client asks its human whether an
+//! action may run, and only an explicit accept lets it through.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use deskpilot_engine::{Approval, Approver};
+use rmcp::RoleServer;
+use rmcp::model::{
+    ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
+    ServerRequest,
+};
+use rmcp::service::{Peer, PeerRequestOptions};
+
+/// Asks the connected client. Called on the engine's blocking threads.
+pub(crate) struct ElicitationApprover {
+    pub(crate) peer: Peer<RoleServer>,
+    pub(crate) runtime: tokio::runtime::Handle,
+}
+
+impl Approver for ElicitationApprover {
+    fn approve(&self, label: &str, timeout: Duration) -> Approval {
+        let declared = self
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.elicitation.is_some());
+        if !declared {
+            return Approval::Unavailable(
+                "the MCP client did not declare the elicitation capability, so it cannot ask a human"
+                    .to_string(),
+            );
+        }
+        let mut schema = ElicitationSchema::new(BTreeMap::new());
+        schema.title = Some("Allow this desktop action?".into());
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: format!(
+                "deskpilot wants to {label}. Accept to allow this one action; decline to refuse it."
+            ),
+            requested_schema: schema,
+        };
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = Some(timeout);
+        let peer = self.peer.clone();
+        let answer = self.runtime.block_on(async move {
+            peer.send_request_with_option(request, options)
+                .await?
+                .await_response()
+                .await
+        });
+        match answer {
+            Ok(ClientResult::ElicitResult(r)) => match r.action {
+                ElicitationAction::Accept => Approval::Accepted,
+                ElicitationAction::Decline => Approval::Declined("declined".to_string()),
+                ElicitationAction::Cancel => Approval::Declined("cancelled".to_string()),
+                other => Approval::Declined(format!("{other:?}")),
+            },
+            Ok(other) => Approval::Declined(format!("unexpected answer {other:?}")),
+            Err(e) => Approval::Declined(format!("no answer within {} s ({e})", timeout.as_secs())),
+        }
+    }
+}
