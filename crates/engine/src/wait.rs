@@ -13,20 +13,14 @@
 
 use std::time::{Duration, Instant};
 
-use deskpilot_backend::Frame;
 use deskpilot_types::Rect;
 
-use crate::pipeline;
 use crate::tree::TreeRequest;
+use crate::verify::{QUIET_RATIO, changed_in};
 use crate::{Engine, Error, WindowRef};
 
 /// Longest `timeout` a wait accepts.
 pub const MAX_WAIT: Duration = Duration::from_secs(60);
-/// Share of sampled pixels that may move in a quiet frame.
-const QUIET_RATIO: f64 = 0.002;
-/// Samples per side of the signature grid.
-const GRID: u32 = 64;
-
 /// What to wait for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WaitKind {
@@ -59,35 +53,6 @@ pub struct WaitOutcome {
     pub ratio: Option<f64>,
     /// What matched: a window label or an element line.
     pub matched: Option<String>,
-}
-
-/// Sampled pixels of a frame: the signature two frames are compared by.
-fn signature(frame: &Frame) -> Vec<[u8; 3]> {
-    let r = frame.rect;
-    let mut out = Vec::with_capacity((GRID * GRID) as usize);
-    for j in 0..GRID {
-        for i in 0..GRID {
-            let x = r.x + ((i as u64 * r.width as u64 + r.width as u64 / 2) / GRID as u64) as i32;
-            let y = r.y + ((j as u64 * r.height as u64 + r.height as u64 / 2) / GRID as u64) as i32;
-            out.push(
-                frame
-                    .rgb_at(deskpilot_types::Point::new(x, y))
-                    .unwrap_or([0, 0, 0]),
-            );
-        }
-    }
-    out
-}
-
-/// The share of samples that differ by more than a little (JPEG-free, but subpixel text
-/// rendering and cursors flicker by a few levels).
-fn changed(a: &[[u8; 3]], b: &[[u8; 3]]) -> f64 {
-    let moved = a
-        .iter()
-        .zip(b)
-        .filter(|(p, q)| p.iter().zip(q.iter()).any(|(x, y)| x.abs_diff(*y) > 8))
-        .count();
-    moved as f64 / a.len().max(1) as f64
 }
 
 impl Engine {
@@ -216,14 +181,7 @@ impl Engine {
         // One frame buffer for the whole wait: a full screen is megabytes per capture.
         let mut buffer = Vec::new();
         let mut capture = |engine: &Engine, r: Rect| -> Result<Vec<[u8; 3]>, Error> {
-            let mut frame = engine
-                .desktop
-                .capture
-                .capture_into(r, std::mem::take(&mut buffer))?;
-            pipeline::apply_masks(&mut frame, &engine.config().mask_regions);
-            let sig = signature(&frame);
-            buffer = frame.data;
-            Ok(sig)
+            engine.sample(r, &mut buffer)
         };
         let mut previous = capture(self, rect(self)?)?;
         let mut frames = 1;
@@ -231,9 +189,10 @@ impl Engine {
         let mut ratios: Vec<f64> = Vec::new();
         loop {
             std::thread::sleep(Duration::from_millis(50));
-            let now_sig = capture(self, rect(self)?)?;
+            let r = rect(self)?;
+            let now_sig = capture(self, r)?;
             frames += 1;
-            let ratio = changed(&previous, &now_sig);
+            let ratio = changed_in(r, &previous, &now_sig, &self.desktop.overlay.regions());
             previous = now_sig;
             ratios.push(ratio);
             if ratio >= QUIET_RATIO {
@@ -313,19 +272,5 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.code(), ErrorCode::WaitTimeout);
         assert!(err.to_string().contains("\"Editor\""), "{err}");
-    }
-
-    #[test]
-    fn a_caret_sized_change_is_quiet_and_a_big_one_is_not() {
-        let a = vec![[10, 10, 10]; 4096];
-        let mut b = a.clone();
-        for p in b.iter_mut().take(8) {
-            *p = [200, 200, 200];
-        }
-        assert!(changed(&a, &b) < QUIET_RATIO);
-        for p in b.iter_mut().take(40) {
-            *p = [200, 200, 200];
-        }
-        assert!(changed(&a, &b) >= QUIET_RATIO);
     }
 }

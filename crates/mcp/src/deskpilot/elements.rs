@@ -12,9 +12,11 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::check::{Check, attach};
 use super::tree::with_notes_and_screenshot;
 use super::{DESKTOP_TIMEOUT, DeskpilotServer};
 use crate::render;
+use deskpilot_engine::VerifyTarget;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -59,6 +61,12 @@ pub struct SetValueArgs {
     pub element: String,
     /// The exact text (or number, for sliders and spin buttons) to put in the element.
     pub value: String,
+    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    #[serde(default)]
+    pub verify: bool,
+    /// Like verify, plus a fresh screenshot of the same target in the result.
+    #[serde(default)]
+    pub observe: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -70,6 +78,12 @@ pub struct ActionArgs {
     /// against the element's states afterwards: "toggle" (check boxes, switches), "expand" / "collapse" (combo
     /// boxes, tree nodes, expanders), "select" (list rows, tabs), "focus".
     pub action: String,
+    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    #[serde(default)]
+    pub verify: bool,
+    /// Like verify, plus a fresh screenshot of the same target in the result.
+    #[serde(default)]
+    pub observe: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -144,16 +158,23 @@ impl DeskpilotServer {
         button: Button,
         count: u8,
         mode: HitTestMode,
+        check: Check,
     ) -> CallToolResult {
-        let engine = self.engine();
-        match render::blocking(DESKTOP_TIMEOUT, "click", move || {
-            engine.click_element(&token, button, count, mode)
-        })
-        .await
-        {
+        let (result, verdict) = self
+            .checked(
+                "click",
+                DESKTOP_TIMEOUT,
+                check,
+                VerifyTarget::Auto,
+                move |engine| engine.click_element(&token, button, count, mode),
+            )
+            .await;
+        let mut r = match result {
             Ok(o) => element_result("click", &o, json!({})),
             Err(e) => render::error(&e),
-        }
+        };
+        attach(&mut r, verdict);
+        r
     }
 }
 
@@ -258,16 +279,23 @@ impl DeskpilotServer {
         )
     )]
     pub async fn set_value(&self, Parameters(a): Parameters<SetValueArgs>) -> CallToolResult {
-        let engine = self.engine();
         let (token, value) = (a.element, a.value);
-        match render::blocking(DESKTOP_TIMEOUT, "set_value", move || {
-            engine.set_element_value(&token, &value)
-        })
-        .await
-        {
+        let check = Check::new(a.verify, a.observe);
+        let (result, verdict) = self
+            .checked(
+                "set_value",
+                DESKTOP_TIMEOUT,
+                check,
+                VerifyTarget::Auto,
+                move |engine| engine.set_element_value(&token, &value),
+            )
+            .await;
+        let mut r = match result {
             Ok((o, read)) => element_result("set_value", &o, json!({ "value": read })),
             Err(e) => render::error(&e),
-        }
+        };
+        attach(&mut r, verdict);
+        r
     }
 
     /// Run one of an element's advertised actions (listed as actions=[…] in get_window_state), e.g. "click",
@@ -284,22 +312,31 @@ impl DeskpilotServer {
         )
     )]
     pub async fn perform_action(&self, Parameters(a): Parameters<ActionArgs>) -> CallToolResult {
-        let engine = self.engine();
         let (token, action) = (a.element, a.action);
-        match render::blocking(DESKTOP_TIMEOUT, "perform_action", move || {
-            if action.trim().eq_ignore_ascii_case("focus") {
-                engine.focus_element(&token)
-            } else if let Some(op) = ElementOp::parse(&action) {
-                engine.element_op(&token, op)
-            } else {
-                engine.perform_action(&token, &action)
-            }
-        })
-        .await
-        {
+        let check = Check::new(a.verify, a.observe);
+        let (result, verdict) = self
+            .checked(
+                "perform_action",
+                DESKTOP_TIMEOUT,
+                check,
+                VerifyTarget::Auto,
+                move |engine| {
+                    if action.trim().eq_ignore_ascii_case("focus") {
+                        engine.focus_element(&token)
+                    } else if let Some(op) = ElementOp::parse(&action) {
+                        engine.element_op(&token, op)
+                    } else {
+                        engine.perform_action(&token, &action)
+                    }
+                },
+            )
+            .await;
+        let mut r = match result {
             Ok(o) => element_result("perform_action", &o, json!({})),
             Err(e) => render::error(&e),
-        }
+        };
+        attach(&mut r, verdict);
+        r
     }
 
     /// Read an element's full text (or value) as it is now.

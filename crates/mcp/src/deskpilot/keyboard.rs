@@ -1,6 +1,6 @@
 //! Keyboard tools: `press_key` (chords) and `type_text` (any Unicode).
 
-use deskpilot_engine::{Error, KeyboardOutcome, MAX_TEXT_CHARS};
+use deskpilot_engine::{Error, KeyboardOutcome, MAX_TEXT_CHARS, VerifyTarget};
 use deskpilot_types::Key;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -8,6 +8,7 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::check::{Check, attach};
 use super::{DESKTOP_TIMEOUT, DeskpilotServer};
 use crate::render;
 
@@ -18,6 +19,12 @@ pub struct PressKeyArgs {
     /// string "ctrl+s". Names are case-insensitive (ctrl, shift, alt, super, enter, tab, esc, backspace, delete,
     /// home, end, pageup, pagedown, up, down, left, right, space, f1–f24, or a single character).
     pub keys: Vec<String>,
+    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    #[serde(default)]
+    pub verify: bool,
+    /// Like verify, plus a fresh screenshot of the same target in the result.
+    #[serde(default)]
+    pub observe: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -25,6 +32,12 @@ pub struct PressKeyArgs {
 pub struct TypeTextArgs {
     /// The text, typed exactly: any Unicode (accents, CJK, emoji), newlines and tabs. At most 20000 characters.
     pub text: String,
+    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    #[serde(default)]
+    pub verify: bool,
+    /// Like verify, plus a fresh screenshot of the same target in the result.
+    #[serde(default)]
+    pub observe: bool,
 }
 
 /// "into \"Untitled - Mousepad\" (0x1a00003, mousepad)" or "into the focused window".
@@ -97,13 +110,18 @@ impl DeskpilotServer {
             Ok(k) => k,
             Err(e) => return render::error(&e),
         };
-        let engine = self.engine();
         let chord = keys.clone();
-        match render::blocking(DESKTOP_TIMEOUT, "press_key", move || {
-            engine.press_key(&chord)
-        })
-        .await
-        {
+        let check = Check::new(a.verify, a.observe);
+        let (result, verdict) = self
+            .checked(
+                "press_key",
+                DESKTOP_TIMEOUT,
+                check,
+                VerifyTarget::Auto,
+                move |engine| engine.press_key(&chord),
+            )
+            .await;
+        let mut r = match result {
             Ok(o) => {
                 let label = a.keys.join("+");
                 keyboard_result(
@@ -113,7 +131,9 @@ impl DeskpilotServer {
                 )
             }
             Err(e) => render::error(&e),
-        }
+        };
+        attach(&mut r, verdict);
+        r
     }
 
     /// Type text into the focused window as real keyboard input: any Unicode (accents, CJK, emoji), newlines and
@@ -129,18 +149,29 @@ impl DeskpilotServer {
         )
     )]
     pub async fn type_text(&self, Parameters(a): Parameters<TypeTextArgs>) -> CallToolResult {
-        let engine = self.engine();
         let text = a.text;
         // Long texts take a while; give them time in proportion (keyboard input is ~0.1 ms a key).
         let timeout = DESKTOP_TIMEOUT.max(std::time::Duration::from_millis(text.len() as u64 / 4));
-        match render::blocking(timeout, "type_text", move || engine.type_text(&text)).await {
+        let check = Check::new(a.verify, a.observe);
+        let (result, verdict) = self
+            .checked(
+                "type_text",
+                timeout,
+                check,
+                VerifyTarget::Auto,
+                move |engine| engine.type_text(&text),
+            )
+            .await;
+        let mut r = match result {
             Ok(o) => keyboard_result(
                 format!("Typed {} characters {}.", o.count, destination(&o)),
                 &o,
                 json!({ "action": "type_text", "characters": o.count, "max_characters": MAX_TEXT_CHARS }),
             ),
             Err(e) => render::error(&e),
-        }
+        };
+        attach(&mut r, verdict);
+        r
     }
 }
 

@@ -13,8 +13,10 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::check::{Check, attach};
 use super::{DESKTOP_TIMEOUT, DeskpilotServer};
 use crate::render;
+use deskpilot_engine::VerifyTarget;
 
 /// Texts longer than this are previewed, not repeated in full, in the text block.
 const PREVIEW_OVER: usize = 8000;
@@ -68,6 +70,12 @@ pub struct WindowArgs {
     /// launch: how long to wait for a window, in ms (default 10000, at most 60000).
     #[serde(default = "ten_seconds")]
     pub wait_ms: u64,
+    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    #[serde(default)]
+    pub verify: bool,
+    /// Like verify, plus a fresh screenshot of the same target in the result.
+    #[serde(default)]
+    pub observe: bool,
 }
 
 fn ten_seconds() -> u64 {
@@ -233,7 +241,6 @@ impl DeskpilotServer {
         )
     )]
     pub async fn window(&self, Parameters(a): Parameters<WindowArgs>) -> CallToolResult {
-        let engine = self.engine();
         if a.action == WindowActionArg::Launch {
             let wait = Duration::from_millis(a.wait_ms);
             if wait > MAX_LAUNCH_WAIT {
@@ -246,27 +253,43 @@ impl DeskpilotServer {
                 });
             }
             let (command, args) = (a.command, a.args);
-            return match render::blocking(wait + DESKTOP_TIMEOUT, "launch", move || {
-                engine.launch(&command, &args, wait)
-            })
-            .await
-            {
+            let check = Check::new(a.verify, a.observe);
+            let (result, verdict) = self
+                .checked(
+                    "launch",
+                    wait + DESKTOP_TIMEOUT,
+                    check,
+                    VerifyTarget::Screen,
+                    move |engine| engine.launch(&command, &args, wait),
+                )
+                .await;
+            let mut r = match result {
                 Ok(o) => launch_result(o, wait),
                 Err(e) => render::error(&e),
             };
+            attach(&mut r, verdict);
+            return r;
         }
         let (target, action) = match (a.target(), a.action()) {
             (Ok(t), Ok(act)) => (t, act),
             (Err(e), _) | (_, Err(e)) => return render::error(&e),
         };
-        match render::blocking(DESKTOP_TIMEOUT, "window", move || {
-            engine.window_action(&target, action)
-        })
-        .await
-        {
+        let check = Check::new(a.verify, a.observe);
+        let (result, verdict) = self
+            .checked(
+                "window",
+                DESKTOP_TIMEOUT,
+                check,
+                VerifyTarget::Screen,
+                move |engine| engine.window_action(&target, action),
+            )
+            .await;
+        let mut r = match result {
             Ok(o) => window_result(action, o),
             Err(e) => render::error(&e),
-        }
+        };
+        attach(&mut r, verdict);
+        r
     }
 
     /// Read the clipboard's text (plain text only; images and files are not read).

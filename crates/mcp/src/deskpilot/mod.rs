@@ -6,6 +6,7 @@
 //! [`ToolFilter`] before the server answers anything.
 
 mod approval;
+mod check;
 mod elements;
 mod keyboard;
 mod manage;

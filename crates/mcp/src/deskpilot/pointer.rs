@@ -4,7 +4,9 @@
 //! the pinned window, hit tests and proves the landing) and renders the receipt.
 
 use deskpilot_backend::Button;
-use deskpilot_engine::{CoordinateSpace, Error, HitTestMode, PointerOutcome, PointerTarget};
+use deskpilot_engine::{
+    CoordinateSpace, Error, HitTestMode, PointerOutcome, PointerTarget, VerifyTarget,
+};
 use deskpilot_types::Key;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -12,6 +14,7 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::check::{Check, attach};
 use super::{DESKTOP_TIMEOUT, DeskpilotServer};
 use crate::render;
 
@@ -66,6 +69,12 @@ pub struct PointArgs {
     /// Keys held during the action: any of "ctrl", "shift", "alt", "super" (e.g. ["ctrl"] for ctrl+click).
     #[serde(default)]
     pub modifiers: Vec<String>,
+    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    #[serde(default)]
+    pub verify: bool,
+    /// Like verify, plus a fresh screenshot of the same target in the result.
+    #[serde(default)]
+    pub observe: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -100,6 +109,12 @@ pub struct ClickArgs {
     /// Keys held during the action: any of "ctrl", "shift", "alt", "super" (e.g. ["ctrl"] for ctrl+click).
     #[serde(default)]
     pub modifiers: Vec<String>,
+    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    #[serde(default)]
+    pub verify: bool,
+    /// Like verify, plus a fresh screenshot of the same target in the result.
+    #[serde(default)]
+    pub observe: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -127,6 +142,12 @@ pub struct ScrollArgs {
     /// Keys held during the action: any of "ctrl", "shift", "alt", "super" (e.g. ["ctrl"] for ctrl+click).
     #[serde(default)]
     pub modifiers: Vec<String>,
+    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    #[serde(default)]
+    pub verify: bool,
+    /// Like verify, plus a fresh screenshot of the same target in the result.
+    #[serde(default)]
+    pub observe: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -158,6 +179,12 @@ pub struct DragArgs {
     /// Keys held during the action: any of "ctrl", "shift", "alt", "super" (e.g. ["ctrl"] for ctrl+click).
     #[serde(default)]
     pub modifiers: Vec<String>,
+    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    #[serde(default)]
+    pub verify: bool,
+    /// Like verify, plus a fresh screenshot of the same target in the result.
+    #[serde(default)]
+    pub observe: bool,
 }
 
 fn one() -> u8 {
@@ -258,6 +285,7 @@ impl DeskpilotServer {
         &self,
         label: &'static str,
         modifier_names: &[String],
+        check: Check,
         f: F,
     ) -> CallToolResult
     where
@@ -269,11 +297,18 @@ impl DeskpilotServer {
             Ok(k) => k,
             Err(e) => return render::error(&e),
         };
-        let engine = self.engine();
-        outcome(
-            label,
-            render::blocking(DESKTOP_TIMEOUT, label, move || f(&engine, &mods)).await,
-        )
+        let (result, verdict) = self
+            .checked(
+                label,
+                DESKTOP_TIMEOUT,
+                check,
+                VerifyTarget::Auto,
+                move |e| f(e, &mods),
+            )
+            .await;
+        let mut rendered = outcome(label, result);
+        attach(&mut rendered, verdict);
+        rendered
     }
 }
 
@@ -303,8 +338,9 @@ impl DeskpilotServer {
                     });
                 }
                 let (b, count, m) = (button(a.button), a.count, mode(a.hit_test));
+                let check = Check::new(a.verify, a.observe);
                 return self
-                    .click_element(a.element.trim().to_string(), b, count, m)
+                    .click_element(a.element.trim().to_string(), b, count, m, check)
                     .await;
             }
             (true, Some(x), Some(y)) => (x, y),
@@ -317,9 +353,12 @@ impl DeskpilotServer {
         };
         let t = target(x, y, a.screenshot_id, a.coordinates);
         let (b, count, m) = (button(a.button), a.count, mode(a.hit_test));
-        self.run_pointer("click", &a.modifiers, move |e, mods| {
-            e.click(t, b, count, mods, m)
-        })
+        self.run_pointer(
+            "click",
+            &a.modifiers,
+            Check::new(a.verify, a.observe),
+            move |e, mods| e.click(t, b, count, mods, m),
+        )
         .await
     }
 
@@ -337,9 +376,12 @@ impl DeskpilotServer {
     pub async fn double_click(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
         let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
         let m = mode(a.hit_test);
-        self.run_pointer("double_click", &a.modifiers, move |e, mods| {
-            e.click(t, Button::Left, 2, mods, m)
-        })
+        self.run_pointer(
+            "double_click",
+            &a.modifiers,
+            Check::new(a.verify, a.observe),
+            move |e, mods| e.click(t, Button::Left, 2, mods, m),
+        )
         .await
     }
 
@@ -357,9 +399,12 @@ impl DeskpilotServer {
     pub async fn right_click(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
         let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
         let m = mode(a.hit_test);
-        self.run_pointer("right_click", &a.modifiers, move |e, mods| {
-            e.click(t, Button::Right, 1, mods, m)
-        })
+        self.run_pointer(
+            "right_click",
+            &a.modifiers,
+            Check::new(a.verify, a.observe),
+            move |e, mods| e.click(t, Button::Right, 1, mods, m),
+        )
         .await
     }
 
@@ -382,8 +427,13 @@ impl DeskpilotServer {
             });
         }
         let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
-        self.run_pointer("move_cursor", &[], move |e, _| e.move_cursor(t))
-            .await
+        self.run_pointer(
+            "move_cursor",
+            &[],
+            Check::new(a.verify, a.observe),
+            move |e, _| e.move_cursor(t),
+        )
+        .await
     }
 
     /// Scroll the wheel at x/y: dy notches down (negative: up), dx notches right (negative: left).
@@ -400,9 +450,12 @@ impl DeskpilotServer {
     pub async fn scroll(&self, Parameters(a): Parameters<ScrollArgs>) -> CallToolResult {
         let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
         let (dx, dy, m) = (a.dx, a.dy, mode(a.hit_test));
-        self.run_pointer("scroll", &a.modifiers, move |e, mods| {
-            e.scroll(t, dx, dy, mods, m)
-        })
+        self.run_pointer(
+            "scroll",
+            &a.modifiers,
+            Check::new(a.verify, a.observe),
+            move |e, mods| e.scroll(t, dx, dy, mods, m),
+        )
         .await
     }
 
@@ -421,9 +474,12 @@ impl DeskpilotServer {
         let from = target(a.from_x, a.from_y, a.screenshot_id, a.coordinates);
         let to = target(a.to_x, a.to_y, a.screenshot_id, a.coordinates);
         let (b, steps, m) = (button(a.button), a.steps, mode(a.hit_test));
-        self.run_pointer("drag", &a.modifiers, move |e, mods| {
-            e.drag(from, to, b, steps, mods, m)
-        })
+        self.run_pointer(
+            "drag",
+            &a.modifiers,
+            Check::new(a.verify, a.observe),
+            move |e, mods| e.drag(from, to, b, steps, mods, m),
+        )
         .await
     }
 }
