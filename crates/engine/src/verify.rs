@@ -1,10 +1,10 @@
 //! "Did it work?": the frame signature behind `verify`, `observe`, `compare` and `wait_for
 //! stable`.
 //!
-//! A capture is reduced to a signature — a 64×64 grid of sampled pixels, taken after the
-//! privacy masks and before any decoration, with the overlay's own pixels left out — and two
-//! signatures differ when at least 0.2 % of the samples moved (so a blinking caret is no
-//! change). `verify` samples the target just before the action and again after it (after
+//! A capture is reduced to a signature — the averages of a 64×64 grid of cells, taken after
+//! the privacy masks and before any decoration — and two signatures differ when at least 0.2 %
+//! of the cells moved, leaving out cells the overlay paints (so a blinking caret, one or two
+//! cells, is no change, while a typed word is). `verify` samples the target just before the action and again after it (after
 //! `actionDelayMs`, then for up to [`SETTLE`] while nothing has moved yet, since apps repaint a
 //! little later than input lands): a change confirms the action, none suggests it did nothing.
 //! `observe` adds a fresh screenshot of the same target. Every capture also refreshes the
@@ -25,44 +25,71 @@ const GRID: u32 = 64;
 /// How long `verify` keeps looking for a change that has not shown yet.
 pub const SETTLE: Duration = Duration::from_millis(500);
 
-/// Where the signature of `rect` samples: a [`GRID`]×[`GRID`] grid of pixel centres.
-fn sample_points(r: Rect) -> impl Iterator<Item = deskpilot_types::Point> {
-    (0..GRID).flat_map(move |j| {
-        (0..GRID).map(move |i| {
-            let x = r.x + ((i as u64 * r.width as u64 + r.width as u64 / 2) / GRID as u64) as i32;
-            let y = r.y + ((j as u64 * r.height as u64 + r.height as u64 / 2) / GRID as u64) as i32;
-            deskpilot_types::Point::new(x, y)
-        })
-    })
+/// The physical rectangle of cell `(i, j)` of `r`'s signature grid (may be empty for tiny `r`).
+fn cell(r: Rect, i: u32, j: u32) -> Rect {
+    let edge = |len: u32, k: u32| (k as u64 * len as u64 / GRID as u64) as u32;
+    let (x0, x1) = (edge(r.width, i), edge(r.width, i + 1));
+    let (y0, y1) = (edge(r.height, j), edge(r.height, j + 1));
+    Rect::new(r.x + x0 as i32, r.y + y0 as i32, x1 - x0, y1 - y0)
 }
 
-/// Sampled pixels of a frame.
+/// A frame reduced to a [`GRID`]×[`GRID`] grid of cell averages (r, g, b). Every pixel
+/// counts, so a typed word moves the cells it lands in, while a blinking caret moves one or
+/// two cells — under [`QUIET_RATIO`] of them.
 pub(crate) fn signature(frame: &Frame) -> Vec<[u8; 3]> {
-    sample_points(frame.rect)
-        .map(|p| frame.rgb_at(p).unwrap_or([0, 0, 0]))
+    let (w, h) = (frame.rect.width as usize, frame.rect.height as usize);
+    let n = GRID as usize;
+    let mut sums = vec![[0u32; 4]; n * n];
+    if w == 0 || h == 0 {
+        return vec![[0, 0, 0]; n * n];
+    }
+    let col_cell: Vec<usize> = (0..w).map(|x| x * n / w).collect();
+    let (ri, bi) = match frame.format {
+        deskpilot_backend::PixelFormat::Bgrx => (2, 0),
+        deskpilot_backend::PixelFormat::Rgba => (0, 2),
+    };
+    for (y, line) in frame.data.chunks_exact(w * 4).take(h).enumerate() {
+        let row = &mut sums[(y * n / h) * n..][..n];
+        for (px, &c) in line.chunks_exact(4).zip(&col_cell) {
+            let s = &mut row[c];
+            s[0] += u32::from(px[ri]);
+            s[1] += u32::from(px[1]);
+            s[2] += u32::from(px[bi]);
+            s[3] += 1;
+        }
+    }
+    sums.iter()
+        .map(|s| {
+            let count = s[3].max(1);
+            [
+                (s[0] / count) as u8,
+                (s[1] / count) as u8,
+                (s[2] / count) as u8,
+            ]
+        })
         .collect()
 }
 
-/// The share of samples of `rect` that moved between `a` and `b`, leaving out samples inside
+/// The share of cells of `rect` that moved between `a` and `b`, leaving out cells touching
 /// `ignore` (the overlay, which may have appeared or gone between the two).
 pub(crate) fn changed_in(rect: Rect, a: &[[u8; 3]], b: &[[u8; 3]], ignore: &[Rect]) -> f64 {
     if ignore.is_empty() {
         return changed(a, b);
     }
-    let keep: Vec<bool> = sample_points(rect)
-        .map(|p| !ignore.iter().any(|g| g.contains(p)))
-        .collect();
+    let keep = |k: usize| {
+        let c = cell(rect, k as u32 % GRID, k as u32 / GRID);
+        !ignore.iter().any(|g| g.intersect(&c).is_some())
+    };
     let pick = |s: &[[u8; 3]]| -> Vec<[u8; 3]> {
         s.iter()
-            .zip(&keep)
-            .map(|(px, k)| if *k { *px } else { [0, 0, 0] })
+            .enumerate()
+            .map(|(k, px)| if keep(k) { *px } else { [0, 0, 0] })
             .collect()
     };
     changed(&pick(a), &pick(b))
 }
 
-/// The share of samples that differ by more than a little (subpixel text rendering and
-/// cursors flicker by a few levels).
+/// The share of cells whose average moved by more than a little.
 pub(crate) fn changed(a: &[[u8; 3]], b: &[[u8; 3]]) -> f64 {
     if a.len() != b.len() {
         return 1.0;
@@ -70,7 +97,7 @@ pub(crate) fn changed(a: &[[u8; 3]], b: &[[u8; 3]]) -> f64 {
     let moved = a
         .iter()
         .zip(b)
-        .filter(|(p, q)| p.iter().zip(q.iter()).any(|(x, y)| x.abs_diff(*y) > 8))
+        .filter(|(p, q)| p.iter().zip(q.iter()).any(|(x, y)| x.abs_diff(*y) > 2))
         .count();
     moved as f64 / a.len().max(1) as f64
 }
@@ -239,7 +266,7 @@ mod tests {
         let r = Rect::new(0, 0, 64, 64);
         let a = vec![[10, 10, 10]; 4096];
         let mut b = a.clone();
-        // The first sample row is the overlay's frame, painted since `a`.
+        // The first cell row is the overlay's frame, painted since `a`.
         for p in b.iter_mut().take(64) {
             *p = [30, 123, 255];
         }
@@ -259,6 +286,26 @@ mod tests {
             *p = [200, 200, 200];
         }
         assert!(changed(&a, &b) >= QUIET_RATIO);
+    }
+
+    #[test]
+    fn a_word_moves_the_signature_and_a_caret_does_not() {
+        let rect = Rect::new(0, 0, 800, 600);
+        let blank = || Frame {
+            rect,
+            format: deskpilot_backend::PixelFormat::Bgrx,
+            data: vec![255; 800 * 600 * 4],
+        };
+        let base = signature(&blank());
+        let mut caret = blank();
+        caret.fill(Rect::new(100, 100, 1, 16), [0, 0, 0]);
+        assert!(changed(&base, &signature(&caret)) < QUIET_RATIO);
+        // Fourteen glyphs of thin strokes: 2 px wide, 10 px tall, every 8 px.
+        let mut word = blank();
+        for k in 0..14 {
+            word.fill(Rect::new(100 + k * 8, 100, 2, 10), [0, 0, 0]);
+        }
+        assert!(changed(&base, &signature(&word)) >= QUIET_RATIO);
     }
 
     #[test]

@@ -305,3 +305,85 @@ async fn zenity_question_answered_by_clicking_image_coordinates() {
     }
     server.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_sees_typing_and_no_change_from_a_click_on_empty_desktop() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+
+    // A click on bare desktop changes nothing. (The overlay appears with this first mutation;
+    // its own pixels are not counted.)
+    let shot = server.call("screenshot", json!({})).await;
+    let desk = ok(&shot)["view"]["capture"].clone();
+    let (x, y) = (
+        desk["x"].as_i64().unwrap() + desk["width"].as_i64().unwrap() - 40,
+        desk["y"].as_i64().unwrap() + desk["height"].as_i64().unwrap() - 40,
+    );
+    let listing = server.call("list_windows", json!({})).await;
+    for w in ok(&listing)["windows"].as_array().unwrap() {
+        let f = &w["frame"];
+        let inside = |v: i64, o: &str, l: &str| {
+            v >= f[o].as_i64().unwrap() && v < f[o].as_i64().unwrap() + f[l].as_i64().unwrap()
+        };
+        assert!(
+            !(inside(x, "x", "width") && inside(y, "y", "height")),
+            "({x}, {y}) is not bare desktop: {w}"
+        );
+    }
+    let r = server
+        .call(
+            "click",
+            json!({ "x": x, "y": y, "coordinates": "physical", "verify": true }),
+        )
+        .await;
+    let s = ok(&r);
+    assert_eq!(s["verify"]["changed"], false, "{}", text(&r));
+    assert_eq!(s["effect"], "suspected_noop", "{}", text(&r));
+    assert!(text(&r).contains("NO visible change"), "{}", text(&r));
+    assert_eq!(r.content.len(), 1, "verify attaches no image");
+
+    // Typing into mousepad changes its window.
+    let file = scratch("verified.txt", None);
+    let app = mousepad(desktop, &file);
+    let pid = app.0.id();
+    let w = window_of(&server, pid).await;
+    ok(&server
+        .call("window", json!({ "action": "focus", "window_id": w["id"] }))
+        .await);
+    let pid_s = pid.to_string();
+    probe_until(desktop, &["text", &pid_s]).await;
+    ok(&server
+        .call("screenshot", json!({ "window_id": w["id"] }))
+        .await);
+    let r = server
+        .call("type_text", json!({ "text": "verified words", "verify": true }))
+        .await;
+    let s = ok(&r);
+    assert_eq!(s["verify"]["changed"], true, "{}", text(&r));
+    assert_eq!(s["effect"], "confirmed");
+    assert!(
+        s["verify"]["target"].as_str().unwrap().contains("Mousepad"),
+        "the screenshot's window is the target: {s}"
+    );
+    assert!(text(&r).contains("Effect: confirmed"), "{}", text(&r));
+    assert_eq!(
+        editor_text(desktop, &pid_s, "verified words").await,
+        "verified words"
+    );
+    // observe: the same verdict plus a fresh screenshot of the window.
+    let r = server
+        .call("type_text", json!({ "text": " seen", "observe": true }))
+        .await;
+    let s = ok(&r);
+    assert_eq!(s["verify"]["changed"], true, "{}", text(&r));
+    assert_eq!(s["observation"]["window"]["id"], w["id"]);
+    assert!(s["observation"]["screenshot_id"].as_u64().is_some());
+    assert!(
+        r.content.iter().any(|c| c.as_image().is_some()),
+        "observe attaches the screenshot"
+    );
+    server.finish().await;
+}
