@@ -8,7 +8,7 @@ use deskpilot_types::{Monitor, Rect, WindowId, WindowInfo};
 
 use crate::Error;
 use crate::coords::{ImageBudget, ViewGeometry};
-use crate::decorate::Pin;
+use crate::decorate::{Decorations, Pin};
 use crate::pipeline::{self, EncodedImage, ImageFormat};
 use crate::registry::{Registry, ScreenshotId, ScreenshotRecord};
 use crate::safety::SafetyConfig;
@@ -76,6 +76,26 @@ pub struct Screenshot {
     /// Things the caller should know (clamped arguments, clipped regions, covered windows).
     pub notes: Vec<String>,
     pub capture_time: Duration,
+    /// Change against the previous capture of the same target, when there was one.
+    pub change: Option<Change>,
+}
+
+/// How a capture differs from the previous capture of the same target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Change {
+    /// At least [`crate::QUIET_RATIO`] of the signature's cells moved.
+    pub changed: bool,
+    /// Share of cells that moved.
+    pub ratio: f64,
+    /// The screenshot the comparison was made against.
+    pub since: ScreenshotId,
+}
+
+/// What a capture's reference signature is kept under: its window, or its rectangle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum RefKey {
+    Window(WindowId),
+    Area(Rect),
 }
 
 /// A zoom request after argument parsing.
@@ -136,6 +156,8 @@ pub struct Engine {
     pub(crate) snapshots: Mutex<crate::tree::Snapshots>,
     buffers: Mutex<Buffers>,
     pub(crate) guard: std::sync::Arc<crate::safety::Guard>,
+    /// The newest signature of every target captured, for `compare`.
+    references: Mutex<std::collections::HashMap<RefKey, (ScreenshotId, Rect, Vec<[u8; 3]>)>>,
 }
 
 /// Pixel buffers kept between screenshots, so a full-screen capture reuses its pages instead
@@ -158,6 +180,7 @@ impl Engine {
             shots: Mutex::new(Registry::default()),
             snapshots: Mutex::new(Default::default()),
             buffers: Mutex::new(Buffers::default()),
+            references: Mutex::new(Default::default()),
         }
     }
 
@@ -193,15 +216,28 @@ impl Engine {
 
     /// Captures, masks, scales and encodes; records the geometry under a new screenshot id.
     pub fn screenshot(&self, request: &ScreenshotRequest) -> Result<Screenshot, Error> {
-        self.screenshot_with_pins(request, &|_| Vec::new())
+        self.screenshot_decorated(request, &|_| Decorations::default())
     }
 
     /// A screenshot with numbered pins drawn on it; `pins` maps the view to pins in image space.
-    /// The pins change only the pixels: geometry and registration are those of a plain screenshot.
     pub fn screenshot_with_pins(
         &self,
         request: &ScreenshotRequest,
         pins: &dyn Fn(&ViewGeometry) -> Vec<Pin>,
+    ) -> Result<Screenshot, Error> {
+        self.screenshot_decorated(request, &|view| Decorations {
+            pins: pins(view),
+            ..Decorations::default()
+        })
+    }
+
+    /// A screenshot with decorations drawn on it; `decorations` maps the view to what to draw
+    /// in image space. They change only the pixels: geometry, registration and the reference
+    /// signature are those of a plain screenshot.
+    pub fn screenshot_decorated(
+        &self,
+        request: &ScreenshotRequest,
+        decorations: &dyn Fn(&ViewGeometry) -> Decorations,
     ) -> Result<Screenshot, Error> {
         let mut notes = Vec::new();
         let desktop = self.desktop.screens.desktop_bounds()?;
@@ -290,8 +326,13 @@ impl Engine {
         }
         let pin = window.as_ref().map(|w: &WindowInfo| (w.id, w.pid, w.frame));
         let format = request.format.unwrap_or(self.config.format);
-        let (id, view, image, masked_regions, capture_time) =
-            self.capture_view(rect, |r| ViewGeometry::fit(r, budget), pin, format, pins)?;
+        let (id, view, image, masked_regions, capture_time, change) = self.capture_view(
+            rect,
+            |r| ViewGeometry::fit(r, budget),
+            pin,
+            format,
+            decorations,
+        )?;
         Ok(Screenshot {
             id,
             view,
@@ -300,18 +341,31 @@ impl Engine {
             masked_regions,
             notes,
             capture_time,
+            change,
         })
     }
 
-    /// Captures `rect`, masks, scales to `geometry(rect)`, encodes and registers it.
+    /// Captures `rect`, masks, scales to `geometry(rect)`, decorates, encodes and registers it;
+    /// the undecorated, masked frame becomes its target's reference signature.
+    #[allow(clippy::type_complexity)]
     fn capture_view(
         &self,
         rect: Rect,
         geometry: impl FnOnce(Rect) -> ViewGeometry,
         pin: Option<(WindowId, Option<u32>, Rect)>,
         format: ImageFormat,
-        pins: &dyn Fn(&ViewGeometry) -> Vec<Pin>,
-    ) -> Result<(ScreenshotId, ViewGeometry, EncodedImage, usize, Duration), Error> {
+        decorations: &dyn Fn(&ViewGeometry) -> Decorations,
+    ) -> Result<
+        (
+            ScreenshotId,
+            ViewGeometry,
+            EncodedImage,
+            usize,
+            Duration,
+            Option<Change>,
+        ),
+        Error,
+    > {
         if self.config.safety.overlay == crate::safety::OverlayMode::Always {
             self.arm(false);
         }
@@ -324,7 +378,8 @@ impl Engine {
         let capture_time = started.elapsed();
         let masked_regions = pipeline::apply_masks(&mut frame, &self.config.mask_regions);
         let view = geometry(frame.rect);
-        let image = pipeline::encode(&frame, &view, format, &mut pool.scaled, &pins(&view));
+        let signature = crate::verify::signature(&frame);
+        let image = pipeline::encode(&frame, &view, format, &mut pool.scaled, &decorations(&view));
         pool.frame = frame.data;
         *self.buffers.lock().unwrap_or_else(|e| e.into_inner()) = pool;
         let image = image?;
@@ -333,6 +388,26 @@ impl Engine {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(view, pin);
+        let key = match pin {
+            Some((window, _, _)) => RefKey::Window(window),
+            None => RefKey::Area(view.capture),
+        };
+        let overlay = self.desktop.overlay.regions();
+        let previous = self
+            .references
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, (id, view.capture, signature.clone()));
+        let change = previous
+            .filter(|(_, r, _)| *r == view.capture)
+            .map(|(since, r, old)| {
+                let ratio = crate::verify::changed_in(r, &old, &signature, &overlay);
+                Change {
+                    changed: ratio >= crate::verify::QUIET_RATIO,
+                    ratio,
+                    since,
+                }
+            });
         tracing::debug!(
             id,
             capture_ms = capture_time.as_secs_f64() * 1e3,
@@ -341,7 +416,7 @@ impl Engine {
             bytes = image.bytes.len(),
             "screenshot"
         );
-        Ok((id, view, image, masked_regions, capture_time))
+        Ok((id, view, image, masked_regions, capture_time, change))
     }
 
     /// A closer look at part of a screenshot: the physical pixels behind an image-space
@@ -390,8 +465,10 @@ impl Engine {
             )
         };
         let format = request.format.unwrap_or(self.config.format);
-        let (id, view, image, masked_regions, capture_time) =
-            self.capture_view(rect, geometry, source.window, format, &|_| Vec::new())?;
+        let (id, view, image, masked_regions, capture_time, change) =
+            self.capture_view(rect, geometry, source.window, format, &|_| {
+                Decorations::default()
+            })?;
         if view.scale < source.view.scale {
             notes.push(format!(
                 "the region is too large to show closer than the source within the image budget (scale {:.3})",
@@ -406,6 +483,7 @@ impl Engine {
             masked_regions,
             notes,
             capture_time,
+            change,
         })
     }
 

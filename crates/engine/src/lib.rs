@@ -32,11 +32,11 @@ mod wait;
 mod window;
 
 pub use clipboard::MAX_CLIPBOARD_BYTES;
-pub use decorate::Pin;
+pub use decorate::{Decorations, Pin};
 pub use element::{ElementOp, ElementOutcome};
 pub use engine::{
-    CaptureTarget, Engine, EngineConfig, Screenshot, ScreenshotRequest, StatusReport, WindowFilter,
-    ZoomRequest,
+    CaptureTarget, Change, Engine, EngineConfig, Screenshot, ScreenshotRequest, StatusReport,
+    WindowFilter, ZoomRequest,
 };
 pub use error::Error;
 pub use find::{Candidate, FindRequest, fold};

@@ -13,7 +13,7 @@ use fast_image_resize as fr;
 
 use crate::Error;
 use crate::coords::ViewGeometry;
-use crate::decorate::{Canvas, Pin};
+use crate::decorate::{Canvas, Decorations};
 
 /// How an image is encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +67,7 @@ pub fn apply_masks(frame: &mut Frame, masks: &[Rect]) -> usize {
     painted
 }
 
-/// Scales `frame` to `view`'s image size, draws `pins` on the scaled pixels and encodes it.
+/// Scales `frame` to `view`'s image size, draws `decorations` on the scaled pixels and encodes it.
 ///
 /// `scratch` holds the scaled pixels; pass the same vector every time so its pages are reused.
 pub fn encode(
@@ -75,11 +75,11 @@ pub fn encode(
     view: &ViewGeometry,
     format: ImageFormat,
     scratch: &mut Vec<u8>,
-    pins: &[Pin],
+    decorations: &Decorations,
 ) -> Result<EncodedImage, Error> {
     let (w, h) = (frame.rect.width, frame.rect.height);
     let started = Instant::now();
-    let pixels: &[u8] = if (view.width, view.height) == (w, h) && pins.is_empty() {
+    let pixels: &[u8] = if (view.width, view.height) == (w, h) && decorations.is_empty() {
         &frame.data
     } else if (view.width, view.height) == (w, h) {
         // Pins are drawn on a copy: the frame buffer stays as captured.
@@ -112,18 +112,16 @@ pub fn encode(
         *scratch = dst.into_vec();
         scratch
     };
-    let pixels: &[u8] = if pins.is_empty() {
+    let pixels: &[u8] = if decorations.is_empty() {
         pixels
     } else {
-        let mut canvas = Canvas {
+        Canvas {
             data: scratch,
             width: view.width,
             height: view.height,
             format: frame.format,
-        };
-        for pin in pins {
-            canvas.pin(pin);
         }
+        .decorate(decorations);
         scratch
     };
     let resize_time = started.elapsed();
@@ -241,7 +239,7 @@ mod tests {
             &view,
             ImageFormat::Jpeg { quality: 80 },
             &mut Vec::new(),
-            &[],
+            &Decorations::default(),
         )
         .unwrap();
         let (w, h, px) = decode_jpeg(&img.bytes);
@@ -267,7 +265,14 @@ mod tests {
     fn png_is_lossless_at_scale_one() {
         let f = frame(Rect::new(0, 0, 64, 32));
         let view = ViewGeometry::fit(f.rect, ImageBudget::default());
-        let img = encode(&f, &view, ImageFormat::Png, &mut Vec::new(), &[]).unwrap();
+        let img = encode(
+            &f,
+            &view,
+            ImageFormat::Png,
+            &mut Vec::new(),
+            &Decorations::default(),
+        )
+        .unwrap();
         let decoder = png::Decoder::new(std::io::Cursor::new(img.bytes));
         let mut reader = decoder.read_info().unwrap();
         let mut buf = vec![0; reader.output_buffer_size().unwrap()];

@@ -359,7 +359,10 @@ async fn verify_sees_typing_and_no_change_from_a_click_on_empty_desktop() {
         .call("screenshot", json!({ "window_id": w["id"] }))
         .await);
     let r = server
-        .call("type_text", json!({ "text": "verified words", "verify": true }))
+        .call(
+            "type_text",
+            json!({ "text": "verified words", "verify": true }),
+        )
         .await;
     let s = ok(&r);
     assert_eq!(s["verify"]["changed"], true, "{}", text(&r));

@@ -378,3 +378,119 @@ async fn configured_masks_and_defaults_apply_and_bad_values_only_warn() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grid_labels_are_clickable_and_decorations_never_count_as_change() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let painted = PaintedWindow::open(
+        desktop.display(),
+        "deskpilot grid",
+        500,
+        200,
+        400,
+        300,
+        (300, 200, 20),
+    );
+    painted.listen();
+    let w = harness::listed(&server, "deskpilot grid", "deskpilot grid").await;
+    painted.raise();
+    let plain = server
+        .call(
+            "screenshot",
+            json!({ "window_id": w["id"], "format": "png", "compare": true }),
+        )
+        .await;
+    let s = ok(&plain).clone();
+    let scale = s["view"]["scale"].as_f64().unwrap();
+    assert_eq!(scale, 1.0);
+    // Window pixel (100, 100) of the client area, in this image's space.
+    let (ox, oy) = painted.client_origin();
+    let cap = &s["view"]["capture"];
+    let (gx, gy) = (
+        ox as i64 + 100 - cap["x"].as_i64().unwrap(),
+        oy as i64 + 100 - cap["y"].as_i64().unwrap(),
+    );
+    // A grid whose lines pass through that point; the mark sits on it; the rest is dimmed.
+    let r = server
+        .call(
+            "screenshot",
+            json!({
+                "window_id": w["id"], "format": "png", "compare": true,
+                "grid_step": gx, "mark": { "x": gx + 60, "y": gy + 40 },
+                "dim": { "x": 0, "y": 0, "width": gx + 120, "height": gy + 120 },
+            }),
+        )
+        .await;
+    let d = ok(&r).clone();
+    assert_eq!(
+        d["change"]["changed"],
+        false,
+        "the decorations are not a change: {}",
+        text(&r)
+    );
+    let img = image(&r);
+    let base = image(&plain);
+    assert_eq!(
+        rgb_at(&img, gx as u32, gy as u32 + 30),
+        [0, 200, 255],
+        "grid line"
+    );
+    assert_eq!(
+        rgb_at(&img, gx as u32 + 60, gy as u32 + 40),
+        [255, 0, 200],
+        "mark"
+    );
+    let far = (img.0 - 5, img.1 - 5);
+    let dark = rgb_at(&img, far.0, far.1);
+    let orig = rgb_at(&base, far.0, far.1);
+    assert!(
+        dark.iter()
+            .zip(orig)
+            .all(|(d, o)| *d as u32 <= o as u32 * 40 / 100 + 1),
+        "dimmed outside: {dark:?} vs {orig:?}"
+    );
+    // The grid's coordinates are the image's: click where two lines cross.
+    let r = server
+        .call(
+            "click",
+            json!({ "x": gx, "y": gy, "screenshot_id": d["screenshot_id"] }),
+        )
+        .await;
+    ok(&r);
+    let presses = wait_for(Duration::from_secs(5), "the click", || async {
+        let p = painted.presses();
+        (!p.is_empty()).then_some(p)
+    })
+    .await;
+    assert_eq!((presses[0].x, presses[0].y), (100, 100), "{presses:?}");
+    // A real change is one.
+    painted.move_to(520, 220);
+    wait_for(Duration::from_secs(5), "the window to move", || async {
+        (painted.client_origin() != (ox, oy)).then_some(())
+    })
+    .await;
+    let r = server
+        .call(
+            "screenshot",
+            json!({ "region": { "x": 480, "y": 180, "width": 480, "height": 380 }, "compare": true }),
+        )
+        .await;
+    assert!(ok(&r)["change"].is_null(), "a new area has no reference");
+    painted.move_to(500, 200);
+    let r = wait_for(Duration::from_secs(5), "a visible change", || async {
+        let r = server
+            .call(
+                "screenshot",
+                json!({ "region": { "x": 480, "y": 180, "width": 480, "height": 380 }, "compare": true }),
+            )
+            .await;
+        (ok(&r)["change"]["changed"] == true).then_some(r)
+    })
+    .await;
+    assert!(text(&r).contains("changed"), "{}", text(&r));
+    server.finish().await;
+}

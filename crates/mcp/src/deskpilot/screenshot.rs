@@ -3,7 +3,7 @@
 use base64::Engine as _;
 use deskpilot_engine::pipeline::ImageFormat;
 use deskpilot_engine::{
-    CaptureTarget, Error, Screenshot, ScreenshotRequest, WindowRef, ZoomRequest,
+    CaptureTarget, Decorations, Error, Screenshot, ScreenshotRequest, WindowRef, ZoomRequest,
 };
 use deskpilot_types::{Rect, WindowId};
 use rmcp::handler::server::wrapper::Parameters;
@@ -54,6 +54,29 @@ pub struct ScreenshotArgs {
     /// "jpeg" (default, quality 80) or "png" (lossless, larger).
     #[serde(default)]
     pub format: Option<FormatArg>,
+    /// Draw a labelled coordinate grid; labels are image pixels, so they can be fed straight back to click.
+    #[serde(default)]
+    pub grid: bool,
+    /// Grid spacing in image pixels (default about a tenth of the width, rounded to 50).
+    #[serde(default, alias = "gridStep")]
+    pub grid_step: u32,
+    /// Draw a crosshair at this image point ("this is where the next click lands").
+    #[serde(default)]
+    pub mark: Option<PointArg>,
+    /// Darken everything outside this image rectangle.
+    #[serde(default)]
+    pub dim: Option<RegionArg>,
+    /// Report whether this capture differs from the previous capture of the same target (window or area).
+    #[serde(default)]
+    pub compare: bool,
+}
+
+/// A point in image pixels.
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PointArg {
+    pub x: i32,
+    pub y: i32,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -149,13 +172,30 @@ impl DeskpilotServer {
         };
         let engine = self.engine();
         let title_match = args.title_match.clone();
+        let (grid, grid_step) = (args.grid || args.grid_step != 0, args.grid_step);
+        let mark = args.mark.map(|p| (p.x, p.y));
+        let dim = args.dim.map(|r| (r.x, r.y, r.width, r.height));
         let shot = match render::blocking(DESKTOP_TIMEOUT, "screenshot", move || {
             let mut request = request;
             if !title_match.is_empty() {
                 let w = engine.resolve_window(&WindowRef::TitleMatch(title_match))?;
                 request.target = CaptureTarget::Window(w.id);
             }
-            engine.screenshot(&request).map(|s| (s, request.target))
+            let decorations = |view: &deskpilot_engine::coords::ViewGeometry| Decorations {
+                grid: grid.then(|| {
+                    if grid_step == 0 {
+                        Decorations::default_grid_step(view.width)
+                    } else {
+                        grid_step
+                    }
+                }),
+                mark,
+                dim,
+                ..Decorations::default()
+            };
+            engine
+                .screenshot_decorated(&request, &decorations)
+                .map(|s| (s, request.target))
         })
         .await
         {
@@ -174,7 +214,53 @@ impl DeskpilotServer {
             (None, CaptureTarget::Region(_)) => "region".to_string(),
             _ => "the screen".to_string(),
         };
-        image_result("Screenshot", &shot, &what)
+        let mut result = image_result("Screenshot", &shot, &what);
+        if grid || mark.is_some() || dim.is_some() {
+            let drawn: Vec<&str> = [
+                grid.then_some("a grid labelled in image pixels"),
+                mark.map(|_| "a crosshair mark"),
+                dim.map(|_| "dimming outside the given rectangle"),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            append_text(
+                &mut result,
+                &format!(
+                    "Drawn on the image: {} (not part of the screen; compare and verify ignore it).",
+                    drawn.join(", ")
+                ),
+            );
+        }
+        if args.compare {
+            let (line, change) = match shot.change {
+                Some(c) => (
+                    if c.changed {
+                        format!(
+                            "Compared with screenshot {}: changed ({:.1} % of the signature's cells moved).",
+                            c.since,
+                            c.ratio * 100.0
+                        )
+                    } else {
+                        format!(
+                            "Compared with screenshot {}: NO visible change ({:.1} % of cells moved).",
+                            c.since,
+                            c.ratio * 100.0
+                        )
+                    },
+                    json!({ "changed": c.changed, "ratio": c.ratio, "since_screenshot_id": c.since }),
+                ),
+                None => (
+                    "Compare: no earlier capture of this exact target to compare with.".to_string(),
+                    serde_json::Value::Null,
+                ),
+            };
+            append_text(&mut result, &line);
+            if let Some(s) = result.structured_content.as_mut() {
+                s["change"] = change;
+            }
+        }
+        result
     }
 
     /// Look closer: re-capture a rectangle read off the last screenshot (or screenshot_id) at native resolution
@@ -203,6 +289,13 @@ impl DeskpilotServer {
             Ok(shot) => image_result("Zoom", &shot, "a zoomed region"),
             Err(e) => render::error(&e),
         }
+    }
+}
+
+fn append_text(result: &mut CallToolResult, line: &str) {
+    if let Some(ContentBlock::Text(t)) = result.content.first_mut() {
+        t.text.push('\n');
+        t.text.push_str(line);
     }
 }
 
