@@ -101,3 +101,53 @@ async fn wait_for_windows_stillness_and_change() {
     assert_eq!(error_code(&r), "INVALID_ARGUMENT");
     server.finish().await;
 }
+
+/// A client that records the progress notifications it receives.
+#[derive(Default)]
+struct Progress(std::sync::Mutex<Vec<rmcp::model::ProgressNotificationParam>>);
+
+impl rmcp::ClientHandler for Progress {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(params);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_waits_report_progress() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = harness::serve_with(Some(desktop), &[], &[], Progress::default()).await;
+    // rmcp's client puts a progress token on every request it sends.
+    let r = server
+        .call(
+            "wait_for",
+            json!({ "wait_kind": "window", "text": "deskpilot never shows", "timeout_ms": 2600 }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "WAIT_TIMEOUT");
+    let seen = server.client.service().0.lock().unwrap().clone();
+    assert!(seen.len() >= 2, "one notification a second: {seen:?}");
+    assert!(
+        seen.iter()
+            .all(|p| p.progress_token == seen[0].progress_token
+                && p.total == Some(2600.0)
+                && p.message.as_deref().is_some_and(|m| m.contains("window"))),
+        "{seen:?}"
+    );
+    assert!(
+        seen.windows(2).all(|w| w[0].progress < w[1].progress),
+        "progress grows: {seen:?}"
+    );
+    server.client.service().0.lock().unwrap().clear();
+    ok(&server.call("wait", json!({ "seconds": 1.5 })).await);
+    let seen = server.client.service().0.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].total, Some(1500.0));
+    server.finish().await;
+}

@@ -12,6 +12,9 @@ use serde_json::json;
 use super::DeskpilotServer;
 use super::elements::window_ref;
 use crate::render;
+use rmcp::RoleServer;
+use rmcp::model::ProgressNotificationParam;
+use rmcp::service::RequestContext;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -60,6 +63,40 @@ fn half_second() -> u64 {
     500
 }
 
+/// How often a long wait reports progress.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// Awaits `work`, sending `notifications/progress` every second when the caller asked for
+/// progress (a `progressToken` in the request's `_meta`): elapsed and total milliseconds.
+async fn with_progress<T>(
+    context: &RequestContext<RoleServer>,
+    total: Duration,
+    what: &str,
+    work: impl Future<Output = T>,
+) -> T {
+    let Some(token) = context.meta.get_progress_token() else {
+        return work.await;
+    };
+    let started = std::time::Instant::now();
+    tokio::pin!(work);
+    let mut tick =
+        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            _ = tick.tick() => {
+                let elapsed = started.elapsed().min(total);
+                let note = ProgressNotificationParam::new(token.clone(), elapsed.as_millis() as f64)
+                    .with_total(total.as_millis() as f64)
+                    .with_message(format!("{what}: {} of {} ms", elapsed.as_millis(), total.as_millis()));
+                if let Err(e) = context.peer.notify_progress(note).await {
+                    tracing::debug!("progress notification not sent: {e}");
+                }
+            }
+        }
+    }
+}
+
 #[tool_router(router = wait_router, vis = "pub(crate)")]
 impl DeskpilotServer {
     /// Wait a number of seconds (0–30) without touching anything.
@@ -73,13 +110,18 @@ impl DeskpilotServer {
             open_world_hint = false
         )
     )]
-    pub async fn wait(&self, Parameters(a): Parameters<WaitArgs>) -> CallToolResult {
+    pub async fn wait(
+        &self,
+        Parameters(a): Parameters<WaitArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         if !(0.0..=30.0).contains(&a.seconds) {
             return render::error(&Error::InvalidArgument {
                 message: format!("seconds {} must be 0–30", a.seconds),
             });
         }
-        tokio::time::sleep(Duration::from_secs_f64(a.seconds)).await;
+        let length = Duration::from_secs_f64(a.seconds);
+        with_progress(&context, length, "waiting", tokio::time::sleep(length)).await;
         let mut r =
             CallToolResult::success(vec![ContentBlock::text(format!("Waited {} s.", a.seconds))]);
         r.structured_content = Some(json!({ "waited_ms": (a.seconds * 1000.0).round() }));
@@ -100,7 +142,11 @@ impl DeskpilotServer {
             open_world_hint = false
         )
     )]
-    pub async fn wait_for(&self, Parameters(a): Parameters<WaitForArgs>) -> CallToolResult {
+    pub async fn wait_for(
+        &self,
+        Parameters(a): Parameters<WaitForArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         let window = if a.window_id == 0 && a.title_match.trim().is_empty() {
             None
         } else {
@@ -142,7 +188,10 @@ impl DeskpilotServer {
         };
         let engine = self.engine();
         let budget = MAX_WAIT + Duration::from_secs(10);
-        match render::blocking(budget, "wait_for", move || engine.wait_for(&request)).await {
+        let total = Duration::from_millis(a.timeout_ms);
+        let waiting = render::blocking(budget, "wait_for", move || engine.wait_for(&request));
+        let what = format!("waiting for {}", a.wait_kind.trim().to_ascii_lowercase());
+        match with_progress(&context, total, &what, waiting).await {
             Ok(o) => {
                 let mut text = format!(
                     "{} after {} ms ({} {}).",
