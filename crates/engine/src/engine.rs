@@ -91,6 +91,24 @@ pub struct Change {
     pub since: ScreenshotId,
 }
 
+/// The newest signature of one capture target.
+#[derive(Debug)]
+struct Reference {
+    id: ScreenshotId,
+    rect: Rect,
+    signature: Vec<[u8; 3]>,
+}
+
+/// One capture, encoded and registered.
+struct Captured {
+    id: ScreenshotId,
+    view: ViewGeometry,
+    image: EncodedImage,
+    masked_regions: usize,
+    capture_time: Duration,
+    change: Option<Change>,
+}
+
 /// What a capture's reference signature is kept under: its window, or its rectangle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum RefKey {
@@ -157,7 +175,7 @@ pub struct Engine {
     buffers: Mutex<Buffers>,
     pub(crate) guard: std::sync::Arc<crate::safety::Guard>,
     /// The newest signature of every target captured, for `compare`.
-    references: Mutex<std::collections::HashMap<RefKey, (ScreenshotId, Rect, Vec<[u8; 3]>)>>,
+    references: Mutex<std::collections::HashMap<RefKey, Reference>>,
 }
 
 /// Pixel buffers kept between screenshots, so a full-screen capture reuses its pages instead
@@ -326,7 +344,7 @@ impl Engine {
         }
         let pin = window.as_ref().map(|w: &WindowInfo| (w.id, w.pid, w.frame));
         let format = request.format.unwrap_or(self.config.format);
-        let (id, view, image, masked_regions, capture_time, change) = self.capture_view(
+        let c = self.capture_view(
             rect,
             |r| ViewGeometry::fit(r, budget),
             pin,
@@ -334,20 +352,19 @@ impl Engine {
             decorations,
         )?;
         Ok(Screenshot {
-            id,
-            view,
-            image,
+            id: c.id,
+            view: c.view,
+            image: c.image,
             window,
-            masked_regions,
+            masked_regions: c.masked_regions,
             notes,
-            capture_time,
-            change,
+            capture_time: c.capture_time,
+            change: c.change,
         })
     }
 
     /// Captures `rect`, masks, scales to `geometry(rect)`, decorates, encodes and registers it;
     /// the undecorated, masked frame becomes its target's reference signature.
-    #[allow(clippy::type_complexity)]
     fn capture_view(
         &self,
         rect: Rect,
@@ -355,17 +372,7 @@ impl Engine {
         pin: Option<(WindowId, Option<u32>, Rect)>,
         format: ImageFormat,
         decorations: &dyn Fn(&ViewGeometry) -> Decorations,
-    ) -> Result<
-        (
-            ScreenshotId,
-            ViewGeometry,
-            EncodedImage,
-            usize,
-            Duration,
-            Option<Change>,
-        ),
-        Error,
-    > {
+    ) -> Result<Captured, Error> {
         if self.config.safety.overlay == crate::safety::OverlayMode::Always {
             self.arm(false);
         }
@@ -397,17 +404,22 @@ impl Engine {
             .references
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(key, (id, view.capture, signature.clone()));
-        let change = previous
-            .filter(|(_, r, _)| *r == view.capture)
-            .map(|(since, r, old)| {
-                let ratio = crate::verify::changed_in(r, &old, &signature, &overlay);
-                Change {
-                    changed: ratio >= crate::verify::QUIET_RATIO,
-                    ratio,
-                    since,
-                }
-            });
+            .insert(
+                key,
+                Reference {
+                    id,
+                    rect: view.capture,
+                    signature: signature.clone(),
+                },
+            );
+        let change = previous.filter(|old| old.rect == view.capture).map(|old| {
+            let ratio = crate::verify::changed_in(old.rect, &old.signature, &signature, &overlay);
+            Change {
+                changed: ratio >= crate::verify::QUIET_RATIO,
+                ratio,
+                since: old.id,
+            }
+        });
         tracing::debug!(
             id,
             capture_ms = capture_time.as_secs_f64() * 1e3,
@@ -416,7 +428,14 @@ impl Engine {
             bytes = image.bytes.len(),
             "screenshot"
         );
-        Ok((id, view, image, masked_regions, capture_time, change))
+        Ok(Captured {
+            id,
+            view,
+            image,
+            masked_regions,
+            capture_time,
+            change,
+        })
     }
 
     /// A closer look at part of a screenshot: the physical pixels behind an image-space
@@ -465,10 +484,10 @@ impl Engine {
             )
         };
         let format = request.format.unwrap_or(self.config.format);
-        let (id, view, image, masked_regions, capture_time, change) =
-            self.capture_view(rect, geometry, source.window, format, &|_| {
-                Decorations::default()
-            })?;
+        let c = self.capture_view(rect, geometry, source.window, format, &|_| {
+            Decorations::default()
+        })?;
+        let view = c.view;
         if view.scale < source.view.scale {
             notes.push(format!(
                 "the region is too large to show closer than the source within the image budget (scale {:.3})",
@@ -476,14 +495,14 @@ impl Engine {
             ));
         }
         Ok(Screenshot {
-            id,
+            id: c.id,
             view,
-            image,
+            image: c.image,
             window,
-            masked_regions,
+            masked_regions: c.masked_regions,
             notes,
-            capture_time,
-            change,
+            capture_time: c.capture_time,
+            change: c.change,
         })
     }
 
