@@ -212,6 +212,7 @@ fn launch_result(o: LaunchOutcome, wait: Duration) -> CallToolResult {
     let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
     r.structured_content = Some(json!({
         "action": "launch",
+        "route": "process",
         "command": o.command,
         "pid": o.pid,
         "window": o.windows.first().or(o.other_windows.first()),
@@ -366,7 +367,7 @@ impl DeskpilotServer {
                     "Put {length} characters on the clipboard (the previous content is replaced). Paste with press_key [\"ctrl\",\"v\"]."
                 ))]);
                 r.structured_content = Some(
-                    json!({ "action": "clipboard_write", "length": length, "effect": "confirmed" }),
+                    json!({ "action": "clipboard_write", "route": "clipboard", "length": length, "effect": "confirmed" }),
                 );
                 r
             }
