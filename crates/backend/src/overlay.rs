@@ -57,6 +57,8 @@ pub trait Overlay: Send + Sync {
     fn pid(&self) -> Option<u32> {
         None
     }
+    /// Takes the indicator down for good (the server is stopping): what follows is no death.
+    fn shutdown(&self) {}
 }
 
 /// For platforms (and deployments) without an indicator: nothing is ever shown, so no Esc is

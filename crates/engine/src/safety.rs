@@ -459,6 +459,11 @@ impl Engine {
         Ok(Some(stop))
     }
 
+    /// Takes the overlay down for good; call when the server stops, before its display goes.
+    pub fn shutdown(&self) {
+        self.desktop.overlay.shutdown();
+    }
+
     /// Installs who asks the human when `requireApproval` is on.
     pub fn set_approver(&self, approver: Arc<dyn Approver>) {
         *self

@@ -285,10 +285,21 @@ impl Overlay for X11Overlay {
     fn pid(&self) -> Option<u32> {
         lock(&self.child).as_ref().map(|r| r.child.id())
     }
+
+    fn shutdown(&self) {
+        self.shared.visible.store(false, Ordering::SeqCst);
+        self.stop_child();
+    }
 }
 
 impl Drop for X11Overlay {
     fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl X11Overlay {
+    fn stop_child(&self) {
         if let Some(mut running) = lock(&self.child).take() {
             running.expected_exit.store(true, Ordering::SeqCst);
             drop(running.stdin);

@@ -109,6 +109,11 @@ impl DeskpilotServer {
     pub(crate) fn engine(&self) -> Arc<Engine> {
         self.engine.clone()
     }
+
+    /// The engine behind this server, for whoever runs it (to shut it down).
+    pub fn engine_handle(&self) -> Arc<Engine> {
+        self.engine.clone()
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
