@@ -2,16 +2,19 @@
 
 Starts `deskpilot serve --virtual-display` (its own headless desktop) over stdio, performs the
 handshake, lists tools and calls list_windows, screenshot and status, asserting on what comes
-back. Exits non-zero on any failure.
+back. Then, with `requireApproval = "mutating"`, answers deskpilot's approval question through the
+SDK's elicitation callback (decline, then accept). Exits non-zero on any failure.
 
 Usage: python mcp_smoke.py /path/to/deskpilot
 """
 
 import asyncio
 import base64
+import os
 import sys
+import tempfile
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 
@@ -48,7 +51,38 @@ async def main(binary: str) -> None:
             missing = await session.call_tool("screenshot", {"window_id": 12345})
             assert missing.is_error
             assert missing.structured_content["error"]["code"] == "WINDOW_NOT_FOUND"
+
+    await approval(binary)
     print("python mcp smoke: ok")
+
+
+async def approval(binary: str) -> None:
+    """deskpilot asks before a mutating action; only an accept lets it run."""
+    answers = ["decline", "accept"]
+    asked = []
+
+    async def elicit(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action=answers.pop(0), content={} if not answers else None)
+
+    with tempfile.TemporaryDirectory() as d:
+        config = os.path.join(d, "config.toml")
+        with open(config, "w") as f:
+            f.write('requireApproval = "mutating"\n')
+        params = StdioServerParameters(
+            command=binary, args=["serve", "--virtual-display", "--config", config]
+        )
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write, elicitation_callback=elicit) as session:
+                await session.initialize()
+                move = {"x": 20, "y": 20, "coordinates": "physical"}
+                denied = await session.call_tool("move_cursor", move)
+                assert denied.is_error, denied
+                assert denied.structured_content["error"]["code"] == "APPROVAL_DENIED", denied
+                moved = await session.call_tool("move_cursor", move)
+                assert not moved.is_error, moved
+                assert moved.structured_content["receipt"]["x"] == 20, moved.structured_content
+    assert len(asked) == 2 and "move the pointer to (20, 20)" in asked[0], asked
 
 
 if __name__ == "__main__":

@@ -815,6 +815,34 @@ async fn input_runs(
         times,
         note: format!("two disjoint 20-character texts in turn; {landed}"),
     });
+    // verify: the screen is sampled before and after; the typed text must read as a change.
+    let mut times = Vec::new();
+    let mut changed = 0;
+    let calls = n.min(20);
+    for _ in 0..calls {
+        let started = Instant::now();
+        let r = call(
+            "type_text",
+            serde_json::json!({ "text": "verify me ", "verify": true }),
+        )
+        .await?;
+        times.push(started.elapsed());
+        anyhow::ensure!(r.is_error != Some(true), "type_text failed: {r:?}");
+        if r.structured_content
+            .as_ref()
+            .map(|s| s["verify"]["changed"] == true)
+            == Some(true)
+        {
+            changed += 1;
+        }
+    }
+    out.push(Sample {
+        name: "deskpilot type 10 chars + verify via MCP".into(),
+        times,
+        note: format!(
+            "actionDelayMs 60, then before/after signatures of the screen; {changed}/{calls} verdicts \"changed\""
+        ),
+    });
     Ok(out)
 }
 
