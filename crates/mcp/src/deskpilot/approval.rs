@@ -44,12 +44,22 @@ impl Approver for ElicitationApprover {
         options.timeout = Some(timeout);
         let peer = self.peer.clone();
         let answer = self.runtime.block_on(async move {
-            peer.send_request_with_option(request, options)
-                .await?
-                .await_response()
-                .await
+            // A request that cannot even be sent (a stateless protocol, a closed client) means
+            // nobody can be asked; one sent but not answered in time is a "no".
+            let pending = match peer.send_request_with_option(request, options).await {
+                Ok(p) => p,
+                Err(e) => {
+                    return Err(Approval::Unavailable(format!(
+                        "the question could not be sent: {e}"
+                    )));
+                }
+            };
+            pending.await_response().await.map_err(|e| {
+                Approval::Declined(format!("no answer within {} s ({e})", timeout.as_secs()))
+            })
         });
         match answer {
+            Err(outcome) => outcome,
             Ok(ClientResult::ElicitResult(r)) => match r.action {
                 ElicitationAction::Accept => Approval::Accepted,
                 ElicitationAction::Decline => Approval::Declined("declined".to_string()),
@@ -57,7 +67,6 @@ impl Approver for ElicitationApprover {
                 other => Approval::Declined(format!("{other:?}")),
             },
             Ok(other) => Approval::Declined(format!("unexpected answer {other:?}")),
-            Err(e) => Approval::Declined(format!("no answer within {} s ({e})", timeout.as_secs())),
         }
     }
 }
