@@ -83,7 +83,7 @@ pub struct Screenshot {
 /// How a capture differs from the previous capture of the same target.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Change {
-    /// At least [`crate::QUIET_RATIO`] of the signature's cells moved.
+    /// More than a caret's worth of the signature's cells moved.
     pub changed: bool,
     /// Share of cells that moved.
     pub ratio: f64,
@@ -96,7 +96,7 @@ pub struct Change {
 struct Reference {
     id: ScreenshotId,
     rect: Rect,
-    signature: Vec<[u8; 3]>,
+    signature: crate::verify::Signature,
 }
 
 /// One capture, encoded and registered.
@@ -413,10 +413,10 @@ impl Engine {
                 },
             );
         let change = previous.filter(|old| old.rect == view.capture).map(|old| {
-            let ratio = crate::verify::changed_in(old.rect, &old.signature, &signature, &overlay);
+            let d = crate::verify::difference(&old.signature, &signature, &overlay);
             Change {
-                changed: ratio >= crate::verify::QUIET_RATIO,
-                ratio,
+                changed: d.changed,
+                ratio: d.ratio,
                 since: old.id,
             }
         });

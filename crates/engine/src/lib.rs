@@ -49,6 +49,6 @@ pub use safety::{
     OverlayMode, RESUME_COOLDOWN, SafetyConfig, Stop, StopReason,
 };
 pub use tree::{Element, Snapshot, TREE_TIMEOUT, TreeRequest, line as tree_line, parse_token};
-pub use verify::{Before, QUIET_RATIO, SETTLE, Verdict, VerifyTarget};
+pub use verify::{Before, Difference, SETTLE, Verdict, VerifyTarget};
 pub use wait::{MAX_WAIT, WaitKind, WaitOutcome, WaitRequest};
 pub use window::{WindowAction, WindowOutcome, WindowRef, describe_state};

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use deskpilot_types::Rect;
 
 use crate::tree::TreeRequest;
-use crate::verify::{QUIET_RATIO, changed_in};
+use crate::verify::{Signature, difference};
 use crate::{Engine, Error, WindowRef};
 
 /// Longest `timeout` a wait accepts.
@@ -180,7 +180,7 @@ impl Engine {
         };
         // One frame buffer for the whole wait: a full screen is megabytes per capture.
         let mut buffer = Vec::new();
-        let mut capture = |engine: &Engine, r: Rect| -> Result<Vec<[u8; 3]>, Error> {
+        let mut capture = |engine: &Engine, r: Rect| -> Result<Signature, Error> {
             engine.sample(r, &mut buffer)
         };
         let mut previous = capture(self, rect(self)?)?;
@@ -192,10 +192,11 @@ impl Engine {
             let r = rect(self)?;
             let now_sig = capture(self, r)?;
             frames += 1;
-            let ratio = changed_in(r, &previous, &now_sig, &self.desktop.overlay.regions());
+            let d = difference(&previous, &now_sig, &self.desktop.overlay.regions());
+            let ratio = d.ratio;
             previous = now_sig;
             ratios.push(ratio);
-            if ratio >= QUIET_RATIO {
+            if d.changed {
                 quiet_since = Instant::now();
             }
             if quiet_since.elapsed() >= quiet {
@@ -216,14 +217,13 @@ impl Engine {
                 return Err(Error::WaitTimeout {
                     waited: started.elapsed(),
                     what: format!(
-                        "the {} kept changing: the last frames differed by {} of sampled pixels (quiet is under {:.1} %)",
+                        "the {} kept changing: the last frames differed in {} of their 16-pixel cells (quiet is at most a caret-sized patch)",
                         if request.window.is_some() {
                             "window"
                         } else {
                             "screen"
                         },
                         recent.join(", "),
-                        QUIET_RATIO * 100.0
                     ),
                 });
             }
