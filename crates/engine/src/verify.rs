@@ -171,6 +171,8 @@ pub enum VerifyTarget {
     /// whole desktop).
     Auto,
     Window(WindowId),
+    /// The window that has the keyboard focus (else the screen): where keys land.
+    Focused,
     Screen,
 }
 
@@ -213,6 +215,10 @@ impl Engine {
                     .ok_or(Error::WindowNotFound(id))?;
                 (w.frame, Some(id), format!("window {}", w.label()))
             }
+            VerifyTarget::Focused => match windows()?.into_iter().find(|w| w.state.active) {
+                Some(w) => (w.frame, Some(w.id), format!("window {}", w.label())),
+                None => (desktop, None, "screen".to_string()),
+            },
             VerifyTarget::Auto => {
                 let last = self
                     .shots

@@ -117,7 +117,7 @@ impl DeskpilotServer {
                 "press_key",
                 DESKTOP_TIMEOUT,
                 check,
-                VerifyTarget::Auto,
+                VerifyTarget::Focused,
                 move |engine| engine.press_key(&chord),
             )
             .await;
@@ -158,7 +158,7 @@ impl DeskpilotServer {
                 "type_text",
                 timeout,
                 check,
-                VerifyTarget::Auto,
+                VerifyTarget::Focused,
                 move |engine| engine.type_text(&text),
             )
             .await;
