@@ -124,6 +124,9 @@ pub enum Error {
     /// Approval is required and the human did not accept.
     #[error("the human did not approve ({answer}). Not performed: {label}")]
     ApprovalDenied { label: String, answer: String },
+    /// A failure a surface detected itself (shell sessions), with its code.
+    #[error("{message}")]
+    Coded { code: ErrorCode, message: String },
     /// Dry run: the action passed every gate and stopped before reaching the OS. Not a
     /// failure; surfaces render it as "[dry run] Would …".
     #[error("[dry run] Would {would}")]
@@ -171,6 +174,7 @@ impl Error {
             Error::ResumeTooSoon { .. } => ErrorCode::ResumeTooSoon,
             Error::ApprovalUnavailable { .. } => ErrorCode::ApprovalUnavailable,
             Error::ApprovalDenied { .. } => ErrorCode::ApprovalDenied,
+            Error::Coded { code, .. } => *code,
             // Never rendered as an error; a code is still needed for completeness.
             Error::DryRun { .. } => ErrorCode::InvalidArgument,
         }

@@ -459,6 +459,12 @@ impl Engine {
         Ok(Some(stop))
     }
 
+    /// The gates for an action that is not the desktop's (a shell command): kill switch,
+    /// blocklist on `label`, approval, dry run — and the overlay, since the agent is at work.
+    pub fn gate_action(&self, label: &str) -> Result<(), Error> {
+        self.gate(Mutation::Other, label)
+    }
+
     /// Takes the overlay down for good; call when the server stops, before its display goes.
     pub fn shutdown(&self) {
         self.desktop.overlay.shutdown();

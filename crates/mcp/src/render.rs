@@ -24,6 +24,9 @@ pub(crate) fn error(e: &Error) -> CallToolResult {
     if refused_before_acting(code) {
         content["effect"] = json!("refused");
     }
+    // Every error carries a diagnosis: category, whether retrying can help, what to do.
+    let d = deskpilot_shell::diagnose(&format!("{code}: {e}"), "", "", None, None);
+    content["diagnosis"] = json!(d);
     result.structured_content = Some(content);
     result
 }

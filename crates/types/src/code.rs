@@ -76,6 +76,14 @@ pub enum ErrorCode {
     ApprovalUnavailable,
     /// `requireApproval` is on and the human did not accept the action.
     ApprovalDenied,
+    /// No shell could be started (none on PATH, or it would not run).
+    ShellUnavailable,
+    /// A shell command outlived its timeout; it was killed and the session restored.
+    CommandTimeout,
+    /// A shell command the tool depends on failed (e.g. `cd` into a missing directory).
+    CommandFailed,
+    /// `shell_exec_verified`: the expectations still did not hold after the retries.
+    VerificationFailed,
     /// A bug in deskpilot.
     Internal,
 }
@@ -117,6 +125,10 @@ impl ErrorCode {
             ErrorCode::ResumeTooSoon => "RESUME_TOO_SOON",
             ErrorCode::ApprovalUnavailable => "APPROVAL_UNAVAILABLE",
             ErrorCode::ApprovalDenied => "APPROVAL_DENIED",
+            ErrorCode::ShellUnavailable => "SHELL_UNAVAILABLE",
+            ErrorCode::CommandTimeout => "COMMAND_TIMEOUT",
+            ErrorCode::CommandFailed => "COMMAND_FAILED",
+            ErrorCode::VerificationFailed => "VERIFICATION_FAILED",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -216,6 +228,18 @@ impl ErrorCode {
             ErrorCode::ApprovalUnavailable | ErrorCode::ApprovalDenied => {
                 "Nothing was performed. Ask the human to approve, or operate differently."
             }
+            ErrorCode::ShellUnavailable => {
+                "Shell tools cannot work on this machine: install bash (or PowerShell on Windows), or do the step another way."
+            }
+            ErrorCode::CommandTimeout => {
+                "The command was killed and the session restored (see what was lost); rerun it with a longer timeout_ms, or make it non-interactive."
+            }
+            ErrorCode::CommandFailed => {
+                "Read the diagnosis: it says why and whether retrying helps; fix the command or the path first."
+            }
+            ErrorCode::VerificationFailed => {
+                "The command ran but its effect is not there: read each failed check and the diagnosis, then change the command rather than repeating it."
+            }
             ErrorCode::Internal => {
                 "This is a deskpilot bug: retry once, then report it with the message."
             }
@@ -257,6 +281,10 @@ impl ErrorCode {
         ErrorCode::ResumeTooSoon,
         ErrorCode::ApprovalUnavailable,
         ErrorCode::ApprovalDenied,
+        ErrorCode::ShellUnavailable,
+        ErrorCode::CommandTimeout,
+        ErrorCode::CommandFailed,
+        ErrorCode::VerificationFailed,
         ErrorCode::Internal,
     ];
 }

@@ -21,5 +21,6 @@ mod pointer;
 mod protocol;
 mod safety;
 mod screenshot;
+mod shell;
 mod wait;
 mod windows;

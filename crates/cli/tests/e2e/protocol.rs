@@ -19,6 +19,7 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "click",
         "clipboard_read",
         "clipboard_write",
+        "diagnose",
         "double_click",
         "drag",
         "find_elements",
@@ -33,6 +34,13 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "screenshot",
         "scroll",
         "set_value",
+        "shell_cd",
+        "shell_cwd",
+        "shell_env_get",
+        "shell_env_set",
+        "shell_exec",
+        "shell_exec_verified",
+        "shell_reset",
         "status",
         "type_text",
         "wait",
@@ -57,6 +65,9 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
             "get_element_text",
             "wait",
             "wait_for",
+            "shell_cwd",
+            "shell_env_get",
+            "diagnose",
         ]
         .contains(&t.name.as_ref());
         assert_eq!(a.read_only_hint, Some(reads), "{}", t.name);
@@ -121,7 +132,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 22,
+        !names.contains(&"list_windows".to_string()) && names.len() == 30,
         "{names:?}"
     );
     let refused = server

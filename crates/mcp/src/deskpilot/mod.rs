@@ -12,6 +12,7 @@ mod keyboard;
 mod manage;
 mod pointer;
 mod screenshot;
+mod shell;
 mod status;
 mod tree;
 mod wait;
@@ -46,6 +47,7 @@ pub struct DeskpilotServer {
     identity: ServerIdentity,
     tool_router: ToolRouter<Self>,
     hidden: Arc<Vec<String>>,
+    shells: Arc<deskpilot_shell::Shells>,
 }
 
 impl std::fmt::Debug for DeskpilotServer {
@@ -69,7 +71,8 @@ impl DeskpilotServer {
             + Self::manage_router()
             + Self::tree_router()
             + Self::elements_router()
-            + Self::wait_router();
+            + Self::wait_router()
+            + Self::shell_router();
         let known: Vec<String> = router
             .list_all()
             .into_iter()
@@ -91,6 +94,7 @@ impl DeskpilotServer {
             identity,
             tool_router: router,
             hidden: Arc::new(hidden),
+            shells: Arc::new(deskpilot_shell::Shells::detect()),
         }
     }
 

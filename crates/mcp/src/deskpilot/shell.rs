@@ -1,0 +1,956 @@
+//! Shell tools: a persistent shell per named session (`main` by default) that keeps `cd`,
+//! variables and activated virtual environments between calls, verified execution, and the
+//! diagnoser.
+//!
+//! Every tool that changes a session passes the same gates as desktop actions (kill switch,
+//! blocklist on the command text, approval, dry run). Calls run on the blocking pool; one
+//! session's calls queue on its lock, different sessions run in parallel.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use deskpilot_engine::Error;
+use deskpilot_shell::{Captured, Expect, Output, Session, ShellError, Shells, diagnose};
+use deskpilot_types::ErrorCode;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::DeskpilotServer;
+use crate::render;
+
+/// Default and largest command timeouts.
+const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Most retries `shell_exec_verified` accepts.
+const MAX_RETRIES: u32 = 5;
+
+fn main_session() -> String {
+    "main".to_string()
+}
+
+fn default_timeout() -> u64 {
+    DEFAULT_TIMEOUT_MS
+}
+
+fn two() -> u32 {
+    2
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExecArgs {
+    /// The command, in the session's shell language (bash on Linux, PowerShell on Windows). Multi-line is fine.
+    pub command: String,
+    /// Milliseconds before the command is killed with everything it started (default 30000, at most 600000); the
+    /// session is then restarted in the same directory with its shell_env_set variables.
+    #[serde(default = "default_timeout", alias = "timeout")]
+    pub timeout_ms: u64,
+    /// Session name (default "main"); each session is its own shell with its own directory and variables.
+    #[serde(default = "main_session")]
+    pub session: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CdArgs {
+    /// The directory, absolute or relative to the session's current one (any Unicode).
+    pub path: String,
+    /// Session name (default "main").
+    #[serde(default = "main_session")]
+    pub session: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionArgs {
+    /// Session name (default "main").
+    #[serde(default = "main_session")]
+    pub session: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnvGetArgs {
+    /// Variable name (letters, digits, underscore).
+    pub name: String,
+    /// Session name (default "main").
+    #[serde(default = "main_session")]
+    pub session: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnvSetArgs {
+    /// Variable name (letters, digits, underscore).
+    pub name: String,
+    /// The value, exactly (any Unicode, newlines included).
+    pub value: String,
+    /// Session name (default "main").
+    #[serde(default = "main_session")]
+    pub session: String,
+}
+
+/// What must hold after the command, checked through the filesystem (never through the shell);
+/// relative paths start at the session's directory.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExpectArg {
+    /// This path exists.
+    #[serde(default)]
+    pub path_exists: Option<String>,
+    /// This path does not exist.
+    #[serde(default)]
+    pub path_not_exists: Option<String>,
+    /// This path is a directory.
+    #[serde(default)]
+    pub is_dir: Option<String>,
+    /// This path is a regular file.
+    #[serde(default)]
+    pub is_file: Option<String>,
+    /// [path, text]: the file contains the text.
+    #[serde(default)]
+    pub file_contains: Option<(String, String)>,
+    /// The session's working directory afterwards.
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifiedArgs {
+    /// The command, in the session's shell language.
+    pub command: String,
+    /// What must hold afterwards (at least one key).
+    pub expect: ExpectArg,
+    /// Extra attempts when the check fails and the diagnosis says retrying can help (default 2, at most 5), with
+    /// growing pauses. A diagnosis of "not retryable" stops at once.
+    #[serde(default = "two")]
+    pub retries: u32,
+    /// Milliseconds per attempt (default 30000, at most 600000).
+    #[serde(default = "default_timeout", alias = "timeout")]
+    pub timeout_ms: u64,
+    /// Session name (default "main").
+    #[serde(default = "main_session")]
+    pub session: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiagnoseArgs {
+    /// The error text (a message, an error code line, stderr).
+    pub error: String,
+    /// Output around the error, if any.
+    #[serde(default)]
+    pub output: String,
+    /// The command that failed, if any (decides whether a missing directory may be created).
+    #[serde(default)]
+    pub command: String,
+}
+
+fn coded(code: ErrorCode, message: impl Into<String>) -> Error {
+    Error::Coded {
+        code,
+        message: message.into(),
+    }
+}
+
+fn shell_error(e: ShellError) -> Error {
+    match e {
+        ShellError::Start(m) => coded(ErrorCode::ShellUnavailable, m),
+        ShellError::Io(m) => coded(ErrorCode::CommandFailed, m),
+        ShellError::Timeout { .. } => coded(ErrorCode::CommandTimeout, e.to_string()),
+    }
+}
+
+fn timeout(ms: u64) -> Result<Duration, Error> {
+    if ms == 0 || ms > MAX_TIMEOUT_MS {
+        return Err(coded(
+            ErrorCode::InvalidArgument,
+            format!("timeout_ms {ms} must be 1–{MAX_TIMEOUT_MS}"),
+        ));
+    }
+    Ok(Duration::from_millis(ms))
+}
+
+fn quoted(command: &str) -> String {
+    let one_line = command.replace('\n', "\\n");
+    let mut s: String = one_line.chars().take(120).collect();
+    if one_line.chars().count() > 120 {
+        s.push('…');
+    }
+    format!("\"{s}\"")
+}
+
+/// One stream for the text block.
+fn stream(name: &str, c: &Captured) -> String {
+    if c.total_bytes == 0 {
+        return String::new();
+    }
+    let mut head = format!("--- {name}");
+    if c.cut_bytes > 0 {
+        head.push_str(&format!(
+            " ({} bytes, {} cut from the middle)",
+            c.total_bytes, c.cut_bytes
+        ));
+    }
+    if c.binary {
+        head.push_str(" (not UTF-8: shown with replacement characters)");
+    }
+    format!("\n{head} ---\n{}", c.text)
+}
+
+/// The text and structured content of a command's output.
+fn output_result(session: &str, command: &str, out: &Output, extra: Value) -> CallToolResult {
+    let mut text = format!(
+        "Exit code {} in {} ({} ms, session {session}).",
+        out.exit_code
+            .map_or("none (killed)".to_string(), |c| c.to_string()),
+        out.cwd,
+        out.duration.as_millis()
+    );
+    if let Some(note) = &out.restart_note {
+        text.push_str(&format!("\nNote: {note}."));
+    }
+    text.push_str(&stream("stdout", &out.stdout));
+    text.push_str(&stream("stderr", &out.stderr));
+    let mut structured = json!({
+        "session": session,
+        "route": "shell",
+        "exit_code": out.exit_code,
+        "cwd": out.cwd,
+        "duration_ms": out.duration.as_millis() as u64,
+        "stdout": out.stdout,
+        "stderr": out.stderr,
+        "restart_note": out.restart_note,
+    });
+    if out.exit_code != Some(0) {
+        let d = diagnose(
+            &out.stderr.text,
+            &out.stdout.text,
+            command,
+            out.exit_code,
+            Some(Path::new(&out.cwd)),
+        );
+        text.push_str(&format!(
+            "\nDiagnosis: {} — {}. Retrying as is {}. Next: {}",
+            d.category,
+            d.reason,
+            if d.retryable {
+                "may help"
+            } else {
+                "will not help"
+            },
+            d.suggestion
+        ));
+        structured["diagnosis"] = json!(d);
+    }
+    if let (Value::Object(s), Value::Object(e)) = (&mut structured, extra) {
+        s.extend(e);
+    }
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(structured);
+    r
+}
+
+/// A timeout as a tool error that still shows what the command printed.
+fn timeout_result(session: &str, command: &str, output: &Output) -> CallToolResult {
+    let e = coded(
+        ErrorCode::CommandTimeout,
+        format!(
+            "{} did not finish within {} ms and was killed with everything it started; {}",
+            quoted(command),
+            output.duration.as_millis(),
+            output
+                .restart_note
+                .as_deref()
+                .unwrap_or("the session was restarted")
+        ),
+    );
+    let mut r = render::error(&e);
+    if let Some(ContentBlock::Text(t)) = r.content.first_mut() {
+        t.text.push_str(&stream("stdout so far", &output.stdout));
+        t.text.push_str(&stream("stderr so far", &output.stderr));
+    }
+    if let Some(Value::Object(s)) = r.structured_content.as_mut() {
+        s.insert("session".into(), json!(session));
+        s.insert("stdout".into(), json!(output.stdout));
+        s.insert("stderr".into(), json!(output.stderr));
+        s.insert("restart_note".into(), json!(output.restart_note));
+        s.insert("cwd".into(), json!(output.cwd));
+    }
+    r
+}
+
+impl DeskpilotServer {
+    fn shells(&self) -> Arc<Shells> {
+        self.shells.clone()
+    }
+
+    /// Runs `f` on session `name` (created when missing) on the blocking pool.
+    async fn with_session<T, F>(&self, name: String, budget: Duration, f: F) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Session) -> Result<T, Error> + Send + 'static,
+    {
+        let shells = self.shells();
+        render::blocking(budget + Duration::from_secs(15), "shell", move || {
+            let session = shells.session(&name, true).map_err(shell_error)?;
+            let session = session.ok_or_else(|| coded(ErrorCode::Internal, "no session"))?;
+            let mut guard = session.lock().unwrap_or_else(|e| e.into_inner());
+            f(&mut guard)
+        })
+        .await
+    }
+
+    /// The gates, on the blocking pool (approval may wait for a human).
+    async fn gate(&self, label: String) -> Result<(), Error> {
+        let engine = self.engine();
+        render::blocking(
+            deskpilot_engine::APPROVAL_TIMEOUT + Duration::from_secs(5),
+            "gate",
+            move || engine.gate_action(&label),
+        )
+        .await
+    }
+}
+
+#[tool_router(router = shell_router, vis = "pub(crate)")]
+impl DeskpilotServer {
+    /// Run a command in a persistent shell session (bash on Linux, PowerShell on Windows): `cd`, variables,
+    /// `source .venv/bin/activate` and the like stay for the next call. Returns exit code, stdout and stderr kept apart
+    /// (huge output cut to head + tail with byte counts), the working directory, and a diagnosis when it failed.
+    /// Stdin is empty (a command that waits for input gets end-of-file). On timeout the command and everything it
+    /// started are killed and the session comes back in the same directory with its shell_env_set variables.
+    #[tool(
+        name = "shell_exec",
+        annotations(
+            title = "Run shell command",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn shell_exec(&self, Parameters(a): Parameters<ExecArgs>) -> CallToolResult {
+        let t = match timeout(a.timeout_ms) {
+            Ok(t) => t,
+            Err(e) => return render::error(&e),
+        };
+        let label = format!(
+            "run shell command {} in session {}",
+            quoted(&a.command),
+            a.session
+        );
+        if let Err(e) = self.gate(label).await {
+            return render::error(&e);
+        }
+        let command = a.command.clone();
+        let result = self
+            .with_session(a.session.clone(), t, move |s| Ok(s.exec(&command, t)))
+            .await;
+        match result {
+            Ok(Ok(out)) => output_result(
+                &a.session,
+                &a.command,
+                &out,
+                json!({ "effect": "unverifiable" }),
+            ),
+            Ok(Err(ShellError::Timeout { output })) => {
+                timeout_result(&a.session, &a.command, &output)
+            }
+            Ok(Err(e)) => render::error(&shell_error(e)),
+            Err(e) => render::error(&e),
+        }
+    }
+
+    /// Change a session's working directory (any Unicode path, absolute or relative); later commands run there.
+    #[tool(
+        name = "shell_cd",
+        annotations(
+            title = "Change shell directory",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn shell_cd(&self, Parameters(a): Parameters<CdArgs>) -> CallToolResult {
+        let label = format!(
+            "change directory to {} in session {}",
+            quoted(&a.path),
+            a.session
+        );
+        if let Err(e) = self.gate(label).await {
+            return render::error(&e);
+        }
+        let path = a.path.clone();
+        let t = Duration::from_secs(10);
+        let result = self
+            .with_session(a.session.clone(), t, move |s| {
+                s.cd(&path, t).map_err(shell_error)
+            })
+            .await;
+        match result {
+            Ok(out) if out.exit_code == Some(0) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Session {} is now in {}.",
+                    a.session, out.cwd
+                ))]);
+                r.structured_content = Some(json!({
+                    "session": a.session, "cwd": out.cwd, "effect": "confirmed", "route": "shell",
+                }));
+                r
+            }
+            Ok(out) => {
+                let d = diagnose(
+                    &out.stderr.text,
+                    "",
+                    &format!("cd {}", a.path),
+                    out.exit_code,
+                    Some(Path::new(&out.cwd)),
+                );
+                let e = coded(
+                    ErrorCode::CommandFailed,
+                    format!(
+                        "cannot change to {}: {} (still in {})",
+                        a.path,
+                        out.stderr.text.trim(),
+                        out.cwd
+                    ),
+                );
+                with_diagnosis(render::error(&e), &d)
+            }
+            Err(e) => render::error(&e),
+        }
+    }
+
+    /// A session's current working directory (and the sessions that exist).
+    #[tool(
+        name = "shell_cwd",
+        annotations(
+            title = "Shell directory",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn shell_cwd(&self, Parameters(a): Parameters<SessionArgs>) -> CallToolResult {
+        let shells = self.shells();
+        let name = a.session.clone();
+        let found = render::blocking(Duration::from_secs(5), "shell_cwd", move || {
+            let s = shells.session(&name, false).map_err(shell_error)?;
+            Ok((
+                s.map(|s| {
+                    let g = s.lock().unwrap_or_else(|e| e.into_inner());
+                    (g.cwd().to_string(), g.recorded_env().len())
+                }),
+                shells.names(),
+            ))
+        })
+        .await;
+        match found {
+            Ok((Some((cwd, vars)), names)) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Session {} is in {cwd} ({vars} variable(s) set with shell_env_set). Sessions: {}.",
+                    a.session,
+                    names.join(", ")
+                ))]);
+                r.structured_content =
+                    Some(json!({ "session": a.session, "cwd": cwd, "sessions": names }));
+                r
+            }
+            Ok((None, names)) => {
+                let start = std::env::current_dir()
+                    .map(|d| d.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Session {} has not run anything yet; it will start in {start}. Sessions: {}.",
+                    a.session,
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ))]);
+                r.structured_content = Some(
+                    json!({ "session": a.session, "cwd": start, "started": false, "sessions": names }),
+                );
+                r
+            }
+            Err(e) => render::error(&e),
+        }
+    }
+
+    /// Read an environment variable as the session's shell sees it (null when unset).
+    #[tool(
+        name = "shell_env_get",
+        annotations(
+            title = "Get shell variable",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn shell_env_get(&self, Parameters(a): Parameters<EnvGetArgs>) -> CallToolResult {
+        if !deskpilot_shell::valid_env_name(&a.name) {
+            return render::error(&coded(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "{:?} is not a variable name (letters, digits, underscore; not starting with a digit)",
+                    a.name
+                ),
+            ));
+        }
+        let name = a.name.clone();
+        let result = self
+            .with_session(a.session.clone(), Duration::from_secs(10), move |s| {
+                s.get_env(&name, Duration::from_secs(10))
+                    .map_err(shell_error)
+            })
+            .await;
+        match result {
+            Ok(value) => {
+                let text = match &value {
+                    Some(v) => format!("{}={v}", a.name),
+                    None => format!("{} is not set in session {}.", a.name, a.session),
+                };
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                r.structured_content = Some(
+                    json!({ "session": a.session, "name": a.name, "value": value, "set": value.is_some() }),
+                );
+                r
+            }
+            Err(e) => render::error(&e),
+        }
+    }
+
+    /// Set (and export) an environment variable in a session; every later command sees it, and it survives a
+    /// session restart after a timeout.
+    #[tool(
+        name = "shell_env_set",
+        annotations(
+            title = "Set shell variable",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn shell_env_set(&self, Parameters(a): Parameters<EnvSetArgs>) -> CallToolResult {
+        if !deskpilot_shell::valid_env_name(&a.name) {
+            return render::error(&coded(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "{:?} is not a variable name (letters, digits, underscore; not starting with a digit)",
+                    a.name
+                ),
+            ));
+        }
+        let label = format!(
+            "set environment variable {} in session {}",
+            a.name, a.session
+        );
+        if let Err(e) = self.gate(label).await {
+            return render::error(&e);
+        }
+        let (name, value) = (a.name.clone(), a.value.clone());
+        let result = self
+            .with_session(a.session.clone(), Duration::from_secs(10), move |s| {
+                let out = s
+                    .set_env(&name, &value, Duration::from_secs(10))
+                    .map_err(shell_error)?;
+                let read = s
+                    .get_env(&name, Duration::from_secs(10))
+                    .map_err(shell_error)?;
+                Ok((out, read))
+            })
+            .await;
+        match result {
+            Ok((_, Some(read))) if read == a.value => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "{} is set in session {} (read back; kept across restarts).",
+                    a.name, a.session
+                ))]);
+                r.structured_content = Some(
+                    json!({ "session": a.session, "name": a.name, "effect": "confirmed", "route": "shell" }),
+                );
+                r
+            }
+            Ok((out, read)) => render::error(&coded(
+                ErrorCode::CommandFailed,
+                format!(
+                    "{} did not take the value (read back {:?}): {}",
+                    a.name,
+                    read,
+                    out.stderr.text.trim()
+                ),
+            )),
+            Err(e) => render::error(&e),
+        }
+    }
+
+    /// Restart a session's shell from scratch: its directory goes back to the start and its variables are forgotten.
+    /// Use it when the session is in a bad state.
+    #[tool(
+        name = "shell_reset",
+        annotations(
+            title = "Reset shell session",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn shell_reset(&self, Parameters(a): Parameters<SessionArgs>) -> CallToolResult {
+        let label = format!("reset shell session {}", a.session);
+        if let Err(e) = self.gate(label).await {
+            return render::error(&e);
+        }
+        let result = self
+            .with_session(a.session.clone(), Duration::from_secs(10), |s| {
+                s.reset();
+                s.exec("", Duration::from_secs(10)).map_err(shell_error)
+            })
+            .await;
+        match result {
+            Ok(out) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Session {} restarted: a new shell in {}, no variables carried over.",
+                    a.session, out.cwd
+                ))]);
+                r.structured_content = Some(
+                    json!({ "session": a.session, "cwd": out.cwd, "effect": "confirmed", "route": "shell" }),
+                );
+                r
+            }
+            Err(e) => render::error(&e),
+        }
+    }
+
+    /// Run a command and check its effect through the filesystem (not the command's own word): expect pathExists,
+    /// pathNotExists, isDir, isFile, fileContains [path, text] or cwd. When a check fails the diagnosis decides: not
+    /// retryable → stop at once; a missing parent directory for a command that creates something → the directory is
+    /// created and the command run again; otherwise retried with growing pauses up to `retries` times.
+    #[tool(
+        name = "shell_exec_verified",
+        annotations(
+            title = "Run and verify",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn shell_exec_verified(
+        &self,
+        Parameters(a): Parameters<VerifiedArgs>,
+    ) -> CallToolResult {
+        let t = match timeout(a.timeout_ms) {
+            Ok(t) => t,
+            Err(e) => return render::error(&e),
+        };
+        if a.retries > MAX_RETRIES {
+            return render::error(&coded(
+                ErrorCode::InvalidArgument,
+                format!("retries {} is more than {MAX_RETRIES}", a.retries),
+            ));
+        }
+        let e = &a.expect;
+        let expect = Expect {
+            path_exists: e.path_exists.clone(),
+            path_not_exists: e.path_not_exists.clone(),
+            is_dir: e.is_dir.clone(),
+            is_file: e.is_file.clone(),
+            file_contains: e.file_contains.clone(),
+            cwd: e.cwd.clone(),
+        };
+        if expect.is_empty() {
+            return render::error(&coded(
+                ErrorCode::InvalidArgument,
+                "expect needs at least one of pathExists, pathNotExists, isDir, isFile, fileContains, cwd",
+            ));
+        }
+        let label = format!(
+            "run shell command {} in session {}",
+            quoted(&a.command),
+            a.session
+        );
+        if let Err(e) = self.gate(label).await {
+            return render::error(&e);
+        }
+        let (command, retries) = (a.command.clone(), a.retries);
+        let budget = t * (retries + 1) + Duration::from_secs(2 * u64::from(retries + 1));
+        let result = self
+            .with_session(a.session.clone(), budget, move |s| {
+                Ok(verified(s, &command, &expect, retries, t))
+            })
+            .await;
+        match result {
+            Ok(run) => run.render(&a.session, &a.command),
+            Err(e) => render::error(&e),
+        }
+    }
+
+    /// Explain a failure: category, reason, hint, a concrete next step, whether retrying as is can help, and an
+    /// automatic fix when one is safe. Rules cover bash, PowerShell (English and Chinese) and deskpilot's own codes.
+    #[tool(
+        name = "diagnose",
+        annotations(
+            title = "Diagnose an error",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn diagnose(&self, Parameters(a): Parameters<DiagnoseArgs>) -> CallToolResult {
+        let shells = self.shells();
+        let cwd = shells
+            .session("main", false)
+            .ok()
+            .flatten()
+            .and_then(|s| s.try_lock().ok().map(|g| g.cwd().to_string()))
+            .or_else(|| {
+                std::env::current_dir()
+                    .ok()
+                    .map(|d| d.to_string_lossy().into_owned())
+            });
+        let d = diagnose(
+            &a.error,
+            &a.output,
+            &a.command,
+            None,
+            cwd.as_deref().map(Path::new),
+        );
+        let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+            "{}: {}.\nHint: {}.\nNext: {}\nRetrying as is {}.{}",
+            d.category,
+            d.reason,
+            d.hint,
+            d.suggestion,
+            if d.retryable {
+                "may help"
+            } else {
+                "will not help"
+            },
+            d.fix
+                .as_ref()
+                .map(|f| format!("\nAutomatic fix: {f:?}"))
+                .unwrap_or_default()
+        ))]);
+        r.structured_content = Some(json!(d));
+        r
+    }
+}
+
+/// Adds a diagnosis to an error result.
+fn with_diagnosis(mut r: CallToolResult, d: &deskpilot_shell::Diagnosis) -> CallToolResult {
+    if let Some(Value::Object(s)) = r.structured_content.as_mut() {
+        s.insert("diagnosis".into(), json!(d));
+    }
+    r
+}
+
+/// One attempt of `shell_exec_verified`.
+#[derive(serde::Serialize)]
+struct Attempt {
+    exit_code: Option<i32>,
+    timed_out: bool,
+    checks: Vec<deskpilot_shell::Check>,
+    diagnosis: Option<deskpilot_shell::Diagnosis>,
+    fix_applied: Option<String>,
+    stderr: String,
+}
+
+struct VerifiedRun {
+    attempts: Vec<Attempt>,
+    passed: bool,
+    last: Option<Output>,
+    stopped: String,
+}
+
+/// Runs, checks, diagnoses, fixes (the additive case only), and retries while it makes sense.
+fn verified(
+    s: &mut Session,
+    command: &str,
+    expect: &Expect,
+    retries: u32,
+    t: Duration,
+) -> VerifiedRun {
+    let mut attempts = Vec::new();
+    let mut last = None;
+    let mut fixed = false;
+    let mut attempt = 0;
+    loop {
+        let (out, timed_out) = match s.exec(command, t) {
+            Ok(o) => (o, false),
+            Err(ShellError::Timeout { output }) => (*output, true),
+            Err(e) => {
+                attempts.push(Attempt {
+                    exit_code: None,
+                    timed_out: false,
+                    checks: vec![],
+                    diagnosis: None,
+                    fix_applied: None,
+                    stderr: e.to_string(),
+                });
+                return VerifiedRun {
+                    attempts,
+                    passed: false,
+                    last,
+                    stopped: format!("the shell failed: {e}"),
+                };
+            }
+        };
+        let checks = expect.check(Path::new(&out.cwd));
+        let passed = checks.iter().all(|c| c.ok);
+        let mut a = Attempt {
+            exit_code: out.exit_code,
+            timed_out,
+            checks,
+            diagnosis: None,
+            fix_applied: None,
+            stderr: out.stderr.text.chars().take(2000).collect(),
+        };
+        if passed {
+            attempts.push(a);
+            return VerifiedRun {
+                attempts,
+                passed: true,
+                last: Some(out),
+                stopped: String::new(),
+            };
+        }
+        let error = if timed_out {
+            "timed out".to_string()
+        } else if out.stderr.text.trim().is_empty() && out.exit_code == Some(0) {
+            // The command claims success but the effect is not there.
+            String::new()
+        } else {
+            out.stderr.text.clone()
+        };
+        let d = diagnose(
+            &error,
+            &out.stdout.text,
+            command,
+            out.exit_code.filter(|c| *c != 0),
+            Some(Path::new(&out.cwd)),
+        );
+        let fix = match &d.fix {
+            Some(deskpilot_shell::Fix::CreateDirectory { path }) if !fixed => Some(path.clone()),
+            _ => None,
+        };
+        let retryable = d.retryable;
+        a.diagnosis = Some(d);
+        last = Some(out);
+        let stop = if let Some(dir) = fix {
+            match std::fs::create_dir_all(&dir) {
+                Ok(()) => {
+                    fixed = true;
+                    a.fix_applied = Some(format!("created the missing directory {dir}"));
+                    None
+                }
+                Err(e) => Some(format!("the fix (create {dir}) failed: {e}")),
+            }
+        } else if !retryable {
+            Some("the diagnosis says retrying as is cannot help".to_string())
+        } else if attempt >= retries {
+            Some(format!("{} retries used", retries))
+        } else {
+            // Backoff before the next try: 200 ms, 400 ms, 800 ms, …
+            std::thread::sleep(Duration::from_millis(200 << attempt.min(5)));
+            None
+        };
+        let fixed_now = a.fix_applied.is_some();
+        attempts.push(a);
+        if let Some(stopped) = stop {
+            return VerifiedRun {
+                attempts,
+                passed: false,
+                last,
+                stopped,
+            };
+        }
+        if !fixed_now {
+            attempt += 1;
+        }
+    }
+}
+
+impl VerifiedRun {
+    fn render(self, session: &str, command: &str) -> CallToolResult {
+        let n = self.attempts.len();
+        let extra = json!({
+            "verified": self.passed,
+            "attempts": self.attempts,
+            "effect": if self.passed { "confirmed" } else { "suspected_noop" },
+        });
+        if self.passed {
+            let fixes: Vec<String> = extra["attempts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|a| a["fix_applied"].as_str().map(str::to_string))
+                .collect();
+            let Some(out) = &self.last else {
+                return render::error(&coded(ErrorCode::Internal, "no output"));
+            };
+            let mut r = output_result(session, command, out, extra);
+            if let Some(ContentBlock::Text(t)) = r.content.first_mut() {
+                t.text = format!(
+                    "Verified after {n} attempt(s){}: every expectation holds.\n{}",
+                    if fixes.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", fixes.join("; "))
+                    },
+                    t.text
+                );
+            }
+            return r;
+        }
+        let failed: Vec<String> = extra["attempts"]
+            .as_array()
+            .and_then(|a| a.last())
+            .and_then(|a| a["checks"].as_array())
+            .into_iter()
+            .flatten()
+            .filter(|c| c["ok"] == false)
+            .map(|c| {
+                format!(
+                    "{} {}: {}",
+                    c["key"].as_str().unwrap_or(""),
+                    c["path"].as_str().unwrap_or(""),
+                    c["detail"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        let e = coded(
+            ErrorCode::VerificationFailed,
+            format!(
+                "{} ran {n} time(s) and the expectations still fail ({}); stopped because {}",
+                quoted(command),
+                if failed.is_empty() {
+                    "the shell failed".to_string()
+                } else {
+                    failed.join("; ")
+                },
+                self.stopped
+            ),
+        );
+        let mut r = render::error(&e);
+        if let Some(Value::Object(s)) = r.structured_content.as_mut()
+            && let Value::Object(x) = extra
+        {
+            s.extend(x);
+            s.insert("session".into(), json!(session));
+        }
+        r
+    }
+}
