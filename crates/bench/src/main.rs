@@ -338,6 +338,7 @@ fn main() -> anyhow::Result<()> {
             ("pyautogui click", "deskpilot click"),
             ("pyautogui write 100", "deskpilot type 100"),
             ("pyautogui write 20", "deskpilot type 20"),
+            ("bash -c", "deskpilot shell_exec"),
         ]
         .iter()
         .find(|(peer, _)| s.name.starts_with(peer))
@@ -836,6 +837,50 @@ async fn input_runs(
             changed += 1;
         }
     }
+    // Shell: per-command overhead of the persistent session, against a fresh bash per command.
+    call(
+        "shell_exec",
+        serde_json::json!({ "command": "cd /tmp", "session": "bench" }),
+    )
+    .await?;
+    let mut times = Vec::new();
+    for _ in 0..n {
+        let started = Instant::now();
+        let r = call(
+            "shell_exec",
+            serde_json::json!({ "command": "echo x", "session": "bench" }),
+        )
+        .await?;
+        times.push(started.elapsed());
+        anyhow::ensure!(
+            r.structured_content
+                .as_ref()
+                .map(|s| s["stdout"]["text"] == "x\n")
+                == Some(true),
+            "shell_exec failed: {r:?}"
+        );
+    }
+    out.push(Sample {
+        name: "deskpilot shell_exec `echo x` via MCP".into(),
+        times,
+        note: "persistent bash session (keeps cd / env / venv), stdout + stderr + exit code + cwd"
+            .into(),
+    });
+    let mut times = Vec::new();
+    for _ in 0..n {
+        let started = Instant::now();
+        let o = std::process::Command::new("bash")
+            .args(["-c", "echo x"])
+            .output()?;
+        times.push(started.elapsed());
+        anyhow::ensure!(o.stdout == b"x\n", "bash -c failed");
+    }
+    out.push(Sample {
+        name: "bash -c `echo x`, fresh process per command".into(),
+        times,
+        note: "spawn + wait from the benchmark process, no MCP; keeps no state between commands"
+            .into(),
+    });
     out.push(Sample {
         name: "deskpilot type 10 chars + verify via MCP".into(),
         times,
