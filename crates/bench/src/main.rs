@@ -837,13 +837,20 @@ async fn input_runs(
             changed += 1;
         }
     }
+    out.push(Sample {
+        name: "deskpilot type 10 chars + verify via MCP".into(),
+        times,
+        note: format!(
+            "actionDelayMs 60, then before/after signatures of the screen; {changed}/{calls} verdicts \"changed\""
+        ),
+    });
     // Shell: per-command overhead of the persistent session, against a fresh bash per command.
     call(
         "shell_exec",
         serde_json::json!({ "command": "cd /tmp", "session": "bench" }),
     )
     .await?;
-    let mut times = Vec::new();
+    let mut shell_times = Vec::new();
     for _ in 0..n {
         let started = Instant::now();
         let r = call(
@@ -851,7 +858,7 @@ async fn input_runs(
             serde_json::json!({ "command": "echo x", "session": "bench" }),
         )
         .await?;
-        times.push(started.elapsed());
+        shell_times.push(started.elapsed());
         anyhow::ensure!(
             r.structured_content
                 .as_ref()
@@ -862,31 +869,22 @@ async fn input_runs(
     }
     out.push(Sample {
         name: "deskpilot shell_exec `echo x` via MCP".into(),
-        times,
+        times: shell_times,
         note: "persistent bash session (keeps cd / env / venv), stdout + stderr + exit code + cwd"
             .into(),
     });
-    let mut times = Vec::new();
+    let mut bash_times = Vec::new();
     for _ in 0..n {
         let started = Instant::now();
-        let o = std::process::Command::new("bash")
-            .args(["-c", "echo x"])
-            .output()?;
-        times.push(started.elapsed());
+        let o = Command::new("bash").args(["-c", "echo x"]).output()?;
+        bash_times.push(started.elapsed());
         anyhow::ensure!(o.stdout == b"x\n", "bash -c failed");
     }
     out.push(Sample {
         name: "bash -c `echo x`, fresh process per command".into(),
-        times,
+        times: bash_times,
         note: "spawn + wait from the benchmark process, no MCP; keeps no state between commands"
             .into(),
-    });
-    out.push(Sample {
-        name: "deskpilot type 10 chars + verify via MCP".into(),
-        times,
-        note: format!(
-            "actionDelayMs 60, then before/after signatures of the screen; {changed}/{calls} verdicts \"changed\""
-        ),
     });
     Ok(out)
 }
