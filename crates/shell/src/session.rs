@@ -467,15 +467,7 @@ impl Session {
                     if closed == 2 {
                         // The shell ended (the command ran `exit`, or killed it).
                         let status = proc.child.wait().ok();
-                        let code = status.and_then(|s| s.code()).or_else(|| {
-                            #[cfg(unix)]
-                            {
-                                use std::os::unix::process::ExitStatusExt;
-                                status.and_then(|s| s.signal()).map(|sig| 128 + sig)
-                            }
-                            #[cfg(not(unix))]
-                            None
-                        });
+                        let code = status.and_then(exit_code);
                         if let Some(p) = self.proc.take() {
                             p.kill();
                         }
@@ -617,6 +609,21 @@ impl Drop for Session {
         if let Some(p) = self.proc.take() {
             p.kill();
         }
+    }
+}
+
+/// An exit status as a number: the code, or 128 + the signal that ended it (as shells say).
+fn exit_code(status: std::process::ExitStatus) -> Option<i32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        status
+            .code()
+            .or_else(|| status.signal().map(|sig| 128 + sig))
+    }
+    #[cfg(not(unix))]
+    {
+        status.code()
     }
 }
 
