@@ -32,7 +32,7 @@ pub fn run(desktop: &DesktopArgs, tools: &ToolArgs) -> anyhow::Result<ExitCode> 
     // is torn down after the runtime has stopped.
     let (desktop, _session) = crate::platform::connect(desktop)?;
     let server = server(desktop, tools);
-    let engine = server.engine_handle();
+    let stopper = server.clone();
     tracing::info!(tools = ?server.tool_names(), "serving MCP on stdio");
     let runtime = crate::runtime()?;
     let outcome = runtime.block_on(async move {
@@ -44,8 +44,9 @@ pub fn run(desktop: &DesktopArgs, tools: &ToolArgs) -> anyhow::Result<ExitCode> 
         anyhow::Ok(())
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    // The overlay goes before the display does, so its end is not taken for a death.
-    engine.shutdown();
+    // The overlay goes before the display does, so its end is not taken for a death; shells
+    // go with everything they started.
+    stopper.shutdown();
     outcome.map(|()| ExitCode::SUCCESS)
 }
 

@@ -104,6 +104,17 @@ impl Shells {
         v
     }
 
+    /// Ends every session's shell (and what it started); called when the server stops.
+    pub fn shutdown(&self) {
+        let sessions: Vec<_> = self.map().drain().map(|(_, s)| s).collect();
+        for s in sessions {
+            // A call still running holds the lock; its shell ends when the process does.
+            if let Ok(mut g) = s.try_lock() {
+                g.reset();
+            }
+        }
+    }
+
     /// Ends and forgets session `name`; whether it existed.
     pub fn remove(&self, name: &str) -> bool {
         self.map().remove(name).is_some()

@@ -114,9 +114,11 @@ impl DeskpilotServer {
         self.engine.clone()
     }
 
-    /// The engine behind this server, for whoever runs it (to shut it down).
-    pub fn engine_handle(&self) -> Arc<Engine> {
-        self.engine.clone()
+    /// Takes down what the server started: the overlay, and every shell session with what it
+    /// started. Call when the server stops, before its display goes.
+    pub fn shutdown(&self) {
+        self.engine.shutdown();
+        self.shells.shutdown();
     }
 }
 
