@@ -180,6 +180,17 @@ impl DeskpilotServer {
             },
             g.mutations,
         ));
+        let shell = self.shells.program().map(|p| p.program.to_string_lossy().into_owned());
+        let sessions = self.shells.names();
+        text.push_str(&format!(
+            "\nShell: {}; sessions: {}.",
+            shell.as_deref().unwrap_or("none found (shell tools answer SHELL_UNAVAILABLE)"),
+            if sessions.is_empty() {
+                "none yet".to_string()
+            } else {
+                sessions.join(", ")
+            }
+        ));
         let tools = self.tool_names();
         text.push_str(&format!("\nTools: {}", tools.join(", ")));
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -215,6 +226,7 @@ impl DeskpilotServer {
             "require_approval": safety.require_approval,
             "mutating_actions": g.mutations,
             "coordinate_space": "image",
+            "shell": { "program": shell, "sessions": sessions },
             "cursor": report.cursor,
             "cursor_in_last_screenshot": cursor_in_image.map(|(x, y)| json!({ "x": x, "y": y })),
             "tools": tools,
