@@ -67,10 +67,11 @@ impl ShellProgram {
     }
 }
 
-/// `name` on `PATH`.
+/// `name` on `PATH` (else in `/bin`, for a server started with an empty `PATH`).
 fn which(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
+    let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
+        .chain(cfg!(unix).then(|| PathBuf::from("/bin")))
         .map(|d| d.join(name))
         .find(|p| p.is_file())
 }
