@@ -816,7 +816,14 @@ async fn input_runs(
         times,
         note: format!("two disjoint 20-character texts in turn; {landed}"),
     });
-    // verify: the screen is sampled before and after; the typed text must read as a change.
+    // verify: the focused window is sampled before and after; the typed text must read as a
+    // change. The typing xterm does not echo, so this types into mousepad (at its end).
+    call(
+        "window",
+        serde_json::json!({ "action": "focus", "title_match": "Mousepad" }),
+    )
+    .await?;
+    call("press_key", serde_json::json!({ "keys": ["ctrl", "end"] })).await?;
     let mut times = Vec::new();
     let mut changed = 0;
     let calls = n.min(20);
@@ -841,7 +848,7 @@ async fn input_runs(
         name: "deskpilot type 10 chars + verify via MCP".into(),
         times,
         note: format!(
-            "actionDelayMs 60, then before/after signatures of the screen; {changed}/{calls} verdicts \"changed\""
+            "into mousepad; actionDelayMs 60, before/after signatures of the focused window; {changed}/{calls} verdicts \"changed\""
         ),
     });
     // Shell: per-command overhead of the persistent session, against a fresh bash per command.
