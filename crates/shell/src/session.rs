@@ -53,7 +53,7 @@ impl ShellProgram {
                 })
         } else if let Some(program) = found("bash") {
             Some(ShellProgram {
-                dialect: Dialect::Posix,
+                dialect: Dialect::Bash,
                 program,
                 args: vec!["--noprofile".into(), "--norc".into(), "-s".into()],
             })
@@ -735,6 +735,31 @@ mod tests {
             s.exec("echo \"$DP_KEEP\"", T).unwrap().stdout.text,
             "kept value 'quoted'\n"
         );
+    }
+
+    #[test]
+    fn the_sh_fallback_speaks_the_same_protocol() {
+        let sh = std::path::Path::new("/bin/sh");
+        if !sh.is_file() {
+            return;
+        }
+        let program = ShellProgram {
+            dialect: Dialect::Posix,
+            program: sh.to_path_buf(),
+            args: vec!["-s".into()],
+        };
+        let mut s = Session::new(program, std::env::temp_dir());
+        let out = s.exec("printf '%s|' 中文; echo err >&2; false", T).unwrap();
+        assert_eq!(
+            (
+                out.stdout.text.as_str(),
+                out.stderr.text.as_str(),
+                out.exit_code
+            ),
+            ("中文|", "err\n", Some(1))
+        );
+        s.set_env("DP_SH", "a b", T).unwrap();
+        assert_eq!(s.get_env("DP_SH", T).unwrap().as_deref(), Some("a b"));
     }
 
     #[test]

@@ -180,11 +180,16 @@ impl DeskpilotServer {
             },
             g.mutations,
         ));
-        let shell = self.shells.program().map(|p| p.program.to_string_lossy().into_owned());
+        let shell = self
+            .shells
+            .program()
+            .map(|p| p.program.to_string_lossy().into_owned());
         let sessions = self.shells.names();
         text.push_str(&format!(
             "\nShell: {}; sessions: {}.",
-            shell.as_deref().unwrap_or("none found (shell tools answer SHELL_UNAVAILABLE)"),
+            shell
+                .as_deref()
+                .unwrap_or("none found (shell tools answer SHELL_UNAVAILABLE)"),
             if sessions.is_empty() {
                 "none yet".to_string()
             } else {
