@@ -350,3 +350,72 @@ async fn approval_asks_the_human_and_only_accept_proceeds() {
     assert!(painted.presses().is_empty());
     server.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overlay_hides_when_idle_and_esc_counts_only_while_it_is_up() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let config = ConfigFile::new("idle", "idleDisarmMs = 1500\n");
+    let server = serve(Some(desktop), &["--config", config.arg()], &[]).await;
+    let r = server
+        .call(
+            "move_cursor",
+            json!({ "x": 30, "y": 30, "coordinates": "physical" }),
+        )
+        .await;
+    ok(&r);
+    let shown = Instant::now();
+    assert_eq!(status(&server).await["overlay"]["visible"], true);
+    wait_for(Duration::from_secs(10), "the overlay to hide", || async {
+        (status(&server).await["overlay"]["visible"] == false).then_some(())
+    })
+    .await;
+    assert!(
+        shown.elapsed() >= Duration::from_millis(1400),
+        "hidden after idleDisarmMs, not before: {:?}",
+        shown.elapsed()
+    );
+    assert_eq!(status(&server).await["kill_switch"]["state"], "idle");
+    // Esc while the overlay is down is nobody's business.
+    xdotool_escape(desktop.display());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(status(&server).await["kill_switch"]["state"], "idle");
+    ok(&server
+        .call(
+            "move_cursor",
+            json!({ "x": 40, "y": 40, "coordinates": "physical" }),
+        )
+        .await);
+    assert_eq!(
+        status(&server).await["overlay"]["visible"],
+        true,
+        "shown again"
+    );
+    server.finish().await;
+
+    // overlay = "never": nothing shown, so no Esc either.
+    let config = ConfigFile::new("never", "overlay = \"never\"\n");
+    let server = serve(Some(desktop), &["--config", config.arg()], &[]).await;
+    ok(&server
+        .call(
+            "move_cursor",
+            json!({ "x": 50, "y": 50, "coordinates": "physical" }),
+        )
+        .await);
+    let s = status(&server).await;
+    assert_eq!(
+        (s["overlay"]["visible"].clone(), s["overlay"]["pid"].clone()),
+        (json!(false), Value::Null)
+    );
+    xdotool_escape(desktop.display());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    ok(&server
+        .call(
+            "move_cursor",
+            json!({ "x": 60, "y": 60, "coordinates": "physical" }),
+        )
+        .await);
+    server.finish().await;
+}
