@@ -12,7 +12,7 @@
 //! a character that is still bound, binds new ones to free spare keycodes, and only waits
 //! out a settle when it must take over a keycode that was used less than [`SETTLE`] ago.
 //! A short-lived thread on its own connection unbinds everything once typing has been idle
-//! for the settle; the keyboard lock is held throughout every call, so nothing rebinds the
+//! for [`RESTORE_IDLE`]; the keyboard lock is held throughout every call, so nothing rebinds the
 //! map under a call that is reading it.
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -33,6 +33,12 @@ use crate::desktop::x11_err;
 /// run, 2-core machine): 0 ms lost characters in 3 of 3 runs, 10 ms in 2 of 3, 60 ms in none
 /// of 6. Six times the last failing value leaves room for a busier machine.
 pub const SETTLE: Duration = Duration::from_millis(60);
+
+/// How long typing must have been idle before the temporary bindings are removed. Longer
+/// than [`SETTLE`]: nothing waits for it, and an app starved of CPU may read its key events
+/// long after they were sent (seen in CI: with the 60 ms settle as the idle time, a loaded
+/// 2-core run lost every bound character of a mousepad line).
+pub const RESTORE_IDLE: Duration = Duration::from_millis(1000);
 
 /// Characters typed between two round trips, so a long text never floods the server.
 const CHUNK: usize = 256;
@@ -324,7 +330,7 @@ impl X11Desktop {
         Ok((binding, self.keymap()?))
     }
 
-    /// Once typing has been idle for the settle, unbinds every temporary keycode on a
+    /// Once typing has been idle for [`RESTORE_IDLE`], unbinds every temporary keycode on a
     /// connection of its own — unless a keyboard call changed the binding meanwhile.
     fn schedule_restore(&self, binding: &Binding) {
         if binding.is_empty() {
@@ -336,7 +342,7 @@ impl X11Desktop {
         let spawned = std::thread::Builder::new()
             .name("keymap-restore".into())
             .spawn(move || {
-                std::thread::sleep(SETTLE);
+                std::thread::sleep(RESTORE_IDLE);
                 let mut slot = shared.lock().unwrap_or_else(|e| e.into_inner());
                 if slot.generation != generation || slot.is_empty() {
                     return;

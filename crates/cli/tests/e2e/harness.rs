@@ -79,11 +79,7 @@ pub async fn serve_with<H: ClientHandler>(
     handler: H,
 ) -> Server<H> {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_deskpilot"));
-    cmd.arg("serve")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+    cmd.arg("serve").args(args);
     // A developer's own configuration must not change what the tests see.
     cmd.env_remove("DISPLAY")
         .env_remove("DESKPILOT_TOOLS")
@@ -102,7 +98,16 @@ pub async fn serve_with<H: ClientHandler>(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.kill_on_drop(true);
+    connect(cmd, handler).await
+}
+
+/// Starts `cmd` (a `deskpilot serve`, however it is run) and connects an MCP client to it,
+/// teeing its stdout.
+pub async fn connect<H: ClientHandler>(mut cmd: tokio::process::Command, handler: H) -> Server<H> {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
     let mut child = cmd.spawn().expect("spawn deskpilot serve");
     let child_out = child.stdout.take().unwrap();
     let child_in = child.stdin.take().unwrap();

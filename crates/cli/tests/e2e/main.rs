@@ -24,3 +24,4 @@ mod screenshot;
 mod shell;
 mod wait;
 mod windows;
+mod wine;

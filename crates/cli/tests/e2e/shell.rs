@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{Server, error_code, ok, serve, text};
+use crate::harness::{self, Server, error_code, ok, serve, text};
 use crate::safety::ConfigFile;
 
 /// A scratch directory with a CJK name, removed when dropped.
@@ -44,6 +44,9 @@ async fn exec(server: &Server, session: &str, command: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn state_persists_streams_stay_apart_and_hangs_recover() {
+    // Not for the desktop, but one at a time with the desktop tests: the load of a shell test
+    // must not starve an app another test is typing into.
+    let _guard = harness::exclusive().await;
     let server = serve(None, &[], &[]).await;
     let dir = Scratch::new("state");
     std::fs::create_dir_all(dir.0.join("子目录")).unwrap();
@@ -199,6 +202,7 @@ async fn state_persists_streams_stay_apart_and_hangs_recover() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn huge_output_is_cut_and_sessions_run_in_parallel() {
+    let _guard = harness::exclusive().await;
     let server = serve(None, &[], &[]).await;
     let s = exec(
         &server,
@@ -262,6 +266,7 @@ async fn huge_output_is_cut_and_sessions_run_in_parallel() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verified_execution_retries_only_when_it_can_help() {
+    let _guard = harness::exclusive().await;
     let server = serve(None, &[], &[]).await;
     let dir = Scratch::new("verified");
     ok(&server.call("shell_cd", json!({ "path": dir.path() })).await);
@@ -373,6 +378,7 @@ async fn verified_execution_retries_only_when_it_can_help() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shell_commands_pass_the_gates() {
+    let _guard = harness::exclusive().await;
     let dir = Scratch::new("gates");
     let config = ConfigFile::new("shellgates", "blocklist = [\"rm -rf\"]\ndryRun = true\n");
     let server = serve(None, &["--config", config.arg()], &[]).await;
