@@ -3,7 +3,8 @@
 
 use deskpilot_backend::Button;
 use deskpilot_engine::{
-    ElementOp, ElementOutcome, Error, FindRequest, HitTestMode, TreeRequest, WindowRef,
+    ElementOp, ElementOutcome, Error, FindRequest, HitTestMode, TreeRequest, VerifyTarget,
+    WindowRef,
 };
 use deskpilot_types::WindowId;
 use rmcp::handler::server::wrapper::Parameters;
@@ -16,7 +17,6 @@ use super::check::{Check, attach};
 use super::tree::with_notes_and_screenshot;
 use super::{DESKTOP_TIMEOUT, DeskpilotServer};
 use crate::render;
-use deskpilot_engine::VerifyTarget;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use deskpilot_engine::{
-    Error, LaunchOutcome, MAX_LAUNCH_WAIT, WindowAction, WindowOutcome, WindowRef, describe_state,
+    Error, LaunchOutcome, MAX_LAUNCH_WAIT, VerifyTarget, WindowAction, WindowOutcome, WindowRef,
+    describe_state,
 };
 use deskpilot_types::{WindowId, WindowInfo};
 use rmcp::handler::server::wrapper::Parameters;
@@ -16,7 +17,6 @@ use serde_json::json;
 use super::check::{Check, attach};
 use super::{DESKTOP_TIMEOUT, DeskpilotServer};
 use crate::render;
-use deskpilot_engine::VerifyTarget;
 
 /// Texts longer than this are previewed, not repeated in full, in the text block.
 const PREVIEW_OVER: usize = 8000;
