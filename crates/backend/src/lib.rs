@@ -17,6 +17,7 @@ mod error;
 pub mod fake;
 mod frame;
 mod overlay;
+mod overlay_process;
 mod tree;
 
 use std::sync::Arc;
@@ -27,6 +28,7 @@ pub use error::Error;
 pub use fake::FakeDesktop;
 pub use frame::{Frame, PixelFormat};
 pub use overlay::{GuardEvent, GuardListener, NoOverlay, Overlay, OverlayStyle};
+pub use overlay_process::ProcessOverlay;
 pub use tree::{Accessibility, ElementHandle, ElementStates, RawElement, RawTree, TreeLimits};
 
 /// Monitors and the bounds of the virtual desktop.

@@ -164,9 +164,13 @@ fn overlay() -> anyhow::Result<ExitCode> {
     {
         Ok(ExitCode::from(deskpilot_x11::overlay::run_child() as u8))
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(windows)]
     {
-        anyhow::bail!("the overlay process is the X11 backend's")
+        Ok(ExitCode::from(deskpilot_windows::overlay::run_child() as u8))
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
+    {
+        anyhow::bail!("no overlay on this platform")
     }
 }
 

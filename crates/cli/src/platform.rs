@@ -39,8 +39,9 @@ pub fn connect(args: &DesktopArgs) -> anyhow::Result<(Desktop, Session)> {
             Ok(d) => {
                 let desktop = d.into_desktop();
                 match std::env::current_exe() {
-                    Ok(exe) => desktop
-                        .with_overlay(std::sync::Arc::new(deskpilot_x11::X11Overlay::new(exe))),
+                    Ok(exe) => desktop.with_overlay(std::sync::Arc::new(
+                        deskpilot_backend::ProcessOverlay::new(exe),
+                    )),
                     Err(e) => {
                         tracing::warn!(
                             "overlay guard unavailable: cannot find my own executable: {e}"
@@ -64,7 +65,15 @@ pub fn connect(args: &DesktopArgs) -> anyhow::Result<(Desktop, Session)> {
             );
         }
         let desktop = match deskpilot_windows::WindowsDesktop::new() {
-            Ok(d) => d.into_desktop(),
+            Ok(d) => match std::env::current_exe() {
+                Ok(exe) => d.into_desktop().with_overlay(std::sync::Arc::new(
+                    deskpilot_backend::ProcessOverlay::new(exe),
+                )),
+                Err(e) => {
+                    tracing::warn!("overlay guard unavailable: cannot find my own executable: {e}");
+                    d.into_desktop()
+                }
+            },
             Err(e) => Desktop::unreachable("windows", e.to_string()),
         };
         Ok((desktop, Session::default()))

@@ -14,6 +14,7 @@ pub mod capture;
 mod control;
 mod input;
 pub mod monitors;
+pub mod overlay;
 pub mod windows;
 
 use std::sync::Arc;

@@ -29,5 +29,4 @@ pub mod windows;
 mod wm;
 
 pub use desktop::X11Desktop;
-pub use overlay::X11Overlay;
 pub use virtual_display::{VirtualDisplay, VirtualDisplayOptions};

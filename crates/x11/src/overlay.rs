@@ -1,33 +1,18 @@
-//! The X11 guard: a click-through border + label that shows a human the machine is being
-//! driven, and the global Esc that stops it.
+//! The X11 overlay process (`deskpilot __overlay`, see [`run_child`]): a click-through border
+//! and label that show a human the machine is being driven, and the global Esc that stops it.
+//! The engine side is `deskpilot_backend::ProcessOverlay`, which starts this process and reads
+//! its protocol lines.
 //!
-//! The indicator runs as a process of its own (`deskpilot __overlay`, see [`run_child`]), so
-//! that its death is observable: the parent ([`X11Overlay`]) talks to it over a pipe, one line
-//! per message, and treats an unannounced end of that pipe as `guard-exited`.
-//!
-//! The child draws one override-redirect window over the whole root, shaped with SHAPE to a
-//! frame around the screen plus a label at the top centre (no compositor needed, unlike ARGB
-//! translucency), with an empty SHAPE input region so every click passes through to what is
-//! beneath. It never takes focus. Esc is *observed* through XInput2 raw key events on the root
-//! for all master devices — nothing is grabbed, so the focused app still gets its Esc. When the
-//! child's X connection breaks, the X server is gone: it says so (`host-lost`), which the parent
-//! reports as `host-exited`.
-//!
-//! Child protocol, stdin: `show <opacity> <esc 0|1> <message>`, `hide`; end of input ends the
-//! child. Stdout: `shown <x,y,w,h>;…` (the painted rectangles), `hidden`, `esc`,
-//! `host-lost <why>`, `error <why>`.
+//! One override-redirect window over the whole root, shaped with SHAPE to a frame around the
+//! screen plus a label at the top centre (no compositor needed, unlike ARGB translucency), with
+//! an empty SHAPE input region so every click passes through to what is beneath. It never takes
+//! focus. Esc is *observed* through XInput2 raw key events on the root for all master devices —
+//! nothing is grabbed, so the focused app still gets its Esc. When the X connection breaks, the
+//! X server is gone: it says so (`host-lost`), which the engine side reports as `host-exited`.
 
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
 
-use deskpilot_backend::{Error, GuardEvent, GuardListener, Overlay, OverlayStyle};
-use deskpilot_types::Rect;
 use x11rb::connection::Connection;
 use x11rb::protocol::Event;
 use x11rb::protocol::shape::{self, SK, SO};
@@ -45,294 +30,14 @@ const BORDER: u16 = 5;
 const FRAME_RGB: u32 = 0x1e_7b_ff;
 const LABEL_BG_RGB: u32 = 0x10_3f_8c;
 const LABEL_FG_RGB: u32 = 0xff_ff_ff;
-/// How long the parent waits for the child to acknowledge a command.
-const ACK_TIMEOUT: Duration = Duration::from_secs(3);
-/// How long an Esc that deskpilot itself sends is expected.
-const OWN_ESCAPE_WINDOW: Duration = Duration::from_millis(1500);
 /// XInput2's "every master device".
 const ALL_MASTER_DEVICES: u16 = 1;
 /// The Escape keysym.
 const XK_ESCAPE: u32 = 0xff1b;
 
-// ---------------------------------------------------------------------------------------------
-// Parent side
-
-/// The indicator as the engine sees it: starts `program __overlay` on the first `show`.
-pub struct X11Overlay {
-    program: PathBuf,
-    listener: Arc<Mutex<Option<GuardListener>>>,
-    shared: Arc<Shared>,
-    child: Mutex<Option<Running>>,
-}
-
-/// What the reader thread and the engine-facing side both see.
-#[derive(Default)]
-struct Shared {
-    visible: AtomicBool,
-    regions: Mutex<Vec<Rect>>,
-    own_escapes: Mutex<VecDeque<Instant>>,
-}
-
-struct Running {
-    child: Child,
-    stdin: ChildStdin,
-    acks: mpsc::Receiver<String>,
-    /// Set before the parent ends the child on purpose, so its end is not a death.
-    expected_exit: Arc<AtomicBool>,
-}
-
-impl std::fmt::Debug for X11Overlay {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("X11Overlay")
-            .field("program", &self.program)
-            .field("visible", &self.visible())
-            .finish_non_exhaustive()
-    }
-}
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
-
-impl X11Overlay {
-    /// An indicator run by `program __overlay` (normally deskpilot's own executable).
-    pub fn new(program: PathBuf) -> Self {
-        X11Overlay {
-            program,
-            listener: Default::default(),
-            shared: Default::default(),
-            child: Mutex::new(None),
-        }
-    }
-
-    fn spawn(&self) -> Result<Running, Error> {
-        let mut child = Command::new(&self.program)
-            .arg("__overlay")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| Error::os("start the overlay", e))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            let _ = child.kill();
-            return Err(Error::os("start the overlay", "no pipes to the overlay"));
-        };
-        let pid = child.id();
-        let (tx, acks) = mpsc::channel();
-        let expected_exit = Arc::new(AtomicBool::new(false));
-        let expected = expected_exit.clone();
-        let shared = self.shared.clone();
-        let listener = self.listener.clone();
-        std::thread::Builder::new()
-            .name("overlay-reader".into())
-            .spawn(move || read_child(BufReader::new(stdout), pid, tx, expected, shared, listener))
-            .map_err(|e| Error::os("start the overlay reader", e))?;
-        tracing::debug!(pid, "overlay started");
-        Ok(Running {
-            child,
-            stdin,
-            acks,
-            expected_exit,
-        })
-    }
-
-    /// Sends one command and waits for its acknowledgement.
-    fn command(&self, running: &mut Running, line: &str, ack: &str) -> Result<String, Error> {
-        while running.acks.try_recv().is_ok() {}
-        writeln!(running.stdin, "{line}")
-            .and_then(|()| running.stdin.flush())
-            .map_err(|e| Error::os("talk to the overlay", e))?;
-        let deadline = Instant::now() + ACK_TIMEOUT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match running.acks.recv_timeout(left) {
-                Ok(reply) if reply.starts_with(ack) => return Ok(reply),
-                Ok(reply) if reply.starts_with("error") => {
-                    return Err(Error::os("overlay", reply));
-                }
-                Ok(_) => continue,
-                Err(_) => {
-                    return Err(Error::os(
-                        "overlay",
-                        format!("no answer to {ack:?} within {} ms", ACK_TIMEOUT.as_millis()),
-                    ));
-                }
-            }
-        }
-    }
-}
-
-fn read_child(
-    stdout: BufReader<std::process::ChildStdout>,
-    pid: u32,
-    acks: mpsc::Sender<String>,
-    expected_exit: Arc<AtomicBool>,
-    shared: Arc<Shared>,
-    listener: Arc<Mutex<Option<GuardListener>>>,
-) {
-    let emit = |event: GuardEvent| {
-        let l = lock(&listener).clone();
-        if let Some(l) = l {
-            l(event);
-        }
-    };
-    let mut host_lost = false;
-    for line in stdout.lines() {
-        let Ok(line) = line else { break };
-        if line == "esc" {
-            let own = {
-                let mut own = lock(&shared.own_escapes);
-                while own.front().is_some_and(|t| t.elapsed() > OWN_ESCAPE_WINDOW) {
-                    own.pop_front();
-                }
-                own.pop_front().is_some()
-            };
-            if own {
-                tracing::debug!("Esc sent by deskpilot itself: not a stop");
-            } else if shared.visible.load(Ordering::SeqCst) {
-                emit(GuardEvent::Escape);
-            }
-        } else if let Some(why) = line.strip_prefix("host-lost") {
-            host_lost = true;
-            shared.visible.store(false, Ordering::SeqCst);
-            emit(GuardEvent::HostExited(format!(
-                "the X server closed the connection:{why}"
-            )));
-        } else {
-            let _ = acks.send(line);
-        }
-    }
-    shared.visible.store(false, Ordering::SeqCst);
-    if !expected_exit.load(Ordering::SeqCst) && !host_lost {
-        emit(GuardEvent::GuardExited(format!(
-            "the overlay process (pid {pid}) ended"
-        )));
-    }
-}
-
-impl Overlay for X11Overlay {
-    fn set_listener(&self, listener: GuardListener) {
-        *lock(&self.listener) = Some(listener);
-    }
-
-    fn show(&self, style: &OverlayStyle) -> Result<(), Error> {
-        let mut child = lock(&self.child);
-        let alive = match child.as_mut() {
-            Some(r) => matches!(r.child.try_wait(), Ok(None)),
-            None => false,
-        };
-        if !alive {
-            *child = Some(self.spawn()?);
-        }
-        let Some(running) = child.as_mut() else {
-            return Err(Error::os("overlay", "not running"));
-        };
-        let message: String = style
-            .message
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        let line = format!(
-            "show {:.2} {} {}",
-            style.opacity.clamp(0.05, 1.0),
-            u8::from(style.esc_stop),
-            message
-        );
-        let reply = match self.command(running, &line, "shown") {
-            Ok(r) => r,
-            Err(e) => {
-                // A child that cannot show itself is of no use: end it (quietly).
-                running.expected_exit.store(true, Ordering::SeqCst);
-                let _ = running.child.kill();
-                let _ = running.child.wait();
-                *child = None;
-                return Err(e);
-            }
-        };
-        *lock(&self.shared.regions) = parse_regions(&reply["shown".len()..]);
-        self.shared.visible.store(true, Ordering::SeqCst);
-        Ok(())
-    }
-
-    fn hide(&self) -> Result<(), Error> {
-        let mut child = lock(&self.child);
-        self.shared.visible.store(false, Ordering::SeqCst);
-        lock(&self.shared.regions).clear();
-        match child.as_mut() {
-            Some(running) => self.command(running, "hide", "hidden").map(drop),
-            None => Ok(()),
-        }
-    }
-
-    fn visible(&self) -> bool {
-        self.shared.visible.load(Ordering::SeqCst)
-    }
-
-    fn regions(&self) -> Vec<Rect> {
-        if self.visible() {
-            lock(&self.shared.regions).clone()
-        } else {
-            Vec::new()
-        }
-    }
-
-    fn expect_own_escape(&self) {
-        if self.visible() {
-            lock(&self.shared.own_escapes).push_back(Instant::now());
-        }
-    }
-
-    fn pid(&self) -> Option<u32> {
-        lock(&self.child).as_ref().map(|r| r.child.id())
-    }
-
-    fn shutdown(&self) {
-        self.shared.visible.store(false, Ordering::SeqCst);
-        self.stop_child();
-    }
-}
-
-impl Drop for X11Overlay {
-    fn drop(&mut self) {
-        self.shutdown();
-    }
-}
-
-impl X11Overlay {
-    fn stop_child(&self) {
-        if let Some(mut running) = lock(&self.child).take() {
-            running.expected_exit.store(true, Ordering::SeqCst);
-            drop(running.stdin);
-            let deadline = Instant::now() + Duration::from_millis(500);
-            while Instant::now() < deadline {
-                if !matches!(running.child.try_wait(), Ok(None)) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            let _ = running.child.kill();
-            let _ = running.child.wait();
-        }
-    }
-}
-
-/// `" 0,0,1920,5;…"` → rectangles.
-fn parse_regions(text: &str) -> Vec<Rect> {
-    text.split(';')
-        .filter_map(|r| {
-            let v: Vec<i64> = r.trim().split(',').filter_map(|n| n.parse().ok()).collect();
-            match v[..] {
-                [x, y, w, h] if w > 0 && h > 0 => {
-                    Some(Rect::new(x as i32, y as i32, w as u32, h as u32))
-                }
-                _ => None,
-            }
-        })
-        .collect()
-}
-
-// ---------------------------------------------------------------------------------------------
-// Child side
 
 /// `deskpilot __overlay`: runs the indicator until stdin ends. Exit code 0 when told to end,
 /// 3 when the X server went away, 2 when it could not start.
@@ -742,17 +447,4 @@ fn escape_keycodes(conn: &RustConnection) -> XResult<Vec<u8>> {
         .filter(|(_, syms)| syms.contains(&XK_ESCAPE))
         .map(|(i, _)| min + i as u8)
         .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn regions_parse() {
-        assert_eq!(
-            parse_regions(" 0,0,100,5;0,95,100,5;bad;1,2,0,3"),
-            [Rect::new(0, 0, 100, 5), Rect::new(0, 95, 100, 5)]
-        );
-    }
 }

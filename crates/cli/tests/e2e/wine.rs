@@ -1,6 +1,6 @@
 //! The Windows backend, cross-built (`x86_64-pc-windows-gnu`) and run under Wine 8 on the test
 //! desktop, driven through the same MCP client: window list, launch, a real BitBlt capture,
-//! Unicode typing read back through the clipboard, window states.
+//! Unicode typing read back through the clipboard, window states, the overlay and its Esc.
 //!
 //! `scripts/test` builds `deskpilot.exe` and names it in `DESKPILOT_WINE_EXE`; without it the
 //! test prints SKIP (and fails under `CI=true`). The prefix lives in the test's target temp
@@ -220,6 +220,40 @@ async fn the_windows_backend_works_under_wine() {
         .call("screenshot", json!({ "window_id": 4242 }))
         .await;
     assert_eq!(error_code(&r), "WINDOW_NOT_FOUND");
+
+    // The Windows overlay (a layered topmost window cut to a frame + label, in its own
+    // process) is up since the first mutation, drawn on screen, and Esc stops the agent.
+    let s = ok(&server.call("status", json!({})).await).clone();
+    assert_eq!(s["overlay"]["visible"], true, "{s}");
+    assert!(s["overlay"]["pid"].is_u64(), "{s}");
+    let r = server
+        .call(
+            "screenshot",
+            json!({ "region": { "x": 0, "y": 200, "width": 20, "height": 20 }, "format": "png" }),
+        )
+        .await;
+    let img = harness::image(&r);
+    let at = |x: usize, y: usize| {
+        let i = (y * img.0 as usize + x) * 3;
+        [img.2[i], img.2[i + 1], img.2[i + 2]]
+    };
+    assert_eq!(at(2, 10), [0x1e, 0x7b, 0xff], "the overlay's frame");
+    ok(&server
+        .call("window", json!({ "action": "focus", "window_id": id }))
+        .await);
+    let esc = Command::new("xdotool")
+        .args(["key", "Escape"])
+        .env("DISPLAY", desktop.display())
+        .status()
+        .unwrap();
+    assert!(esc.success());
+    wait_for(Duration::from_secs(5), "the kill switch", || async {
+        let s = ok(&server.call("status", json!({})).await).clone();
+        (s["kill_switch"]["state"] == "tripped").then_some(())
+    })
+    .await;
+    let r = server.call("type_text", json!({ "text": "no" })).await;
+    assert_eq!(error_code(&r), "STOPPED_BY_HUMAN", "{}", text(&r));
     server.finish().await;
     let mut kill = w.command(desktop, "wineserver");
     kill.arg("-k");
