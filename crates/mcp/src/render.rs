@@ -54,6 +54,14 @@ fn refused_before_acting(code: ErrorCode) -> bool {
     )
 }
 
+/// The text of a result's text block, for adding lines to it.
+pub(crate) fn text_mut(result: &mut CallToolResult) -> Option<&mut String> {
+    result.content.iter_mut().find_map(|c| match c {
+        ContentBlock::Text(t) => Some(&mut t.text),
+        _ => None,
+    })
+}
+
 /// Runs a blocking engine call on the blocking pool with a deadline.
 pub(crate) async fn blocking<T, F>(
     timeout: std::time::Duration,

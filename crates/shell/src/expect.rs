@@ -27,6 +27,9 @@ pub struct Check {
     pub detail: String,
 }
 
+/// A check of one path.
+type PathTest = fn(&Path) -> bool;
+
 fn resolve(cwd: &Path, p: &str) -> PathBuf {
     let p = Path::new(p);
     if p.is_absolute() {
@@ -58,41 +61,24 @@ impl Expect {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => "nothing".to_string(),
             Err(e) => format!("unreadable ({e})"),
         };
-        if let Some(p) = &self.path_exists {
-            let path = resolve(cwd, p);
-            out.push(Check {
-                key: "pathExists",
-                ok: path.exists(),
-                detail: format!("{} is {}", path.display(), kind(&path)),
-                path: p.clone(),
-            });
-        }
-        if let Some(p) = &self.path_not_exists {
-            let path = resolve(cwd, p);
-            out.push(Check {
-                key: "pathNotExists",
-                ok: std::fs::symlink_metadata(&path).is_err(),
-                detail: format!("{} is {}", path.display(), kind(&path)),
-                path: p.clone(),
-            });
-        }
-        if let Some(p) = &self.is_dir {
-            let path = resolve(cwd, p);
-            out.push(Check {
-                key: "isDir",
-                ok: path.is_dir(),
-                detail: format!("{} is {}", path.display(), kind(&path)),
-                path: p.clone(),
-            });
-        }
-        if let Some(p) = &self.is_file {
-            let path = resolve(cwd, p);
-            out.push(Check {
-                key: "isFile",
-                ok: path.is_file(),
-                detail: format!("{} is {}", path.display(), kind(&path)),
-                path: p.clone(),
-            });
+        let plain: [(&'static str, &Option<String>, PathTest); 4] = [
+            ("pathExists", &self.path_exists, |p| p.exists()),
+            ("pathNotExists", &self.path_not_exists, |p| {
+                std::fs::symlink_metadata(p).is_err()
+            }),
+            ("isDir", &self.is_dir, |p| p.is_dir()),
+            ("isFile", &self.is_file, |p| p.is_file()),
+        ];
+        for (key, wanted, holds) in plain {
+            if let Some(p) = wanted {
+                let path = resolve(cwd, p);
+                out.push(Check {
+                    key,
+                    ok: holds(&path),
+                    detail: format!("{} is {}", path.display(), kind(&path)),
+                    path: p.clone(),
+                });
+            }
         }
         if let Some((p, text)) = &self.file_contains {
             let path = resolve(cwd, p);

@@ -50,6 +50,11 @@ impl Shells {
         Shells::new(ShellProgram::detect(), start)
     }
 
+    /// Where new sessions start.
+    pub fn start_dir(&self) -> &std::path::Path {
+        &self.start_dir
+    }
+
     pub fn program(&self) -> Option<&ShellProgram> {
         self.program.as_ref()
     }

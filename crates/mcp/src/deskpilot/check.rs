@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use deskpilot_engine::{Engine, Error, Verdict, VerifyTarget};
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use serde_json::json;
 
 use super::DeskpilotServer;
@@ -100,7 +100,7 @@ pub(crate) fn attach(result: &mut CallToolResult, verdict: Option<Result<Verdict
                 } else {
                     "suspected_noop"
                 });
-                replace_effect_line(result_text(&mut result.content), v.changed);
+                replace_effect_line(render::text_mut(result), v.changed);
             }
             if let Some(shot) = v.screenshot {
                 let image = super::screenshot::image_result("Observation", &shot, &v.what);
@@ -116,18 +116,10 @@ pub(crate) fn attach(result: &mut CallToolResult, verdict: Option<Result<Verdict
             format!("Screen verdict unavailable: {e}")
         }
     };
-    if let Some(text) = result_text(&mut result.content) {
+    if let Some(text) = render::text_mut(result) {
         text.push('\n');
         text.push_str(&line);
     }
-}
-
-/// The first text block's text.
-fn result_text(content: &mut [ContentBlock]) -> Option<&mut String> {
-    content.iter_mut().find_map(|c| match c {
-        ContentBlock::Text(t) => Some(&mut t.text),
-        _ => None,
-    })
 }
 
 fn replace_effect_line(text: Option<&mut String>, changed: bool) {

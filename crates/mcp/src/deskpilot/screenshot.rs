@@ -293,9 +293,9 @@ impl DeskpilotServer {
 }
 
 fn append_text(result: &mut CallToolResult, line: &str) {
-    if let Some(ContentBlock::Text(t)) = result.content.first_mut() {
-        t.text.push('\n');
-        t.text.push_str(line);
+    if let Some(text) = render::text_mut(result) {
+        text.push('\n');
+        text.push_str(line);
     }
 }
 

@@ -166,6 +166,18 @@ fn shell_error(e: ShellError) -> Error {
     }
 }
 
+fn env_name(name: &str) -> Result<(), Error> {
+    if deskpilot_shell::valid_env_name(name) {
+        return Ok(());
+    }
+    Err(coded(
+        ErrorCode::InvalidArgument,
+        format!(
+            "{name:?} is not a variable name (letters, digits, underscore; not starting with a digit)"
+        ),
+    ))
+}
+
 fn timeout(ms: u64) -> Result<Duration, Error> {
     if ms == 0 || ms > MAX_TIMEOUT_MS {
         return Err(coded(
@@ -271,9 +283,9 @@ fn timeout_result(session: &str, command: &str, output: &Output) -> CallToolResu
         ),
     );
     let mut r = render::error(&e);
-    if let Some(ContentBlock::Text(t)) = r.content.first_mut() {
-        t.text.push_str(&stream("stdout so far", &output.stdout));
-        t.text.push_str(&stream("stderr so far", &output.stderr));
+    if let Some(t) = render::text_mut(&mut r) {
+        t.push_str(&stream("stdout so far", &output.stdout));
+        t.push_str(&stream("stderr so far", &output.stderr));
     }
     if let Some(Value::Object(s)) = r.structured_content.as_mut() {
         s.insert("session".into(), json!(session));
@@ -465,9 +477,7 @@ impl DeskpilotServer {
                 r
             }
             Ok((None, names)) => {
-                let start = std::env::current_dir()
-                    .map(|d| d.to_string_lossy().into_owned())
-                    .unwrap_or_default();
+                let start = self.shells.start_dir().to_string_lossy().into_owned();
                 let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
                     "Session {} has not run anything yet; it will start in {start}. Sessions: {}.",
                     a.session,
@@ -498,14 +508,8 @@ impl DeskpilotServer {
         )
     )]
     pub async fn shell_env_get(&self, Parameters(a): Parameters<EnvGetArgs>) -> CallToolResult {
-        if !deskpilot_shell::valid_env_name(&a.name) {
-            return render::error(&coded(
-                ErrorCode::InvalidArgument,
-                format!(
-                    "{:?} is not a variable name (letters, digits, underscore; not starting with a digit)",
-                    a.name
-                ),
-            ));
+        if let Err(e) = env_name(&a.name) {
+            return render::error(&e);
         }
         let name = a.name.clone();
         let result = self
@@ -543,14 +547,8 @@ impl DeskpilotServer {
         )
     )]
     pub async fn shell_env_set(&self, Parameters(a): Parameters<EnvSetArgs>) -> CallToolResult {
-        if !deskpilot_shell::valid_env_name(&a.name) {
-            return render::error(&coded(
-                ErrorCode::InvalidArgument,
-                format!(
-                    "{:?} is not a variable name (letters, digits, underscore; not starting with a digit)",
-                    a.name
-                ),
-            ));
+        if let Err(e) = env_name(&a.name) {
+            return render::error(&e);
         }
         let label = format!(
             "set environment variable {} in session {}",
@@ -902,15 +900,14 @@ impl VerifiedRun {
                 return render::error(&coded(ErrorCode::Internal, "no output"));
             };
             let mut r = output_result(session, command, out, extra);
-            if let Some(ContentBlock::Text(t)) = r.content.first_mut() {
-                t.text = format!(
-                    "Verified after {n} attempt(s){}: every expectation holds.\n{}",
+            if let Some(t) = render::text_mut(&mut r) {
+                *t = format!(
+                    "Verified after {n} attempt(s){}: every expectation holds.\n{t}",
                     if fixes.is_empty() {
                         String::new()
                     } else {
                         format!(" ({})", fixes.join("; "))
                     },
-                    t.text
                 );
             }
             return r;
