@@ -58,6 +58,26 @@ pub trait Capture: Send + Sync {
         drop(buffer);
         self.capture(rect)
     }
+
+    /// The part `rect` of `window` as the window itself draws it, even where other windows
+    /// cover it (Windows' `PrintWindow`). The engine asks only for covered windows and grabs
+    /// the screen when the answer is not [`WindowCapture::Captured`].
+    fn capture_window(&self, window: &WindowInfo, rect: Rect) -> Result<WindowCapture, Error> {
+        let _ = (window, rect);
+        Ok(WindowCapture::Unsupported)
+    }
+}
+
+/// What [`Capture::capture_window`] got.
+#[derive(Debug)]
+pub enum WindowCapture {
+    /// The window's own pixels for the asked rectangle.
+    Captured(Frame),
+    /// The platform call succeeded but drew nothing (one flat colour), as cross-process
+    /// `PrintWindow` does under Wine and for some GPU-rendered apps.
+    Blank,
+    /// This backend cannot capture a single window.
+    Unsupported,
 }
 
 /// A mouse button.

@@ -3,7 +3,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use deskpilot_backend::{BackendInfo, Desktop};
+use deskpilot_backend::{BackendInfo, Desktop, Frame, WindowCapture};
 use deskpilot_types::{Monitor, Rect, WindowId, WindowInfo};
 
 use crate::Error;
@@ -260,6 +260,8 @@ impl Engine {
         let mut notes = Vec::new();
         let desktop = self.desktop.screens.desktop_bounds()?;
         let mut window = None;
+        // The window's own drawing, when it is covered and the backend can capture it alone.
+        let mut drawn = None;
         let rect = match request.target {
             CaptureTarget::Screen => desktop,
             CaptureTarget::Monitor(index) => {
@@ -328,10 +330,30 @@ impl Engine {
                     .map(|o| format!("\"{}\" ({})", o.title, o.id))
                     .collect();
                 if !covering.is_empty() {
-                    notes.push(format!(
-                        "the window is partly covered by {}; focus it first to see all of it",
-                        covering.join(", ")
-                    ));
+                    let own = self.desktop.capture.capture_window(w, clipped);
+                    let covered = covering.join(", ");
+                    notes.push(match own {
+                        Ok(WindowCapture::Captured(frame)) => {
+                            drawn = Some(frame);
+                            format!(
+                                "the window is partly covered by {covered}; this image is the \
+                                 window's own drawing (PrintWindow), without them"
+                            )
+                        }
+                        Ok(WindowCapture::Blank) => format!(
+                            "the window is partly covered by {covered}; capturing the window \
+                             alone gave a blank image, so this is a screen grab that shows \
+                             them: focus it first to see all of it"
+                        ),
+                        Ok(WindowCapture::Unsupported) => format!(
+                            "the window is partly covered by {covered}; focus it first to see \
+                             all of it"
+                        ),
+                        Err(e) => format!(
+                            "the window is partly covered by {covered} and capturing it alone \
+                             failed ({e}); focus it first to see all of it"
+                        ),
+                    });
                 }
                 window = Some(w.clone());
                 clipped
@@ -346,6 +368,7 @@ impl Engine {
         let format = request.format.unwrap_or(self.config.format);
         let c = self.capture_view(
             rect,
+            drawn,
             |r| ViewGeometry::fit(r, budget),
             pin,
             format,
@@ -368,6 +391,7 @@ impl Engine {
     fn capture_view(
         &self,
         rect: Rect,
+        drawn: Option<Frame>,
         geometry: impl FnOnce(Rect) -> ViewGeometry,
         pin: Option<(WindowId, Option<u32>, Rect)>,
         format: ImageFormat,
@@ -378,10 +402,13 @@ impl Engine {
         }
         let started = Instant::now();
         let mut pool = std::mem::take(&mut *self.buffers.lock().unwrap_or_else(|e| e.into_inner()));
-        let mut frame = self
-            .desktop
-            .capture
-            .capture_into(rect, std::mem::take(&mut pool.frame))?;
+        let mut frame = match drawn {
+            Some(frame) => frame,
+            None => self
+                .desktop
+                .capture
+                .capture_into(rect, std::mem::take(&mut pool.frame))?,
+        };
         let capture_time = started.elapsed();
         let masked_regions = pipeline::apply_masks(&mut frame, &self.config.mask_regions);
         let view = geometry(frame.rect);
@@ -484,7 +511,7 @@ impl Engine {
             )
         };
         let format = request.format.unwrap_or(self.config.format);
-        let c = self.capture_view(rect, geometry, source.window, format, &|_| {
+        let c = self.capture_view(rect, None, geometry, source.window, format, &|_| {
             Decorations::default()
         })?;
         let view = c.view;

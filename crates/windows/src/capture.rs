@@ -1,12 +1,17 @@
-//! `BitBlt` capture of a virtual-screen rectangle into a top-down 32-bit DIB (BGRX).
+//! `BitBlt` capture of a virtual-screen rectangle into a top-down 32-bit DIB (BGRX), and
+//! `PrintWindow` (`PW_RENDERFULLCONTENT`) of one window for when others cover it, with a
+//! blank result detected so the engine can fall back to the screen.
 
-use deskpilot_backend::{Error, Frame, PixelFormat};
-use deskpilot_types::Rect;
+use deskpilot_backend::{Error, Frame, PixelFormat, WindowCapture};
+use deskpilot_types::{Rect, WindowInfo};
+use windows::Win32::Foundation::{HWND, RECT};
 use windows::Win32::Graphics::Gdi::{
     BI_RGB, BITMAPINFO, BITMAPINFOHEADER, BitBlt, CAPTUREBLT, CreateCompatibleBitmap,
     CreateCompatibleDC, DIB_RGB_COLORS, DeleteDC, DeleteObject, GetDC, GetDIBits, HBITMAP, HDC,
     HGDIOBJ, ReleaseDC, SRCCOPY, SelectObject,
 };
+use windows::Win32::Storage::Xps::{PRINT_WINDOW_FLAGS, PrintWindow};
+use windows::Win32::UI::WindowsAndMessaging::{GetWindowRect, PW_RENDERFULLCONTENT};
 
 /// Releases the screen DC on drop.
 struct ScreenDc(HDC);
@@ -37,7 +42,79 @@ impl Drop for Bitmap {
 
 /// Grabs `rect` (virtual-screen physical pixels) from the screen.
 pub fn bitblt(rect: Rect) -> Result<Frame, Error> {
-    let (w, h) = (rect.width as i32, rect.height as i32);
+    draw(rect.width, rect.height, |mem, screen| {
+        // SAFETY: both DCs are live for the call; the bitmap is selected into `mem`.
+        unsafe {
+            BitBlt(
+                mem,
+                0,
+                0,
+                rect.width as i32,
+                rect.height as i32,
+                Some(screen),
+                rect.x,
+                rect.y,
+                SRCCOPY | CAPTUREBLT,
+            )
+        }
+        .map_err(|e| Error::os("BitBlt", e))
+    })
+    .map(|data| Frame {
+        rect,
+        format: PixelFormat::Bgrx,
+        data,
+    })
+}
+
+/// `rect` (physical pixels, inside the window) as `window` draws itself, whatever covers it.
+pub fn print_window(window: &WindowInfo, rect: Rect) -> Result<WindowCapture, Error> {
+    let hwnd = HWND(window.id.0 as usize as *mut _);
+    let mut outer = RECT::default();
+    // SAFETY: a live out-pointer; fails cleanly for a dead window.
+    unsafe { GetWindowRect(hwnd, &mut outer) }.map_err(|e| Error::os("GetWindowRect", e))?;
+    let (w, h) = (
+        (outer.right - outer.left).max(0) as u32,
+        (outer.bottom - outer.top).max(0) as u32,
+    );
+    let whole = Rect::new(outer.left, outer.top, w, h);
+    let Some(part) = rect.intersect(&whole).filter(|p| *p == rect) else {
+        return Ok(WindowCapture::Unsupported);
+    };
+    let data = draw(w, h, |mem, _| {
+        // SAFETY: `mem` holds a bitmap the size of the whole window.
+        let ok = unsafe { PrintWindow(hwnd, mem, PRINT_WINDOW_FLAGS(PW_RENDERFULLCONTENT)) };
+        if ok.as_bool() {
+            Ok(())
+        } else {
+            Err(Error::os("PrintWindow", std::io::Error::last_os_error()))
+        }
+    })?;
+    // Crop the window's drawing to the asked part.
+    let (dx, dy) = ((part.x - whole.x) as usize, (part.y - whole.y) as usize);
+    let stride = w as usize * 4;
+    let mut out = Vec::with_capacity(part.area() as usize * 4);
+    for row in dy..dy + part.height as usize {
+        let start = row * stride + dx * 4;
+        out.extend_from_slice(&data[start..start + part.width as usize * 4]);
+    }
+    if crate::blank::is_blank(&out) {
+        return Ok(WindowCapture::Blank);
+    }
+    Ok(WindowCapture::Captured(Frame {
+        rect: part,
+        format: PixelFormat::Bgrx,
+        data: out,
+    }))
+}
+
+/// Makes a `w`×`h` bitmap selected into a memory DC, lets `paint` fill it, and reads it back
+/// as top-down BGRX.
+fn draw(
+    w: u32,
+    h: u32,
+    paint: impl FnOnce(HDC, HDC) -> Result<(), Error>,
+) -> Result<Vec<u8>, Error> {
+    let (w, h) = (w as i32, h as i32);
     // SAFETY: each handle is checked and owned by a guard that releases it.
     unsafe {
         let screen = ScreenDc(GetDC(None));
@@ -59,19 +136,9 @@ pub fn bitblt(rect: Rect) -> Result<Frame, Error> {
             ));
         }
         let previous = SelectObject(mem.0, HGDIOBJ(bitmap.0.0));
-        let blit = BitBlt(
-            mem.0,
-            0,
-            0,
-            w,
-            h,
-            Some(screen.0),
-            rect.x,
-            rect.y,
-            SRCCOPY | CAPTUREBLT,
-        );
+        let painted = paint(mem.0, screen.0);
         SelectObject(mem.0, previous);
-        blit.map_err(|e| Error::os("BitBlt", e))?;
+        painted?;
         let mut info = BITMAPINFO {
             bmiHeader: BITMAPINFOHEADER {
                 biSize: size_of::<BITMAPINFOHEADER>() as u32,
@@ -84,7 +151,7 @@ pub fn bitblt(rect: Rect) -> Result<Frame, Error> {
             },
             ..Default::default()
         };
-        let mut data = vec![0u8; rect.area() as usize * 4];
+        let mut data = vec![0u8; w as usize * h as usize * 4];
         let rows = GetDIBits(
             mem.0,
             bitmap.0,
@@ -97,10 +164,6 @@ pub fn bitblt(rect: Rect) -> Result<Frame, Error> {
         if rows != h {
             return Err(Error::os("GetDIBits", format!("copied {rows} of {h} rows")));
         }
-        Ok(Frame {
-            rect,
-            format: PixelFormat::Bgrx,
-            data,
-        })
+        Ok(data)
     }
 }

@@ -1,27 +1,36 @@
-//! Synthetic pointer input: `SetCursorPos` for moves (physical pixels under per-monitor-v2
-//! awareness), `SendInput` for buttons and the wheel, `GetCursorPos` for receipts.
+//! Synthetic pointer input: `SendInput` for moves (absolute virtual-desktop coordinates,
+//! see [`crate::absolute`]), buttons and the wheel (vertical and horizontal); `GetCursorPos`
+//! for receipts. A move that lands off by a pixel (rounding on odd layouts) is corrected with
+//! `SetCursorPos`, so the receipt always shows the pixel asked for.
 
 use deskpilot_backend::{Button, Error, Keyboard, Pointer};
 use deskpilot_types::{Key, Point};
 use windows::Win32::Foundation::POINT;
 use windows::Win32::UI::Input::KeyboardAndMouse::{
     INPUT, INPUT_0, INPUT_KEYBOARD, INPUT_MOUSE, KEYBD_EVENT_FLAGS, KEYBDINPUT, KEYEVENTF_KEYUP,
-    KEYEVENTF_UNICODE, MOUSE_EVENT_FLAGS, MOUSEEVENTF_HWHEEL, MOUSEEVENTF_LEFTDOWN,
-    MOUSEEVENTF_LEFTUP, MOUSEEVENTF_MIDDLEDOWN, MOUSEEVENTF_MIDDLEUP, MOUSEEVENTF_RIGHTDOWN,
-    MOUSEEVENTF_RIGHTUP, MOUSEEVENTF_WHEEL, MOUSEINPUT, SendInput, VIRTUAL_KEY, VK_APPS, VK_BACK,
-    VK_CAPITAL, VK_CONTROL, VK_DELETE, VK_DOWN, VK_END, VK_ESCAPE, VK_F1, VK_HOME, VK_INSERT,
-    VK_LEFT, VK_LWIN, VK_MENU, VK_NEXT, VK_PRIOR, VK_RETURN, VK_RIGHT, VK_SHIFT, VK_SNAPSHOT,
-    VK_SPACE, VK_TAB, VK_UP,
+    KEYEVENTF_UNICODE, MOUSE_EVENT_FLAGS, MOUSEEVENTF_ABSOLUTE, MOUSEEVENTF_HWHEEL,
+    MOUSEEVENTF_LEFTDOWN, MOUSEEVENTF_LEFTUP, MOUSEEVENTF_MIDDLEDOWN, MOUSEEVENTF_MIDDLEUP,
+    MOUSEEVENTF_MOVE, MOUSEEVENTF_RIGHTDOWN, MOUSEEVENTF_RIGHTUP, MOUSEEVENTF_VIRTUALDESK,
+    MOUSEEVENTF_WHEEL, MOUSEINPUT, SendInput, VIRTUAL_KEY, VK_APPS, VK_BACK, VK_CAPITAL,
+    VK_CONTROL, VK_DELETE, VK_DOWN, VK_END, VK_ESCAPE, VK_F1, VK_HOME, VK_INSERT, VK_LEFT, VK_LWIN,
+    VK_MENU, VK_NEXT, VK_PRIOR, VK_RETURN, VK_RIGHT, VK_SHIFT, VK_SNAPSHOT, VK_SPACE, VK_TAB,
+    VK_UP,
 };
 use windows::Win32::UI::WindowsAndMessaging::{GetCursorPos, SetCursorPos, WHEEL_DELTA};
 
 use crate::WindowsDesktop;
 
 fn send(flags: MOUSE_EVENT_FLAGS, data: i32) -> Result<(), Error> {
+    send_at(flags, data, (0, 0))
+}
+
+fn send_at(flags: MOUSE_EVENT_FLAGS, data: i32, (dx, dy): (i32, i32)) -> Result<(), Error> {
     let input = INPUT {
         r#type: INPUT_MOUSE,
         Anonymous: INPUT_0 {
             mi: MOUSEINPUT {
+                dx,
+                dy,
                 dwFlags: flags,
                 mouseData: data as u32,
                 ..Default::default()
@@ -46,8 +55,17 @@ impl Pointer for WindowsDesktop {
     }
 
     fn move_to(&self, p: Point) -> Result<(), Error> {
-        // SAFETY: no pointer arguments.
-        unsafe { SetCursorPos(p.x, p.y) }.map_err(|e| Error::os("SetCursorPos", e))
+        let desk = crate::monitors::virtual_screen();
+        send_at(
+            MOUSEEVENTF_MOVE | MOUSEEVENTF_ABSOLUTE | MOUSEEVENTF_VIRTUALDESK,
+            0,
+            crate::absolute::normalized(p, desk),
+        )?;
+        if self.position()? != p {
+            // SAFETY: no pointer arguments.
+            unsafe { SetCursorPos(p.x, p.y) }.map_err(|e| Error::os("SetCursorPos", e))?;
+        }
+        Ok(())
     }
 
     fn button(&self, button: Button, down: bool) -> Result<(), Error> {

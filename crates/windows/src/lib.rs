@@ -6,111 +6,139 @@
 //! ([`monitors`]). Everything is in physical pixels: the process asks for per-monitor-v2 DPI
 //! awareness at construction (failure is logged, not fatal).
 //!
+//! Accessibility ([`a11y`]) is UI Automation with a cache request, falling back to MSAA, on a
+//! dedicated COM thread with hard timeouts ([`com`]).
+//!
+//! The pure parts (role tables, `SendInput` coordinates, blank-capture detection) build and
+//! are unit-tested on every platform; everything that calls Win32 is `cfg(windows)`.
+//!
 //! Invariant: every `unsafe` Win32 call is wrapped in a safe function of this crate with a
 //! `// SAFETY:` note; handles are released by guards, never by hand on each return path.
-#![cfg(windows)]
 
+pub mod absolute;
+pub mod blank;
+pub mod roles;
+
+#[cfg(windows)]
+mod a11y;
+#[cfg(windows)]
 pub mod capture;
+#[cfg(windows)]
+mod com;
+#[cfg(windows)]
 mod control;
+#[cfg(windows)]
 mod input;
+#[cfg(windows)]
 pub mod monitors;
+#[cfg(windows)]
+mod msaa;
+#[cfg(windows)]
 pub mod overlay;
+#[cfg(windows)]
+mod uia;
+#[cfg(windows)]
 pub mod windows;
 
-use std::sync::Arc;
+#[cfg(windows)]
+pub use desktop::WindowsDesktop;
 
-use deskpilot_backend::{
-    Accessibility, BackendInfo, Capture, Clipboard, Desktop, Error, Frame, RawTree, Screens,
-    TreeLimits, WindowControl, WindowOp, Windows,
-};
-use deskpilot_types::{Monitor, Rect, WindowId, WindowInfo};
+#[cfg(windows)]
+mod desktop {
+    use std::sync::Arc;
 
-/// The interactive Windows desktop of this session.
-#[derive(Debug)]
-pub struct WindowsDesktop {
-    _private: (),
-}
+    use deskpilot_backend::{
+        BackendInfo, Capture, Clipboard, Desktop, Error, Frame, Screens, WindowCapture,
+        WindowControl, WindowOp, Windows,
+    };
+    use deskpilot_types::{Monitor, Rect, WindowId, WindowInfo};
 
-impl WindowsDesktop {
-    /// Attaches to the interactive desktop and asks for per-monitor-v2 DPI awareness.
-    pub fn new() -> Result<Self, Error> {
-        use ::windows::Win32::UI::HiDpi::{
-            DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2, SetProcessDpiAwarenessContext,
-        };
-        // SAFETY: a process-wide setting with no pointer arguments; failure only means the
-        // awareness was already set (by a manifest) or the OS is too old.
-        let awareness =
-            unsafe { SetProcessDpiAwarenessContext(DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2) };
-        if let Err(e) = awareness {
-            tracing::warn!("per-monitor-v2 DPI awareness unavailable: {e}");
+    /// The interactive Windows desktop of this session.
+    #[derive(Debug)]
+    pub struct WindowsDesktop {
+        /// Where accessibility calls run.
+        pub(crate) com: crate::com::ComThread,
+    }
+
+    impl WindowsDesktop {
+        /// Attaches to the interactive desktop and asks for per-monitor-v2 DPI awareness.
+        pub fn new() -> Result<Self, Error> {
+            use ::windows::Win32::UI::HiDpi::{
+                DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2, SetProcessDpiAwarenessContext,
+            };
+            // SAFETY: a process-wide setting with no pointer arguments; failure only means the
+            // awareness was already set (by a manifest) or the OS is too old.
+            let awareness = unsafe {
+                SetProcessDpiAwarenessContext(DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2)
+            };
+            if let Err(e) = awareness {
+                tracing::warn!("per-monitor-v2 DPI awareness unavailable: {e}");
+            }
+            Ok(WindowsDesktop {
+                com: crate::com::ComThread::default(),
+            })
         }
-        Ok(WindowsDesktop { _private: () })
-    }
 
-    /// What `status` shows about this backend.
-    pub fn info(&self) -> BackendInfo {
-        BackendInfo {
-            platform: "windows",
-            display: "WinSta0\\Default".to_string(),
-            capture_method: "bitblt".to_string(),
-            window_manager: Some("dwm".to_string()),
+        /// What `status` shows about this backend.
+        pub fn info(&self) -> BackendInfo {
+            BackendInfo {
+                platform: "windows",
+                display: "WinSta0\\Default".to_string(),
+                capture_method: "bitblt".to_string(),
+                window_manager: Some("dwm".to_string()),
+            }
+        }
+
+        /// Wraps this backend as the engine's [`Desktop`].
+        pub fn into_desktop(self) -> Desktop {
+            let info = self.info();
+            Desktop::from_backend(info, Arc::new(self))
         }
     }
 
-    /// Wraps this backend as the engine's [`Desktop`].
-    pub fn into_desktop(self) -> Desktop {
-        let info = self.info();
-        Desktop::from_backend(info, Arc::new(self))
-    }
-}
-
-impl Screens for WindowsDesktop {
-    fn monitors(&self) -> Result<Vec<Monitor>, Error> {
-        monitors::monitors()
-    }
-
-    fn desktop_bounds(&self) -> Result<Rect, Error> {
-        Ok(monitors::virtual_screen())
-    }
-}
-
-impl Windows for WindowsDesktop {
-    fn list_windows(&self) -> Result<Vec<WindowInfo>, Error> {
-        windows::list()
-    }
-}
-
-impl Capture for WindowsDesktop {
-    fn capture(&self, rect: Rect) -> Result<Frame, Error> {
-        let desktop = monitors::virtual_screen();
-        if rect.is_empty() || rect.intersect(&desktop) != Some(rect) {
-            return Err(Error::OutsideDesktop { rect, desktop });
+    impl Screens for WindowsDesktop {
+        fn monitors(&self) -> Result<Vec<Monitor>, Error> {
+            crate::monitors::monitors()
         }
-        capture::bitblt(rect)
-    }
-}
 
-impl WindowControl for WindowsDesktop {
-    fn window_op(&self, id: WindowId, op: WindowOp) -> Result<(), Error> {
-        control::window_op(id, op)
-    }
-}
-
-impl Clipboard for WindowsDesktop {
-    fn read_text(&self) -> Result<Option<String>, Error> {
-        control::read_text()
+        fn desktop_bounds(&self) -> Result<Rect, Error> {
+            Ok(crate::monitors::virtual_screen())
+        }
     }
 
-    fn write_text(&self, text: &str) -> Result<(), Error> {
-        control::write_text(text)
+    impl Windows for WindowsDesktop {
+        fn list_windows(&self) -> Result<Vec<WindowInfo>, Error> {
+            crate::windows::list()
+        }
     }
-}
 
-impl Accessibility for WindowsDesktop {
-    fn tree(&self, _window: &WindowInfo, _limits: &TreeLimits) -> Result<RawTree, Error> {
-        Err(Error::Unsupported {
-            what: "accessibility tree",
-            reason: "UI Automation trees are not implemented on Windows yet".to_string(),
-        })
+    impl Capture for WindowsDesktop {
+        fn capture(&self, rect: Rect) -> Result<Frame, Error> {
+            let desktop = crate::monitors::virtual_screen();
+            if rect.is_empty() || rect.intersect(&desktop) != Some(rect) {
+                return Err(Error::OutsideDesktop { rect, desktop });
+            }
+            crate::capture::bitblt(rect)
+        }
+
+        fn capture_window(&self, window: &WindowInfo, rect: Rect) -> Result<WindowCapture, Error> {
+            crate::capture::print_window(window, rect)
+        }
+    }
+
+    impl WindowControl for WindowsDesktop {
+        fn window_op(&self, id: WindowId, op: WindowOp) -> Result<(), Error> {
+            crate::control::window_op(id, op)
+        }
+    }
+
+    impl Clipboard for WindowsDesktop {
+        fn read_text(&self) -> Result<Option<String>, Error> {
+            crate::control::read_text()
+        }
+
+        fn write_text(&self, text: &str) -> Result<(), Error> {
+            crate::control::write_text(text)
+        }
     }
 }

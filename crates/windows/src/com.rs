@@ -1,0 +1,102 @@
+//! A dedicated COM thread (multi-threaded apartment) for accessibility calls, with hard
+//! timeouts.
+//!
+//! UI Automation and MSAA calls cross into the target application and can block for as long
+//! as that application does. Every call therefore runs as a job on this thread while the
+//! caller waits at most its limit. A job that overruns is abandoned together with its thread:
+//! the next call starts a fresh thread (and a fresh [`Session`], so element handles from the
+//! hung one read as stale), so a hung provider costs one timeout, never the server.
+//!
+//! COM interface pointers never leave the thread: they live in the [`Session`] the jobs
+//! receive, and jobs return plain data.
+
+use std::sync::Mutex;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
+
+use deskpilot_backend::Error;
+use windows::Win32::System::Com::{COINIT_MULTITHREADED, CoInitializeEx, CoUninitialize};
+
+use crate::a11y::Session;
+
+type Job = Box<dyn FnOnce(&mut Session) + Send>;
+
+/// The accessibility thread; cheap to keep, started on first use.
+#[derive(Debug, Default)]
+pub(crate) struct ComThread {
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+}
+
+fn spawn() -> Result<mpsc::Sender<Job>, Error> {
+    let (tx, rx) = mpsc::channel::<Job>();
+    std::thread::Builder::new()
+        .name("deskpilot-a11y".into())
+        .spawn(move || {
+            // SAFETY: initialises COM for this thread only; balanced by CoUninitialize below,
+            // after every interface pointer (all inside `session`) has been released.
+            let init = unsafe { CoInitializeEx(None, COINIT_MULTITHREADED) };
+            if init.is_err() {
+                tracing::warn!("CoInitializeEx(MTA) failed: {init:?}");
+            }
+            let mut session = Session::default();
+            for job in rx {
+                job(&mut session);
+            }
+            drop(session);
+            if init.is_ok() {
+                // SAFETY: matches the successful CoInitializeEx of this thread.
+                unsafe { CoUninitialize() };
+            }
+        })
+        .map_err(|e| Error::os("starting the accessibility thread", e))?;
+    Ok(tx)
+}
+
+impl ComThread {
+    /// Runs `f` on the COM thread and waits at most `limit` for its answer.
+    pub(crate) fn call<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        limit: Duration,
+        f: impl FnOnce(&mut Session) -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let job: Job = Box::new(move |session| {
+            let _ = tx.send(f(session));
+        });
+        {
+            let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+            let sender = match jobs.take() {
+                Some(s) => s,
+                None => spawn()?,
+            };
+            if let Err(mpsc::SendError(job)) = sender.send(job) {
+                // The thread ended (a job panicked): start another one.
+                let fresh = spawn()?;
+                let _ = fresh.send(job);
+                *jobs = Some(fresh);
+            } else {
+                *jobs = Some(sender);
+            }
+        }
+        match rx.recv_timeout(limit) {
+            Ok(result) => result,
+            Err(RecvTimeoutError::Timeout) => {
+                // Abandon the stuck thread; it ends by itself if the call ever returns.
+                *self.jobs.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                Err(Error::os(
+                    what,
+                    format!(
+                        "no answer within {} ms: the application's accessibility provider is not \
+                         responding; element handles read before are now defunct",
+                        limit.as_millis()
+                    ),
+                ))
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                *self.jobs.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                Err(Error::os(what, "the accessibility thread failed"))
+            }
+        }
+    }
+}
