@@ -23,7 +23,7 @@ use windows::Win32::System::Variant::{
 use windows::Win32::UI::Accessibility::{IAccessible, IUIAutomationElement};
 
 use crate::WindowsDesktop;
-use crate::{msaa, uia};
+use crate::{controls, msaa, uia};
 
 /// How many windows' element handles stay usable.
 const KEPT_WINDOWS: usize = 8;
@@ -35,6 +35,10 @@ pub(crate) enum Node {
     Uia(IUIAutomationElement),
     /// An `IAccessible` and the child id inside it (`0` is the object itself).
     Msaa(IAccessible, i32),
+    /// Item `usize` of a standard list or combo box, read through window messages.
+    Item(HWND, controls::List, usize),
+    /// An entry of a window's menu, with the command it sends when it is a leaf.
+    Menu(HWND, Option<u32>),
 }
 
 /// The COM thread's state: the UI Automation client (created once) and the elements of the
@@ -86,7 +90,7 @@ impl Session {
         let n = self.next;
         let prefix = match node {
             Node::Uia(_) => "uia",
-            Node::Msaa(..) => "msaa",
+            Node::Msaa(..) | Node::Item(..) | Node::Menu(..) => "msaa",
         };
         self.nodes.insert(n, node);
         if let Some((_, list)) = self.windows.back_mut() {
@@ -204,6 +208,22 @@ fn read_tree(
     Ok(tree)
 }
 
+fn not_for_items(what: &'static str) -> Error {
+    Error::Unsupported {
+        what,
+        reason: "a list item read from its control offers only \"select\"".to_string(),
+    }
+}
+
+fn not_for_menus(what: &'static str) -> Error {
+    Error::Unsupported {
+        what,
+        reason: "a menu entry read from the window's menu offers only \"invoke\" on items \
+                 that run a command; click the menu bar to open a menu"
+            .to_string(),
+    }
+}
+
 fn with_node<T: Send + 'static>(
     desktop: &WindowsDesktop,
     what: &'static str,
@@ -237,6 +257,14 @@ impl Accessibility for WindowsDesktop {
             move |node| match node {
                 Node::Uia(e) => uia::do_action(e, &action),
                 Node::Msaa(acc, child) => msaa::do_action(acc, *child, &action),
+            Node::Item(h, kind, i) if action.eq_ignore_ascii_case("select") => {
+                controls::select_item(*h, *kind, *i)
+            }
+            Node::Item(..) => Err(not_for_items("this action")),
+            Node::Menu(h, Some(id)) if action.eq_ignore_ascii_case("invoke") => {
+                controls::run_command(*h, *id)
+            }
+            Node::Menu(..) => Err(not_for_menus("this action")),
             },
         )
     }
@@ -246,6 +274,8 @@ impl Accessibility for WindowsDesktop {
         with_node(self, "setting a value", element, move |node| match node {
             Node::Uia(e) => uia::set_value(e, &value),
             Node::Msaa(acc, child) => msaa::set_value(acc, *child, &value),
+            Node::Item(..) => Err(not_for_items("setting a value")),
+            Node::Menu(..) => Err(not_for_menus("setting a value")),
         })
     }
 
@@ -253,6 +283,12 @@ impl Accessibility for WindowsDesktop {
         with_node(self, "reading element text", element, |node| match node {
             Node::Uia(e) => uia::read_text(e),
             Node::Msaa(acc, child) => msaa::read_text(acc, *child),
+            Node::Item(h, kind, i) => Ok(controls::items(*h, *kind)
+                .into_iter()
+                .nth(*i)
+                .map(|item| item.text)
+                .unwrap_or_default()),
+            Node::Menu(..) => Err(not_for_menus("reading text")),
         })
     }
 
@@ -260,6 +296,8 @@ impl Accessibility for WindowsDesktop {
         with_node(self, "focusing an element", element, |node| match node {
             Node::Uia(e) => uia::focus(e),
             Node::Msaa(acc, child) => msaa::select(acc, *child, msaa::Select::Focus),
+            Node::Item(..) => Err(not_for_items("focusing")),
+            Node::Menu(..) => Err(not_for_menus("focusing")),
         })
     }
 
@@ -267,6 +305,12 @@ impl Accessibility for WindowsDesktop {
         with_node(self, "reading element states", element, |node| match node {
             Node::Uia(e) => uia::states(e),
             Node::Msaa(acc, child) => msaa::states(acc, *child),
+            Node::Item(h, kind, i) => Ok(ElementStates {
+                enabled: true,
+                selected: controls::items(*h, *kind).get(*i).is_some_and(|it| it.selected),
+                ..ElementStates::default()
+            }),
+            Node::Menu(..) => Err(not_for_menus("reading states")),
         })
     }
 
@@ -274,6 +318,8 @@ impl Accessibility for WindowsDesktop {
         with_node(self, "selecting an element", element, |node| match node {
             Node::Uia(e) => uia::select(e, true),
             Node::Msaa(acc, child) => msaa::select(acc, *child, msaa::Select::Take),
+            Node::Item(h, kind, i) => controls::select_item(*h, *kind, *i),
+            Node::Menu(..) => Err(not_for_menus("selecting")),
         })
     }
 
@@ -281,6 +327,8 @@ impl Accessibility for WindowsDesktop {
         with_node(self, "deselecting an element", element, |node| match node {
             Node::Uia(e) => uia::select(e, false),
             Node::Msaa(acc, child) => msaa::select(acc, *child, msaa::Select::Remove),
+            Node::Item(..) => Err(not_for_items("deselecting")),
+            Node::Menu(..) => Err(not_for_menus("deselecting")),
         })
     }
 }

@@ -28,6 +28,8 @@ mod com;
 #[cfg(windows)]
 mod control;
 #[cfg(windows)]
+mod controls;
+#[cfg(windows)]
 mod input;
 #[cfg(windows)]
 pub mod monitors;

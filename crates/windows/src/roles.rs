@@ -21,6 +21,11 @@ pub mod state {
     pub const HASPOPUP: u32 = 0x4000_0000;
 }
 
+/// `ROLE_SYSTEM_WINDOW`: a window's frame object.
+pub const ROLE_WINDOW: u32 = 9;
+/// `ROLE_SYSTEM_CLIENT`: a window's client area.
+pub const ROLE_CLIENT: u32 = 10;
+
 /// The deskpilot role and the platform's own name of an MSAA `ROLE_SYSTEM_*` value.
 pub fn msaa_role(role: u32) -> (Role, &'static str) {
     match role {
@@ -72,6 +77,33 @@ pub fn msaa_role(role: u32) -> (Role, &'static str) {
         64 => (Role::Button, "outline button"),
         _ => (Role::Other, "other"),
     }
+}
+
+/// The role of a standard Win32 control from its window class and style, for MSAA objects that
+/// only say "client" (Wine's). `None` for classes this does not know.
+pub fn control_role(class: &str, style: u32) -> Option<(Role, &'static str)> {
+    // BS_TYPEMASK and the button types of winuser.h.
+    const BS_TYPEMASK: u32 = 0xf;
+    let class = class.to_ascii_lowercase();
+    Some(match class.as_str() {
+        "button" => match style & BS_TYPEMASK {
+            0x2 | 0x3 | 0x5 | 0x6 => (Role::CheckBox, "check button"),
+            0x4 | 0x9 => (Role::RadioButton, "radio button"),
+            0x7 => (Role::Group, "grouping"),
+            _ => (Role::Button, "push button"),
+        },
+        "edit" | "richedit20w" | "richedit50w" => (Role::Edit, "text"),
+        "static" => (Role::Text, "static text"),
+        "listbox" | "combolbox" => (Role::List, "list"),
+        "combobox" => (Role::ComboBox, "combo box"),
+        "msctls_progress32" => (Role::ProgressBar, "progress bar"),
+        "msctls_trackbar32" => (Role::Slider, "slider"),
+        "systreeview32" => (Role::Tree, "outline"),
+        "syslistview32" => (Role::List, "list"),
+        "systabcontrol32" => (Role::TabList, "page tab list"),
+        "scrollbar" => (Role::ScrollBar, "scroll bar"),
+        _ => return None,
+    })
 }
 
 /// Element states from MSAA state bits. `editable` comes from the role (an MSAA text that is
@@ -196,6 +228,18 @@ mod tests {
         assert_eq!(msaa_role(34).0, Role::ListItem);
         assert_eq!(msaa_role(2).0, Role::MenuBar);
         assert_eq!(msaa_role(9999).0, Role::Other);
+    }
+
+    #[test]
+    fn control_classes_refine_a_client_role() {
+        // BS_PUSHBUTTON | WS_TABSTOP, BS_AUTOCHECKBOX, BS_AUTORADIOBUTTON
+        assert_eq!(control_role("Button", 0x1_0000).unwrap().0, Role::Button);
+        assert_eq!(control_role("Button", 0x3).unwrap().0, Role::CheckBox);
+        assert_eq!(control_role("BUTTON", 0x9).unwrap().0, Role::RadioButton);
+        assert_eq!(control_role("ListBox", 0).unwrap().0, Role::List);
+        assert_eq!(control_role("ComboBox", 0x3).unwrap().0, Role::ComboBox);
+        assert_eq!(control_role("Static", 0).unwrap().0, Role::Text);
+        assert_eq!(control_role("AfxWnd140", 0), None);
     }
 
     #[test]
