@@ -257,14 +257,14 @@ impl Accessibility for WindowsDesktop {
             move |node| match node {
                 Node::Uia(e) => uia::do_action(e, &action),
                 Node::Msaa(acc, child) => msaa::do_action(acc, *child, &action),
-            Node::Item(h, kind, i) if action.eq_ignore_ascii_case("select") => {
-                controls::select_item(*h, *kind, *i)
-            }
-            Node::Item(..) => Err(not_for_items("this action")),
-            Node::Menu(h, Some(id)) if action.eq_ignore_ascii_case("invoke") => {
-                controls::run_command(*h, *id)
-            }
-            Node::Menu(..) => Err(not_for_menus("this action")),
+                Node::Item(h, kind, i) if action.eq_ignore_ascii_case("select") => {
+                    controls::select_item(*h, *kind, *i)
+                }
+                Node::Item(..) => Err(not_for_items("this action")),
+                Node::Menu(h, Some(id)) if action.eq_ignore_ascii_case("invoke") => {
+                    controls::run_command(*h, *id)
+                }
+                Node::Menu(..) => Err(not_for_menus("this action")),
             },
         )
     }
@@ -307,7 +307,9 @@ impl Accessibility for WindowsDesktop {
             Node::Msaa(acc, child) => msaa::states(acc, *child),
             Node::Item(h, kind, i) => Ok(ElementStates {
                 enabled: true,
-                selected: controls::items(*h, *kind).get(*i).is_some_and(|it| it.selected),
+                selected: controls::items(*h, *kind)
+                    .get(*i)
+                    .is_some_and(|it| it.selected),
                 ..ElementStates::default()
             }),
             Node::Menu(..) => Err(not_for_menus("reading states")),

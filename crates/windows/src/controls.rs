@@ -11,12 +11,12 @@ use deskpilot_types::Rect;
 use windows::Win32::Foundation::{HWND, LPARAM, POINT, RECT, WPARAM};
 use windows::Win32::Graphics::Gdi::ClientToScreen;
 use windows::Win32::UI::WindowsAndMessaging::{
-    GetClientRect, GetMenu, GetMenuItemCount, GetMenuItemID, GetMenuItemRect, GetMenuState,
-    GetMenuStringW, GetSubMenu, HMENU, MF_BYPOSITION, MF_CHECKED, MF_DISABLED, MF_GRAYED,
-    MF_SEPARATOR, PostMessageW, BM_CLICK, BM_GETCHECK, CB_GETCOUNT, CB_GETCURSEL, CB_GETLBTEXT, CB_GETLBTEXTLEN, CB_SETCURSEL,
-    CBN_SELCHANGE, GWL_STYLE, GetClassNameW, GetDlgCtrlID, GetParent, GetWindowLongW,
-    LB_GETCOUNT, LB_GETITEMRECT, LB_GETSEL, LB_GETTEXT, LB_GETTEXTLEN, LB_SETCURSEL,
-    LBN_SELCHANGE, SMTO_ABORTIFHUNG, SendMessageTimeoutW, WM_COMMAND,
+    BM_CLICK, BM_GETCHECK, CB_GETCOUNT, CB_GETCURSEL, CB_GETLBTEXT, CB_GETLBTEXTLEN, CB_SETCURSEL,
+    CBN_SELCHANGE, GWL_STYLE, GetClassNameW, GetClientRect, GetDlgCtrlID, GetMenu,
+    GetMenuItemCount, GetMenuItemID, GetMenuItemRect, GetMenuState, GetMenuStringW, GetParent,
+    GetSubMenu, GetWindowLongW, HMENU, LB_GETCOUNT, LB_GETITEMRECT, LB_GETSEL, LB_GETTEXT,
+    LB_GETTEXTLEN, LB_SETCURSEL, LBN_SELCHANGE, MF_BYPOSITION, MF_CHECKED, MF_DISABLED, MF_GRAYED,
+    MF_SEPARATOR, PostMessageW, SMTO_ABORTIFHUNG, SendMessageTimeoutW, WM_COMMAND,
 };
 
 /// The longest one message may block.
@@ -101,7 +101,10 @@ fn item_text(hwnd: HWND, list: List, index: usize) -> String {
 fn item_bounds(hwnd: HWND, index: usize) -> Option<Rect> {
     let mut r = RECT::default();
     send(hwnd, LB_GETITEMRECT, index, &mut r as *mut RECT as isize).filter(|v| *v != -1)?;
-    let mut origin = POINT { x: r.left, y: r.top };
+    let mut origin = POINT {
+        x: r.left,
+        y: r.top,
+    };
     // SAFETY: a live out-pointer; fails cleanly for a dead window.
     unsafe { ClientToScreen(hwnd, &mut origin) }.ok().ok()?;
     let (w, h) = (r.right - r.left, r.bottom - r.top);
@@ -256,6 +259,13 @@ unsafe fn entries(hwnd: HWND, menu: HMENU, depth: u32, on_bar: bool, out: &mut V
 /// Runs a menu command as choosing the item would: `WM_COMMAND` with its id, posted.
 pub(crate) fn run_command(hwnd: HWND, id: u32) -> Result<(), Error> {
     // SAFETY: posts a plain message without pointers.
-    unsafe { PostMessageW(Some(hwnd), WM_COMMAND, WPARAM(id as usize & 0xffff), LPARAM(0)) }
-        .map_err(|e| Error::os("PostMessage WM_COMMAND", e))
+    unsafe {
+        PostMessageW(
+            Some(hwnd),
+            WM_COMMAND,
+            WPARAM(id as usize & 0xffff),
+            LPARAM(0),
+        )
+    }
+    .map_err(|e| Error::os("PostMessage WM_COMMAND", e))
 }

@@ -16,8 +16,8 @@ use windows::Win32::UI::Accessibility::{
     SELFLAG_TAKEFOCUS, SELFLAG_TAKESELECTION, WindowFromAccessibleObject,
 };
 use windows::Win32::UI::WindowsAndMessaging::{
-    GW_CHILD, GW_HWNDNEXT, GetParent, GetWindow, IsWindowVisible, OBJECT_IDENTIFIER,
-    OBJID_CLIENT, OBJID_WINDOW,
+    GW_CHILD, GW_HWNDNEXT, GetParent, GetWindow, IsWindowVisible, OBJECT_IDENTIFIER, OBJID_CLIENT,
+    OBJID_WINDOW,
 };
 use windows::core::{BSTR, Interface};
 
@@ -235,7 +235,10 @@ pub(crate) fn tree(
             continue;
         }
         let (mut role, platform_role) = roles::msaa_role(p.role);
-        let mut platform_role = p.role_name.take().unwrap_or_else(|| platform_role.to_string());
+        let mut platform_role = p
+            .role_name
+            .take()
+            .unwrap_or_else(|| platform_role.to_string());
         // A standard control that only says "client": its class tells what it is.
         let mut list = None;
         if parent.is_some()
@@ -254,10 +257,7 @@ pub(crate) fn tree(
             states.onscreen = b.intersect(&window.frame).is_some();
         }
         let mut actions: Vec<String> = p.default_action.into_iter().collect();
-        if actions.is_empty()
-            && child == 0
-            && window_of(&acc).is_some_and(controls::is_button)
-        {
+        if actions.is_empty() && child == 0 && window_of(&acc).is_some_and(controls::is_button) {
             actions.push(BUTTON_CLICK.to_string());
         }
         let index = elements.len();
@@ -288,7 +288,9 @@ pub(crate) fn tree(
         }
         if let Some((h, kind)) = list {
             for (i, item) in controls::items(h, kind).into_iter().enumerate() {
-                let onscreen = item.bounds.is_some_and(|b| b.intersect(&window.frame).is_some());
+                let onscreen = item
+                    .bounds
+                    .is_some_and(|b| b.intersect(&window.frame).is_some());
                 let handle = session.register(Node::Item(h, kind, i));
                 elements.push(RawElement {
                     parent: Some(index),
@@ -367,7 +369,11 @@ fn menu_elements(
                 onscreen: e.bounds.is_some(),
                 ..ElementStates::default()
             },
-            actions: e.command.map(|_| "invoke".to_string()).into_iter().collect(),
+            actions: e
+                .command
+                .map(|_| "invoke".to_string())
+                .into_iter()
+                .collect(),
             bounds: e.bounds,
             handle,
         });

@@ -1,9 +1,17 @@
 //! The Windows backend, cross-built (`x86_64-pc-windows-gnu`) and run under Wine 8 on the test
-//! desktop, driven through the same MCP client: window list, launch, a real BitBlt capture,
-//! Unicode typing read back through the clipboard, window states, the overlay and its Esc.
+//! desktop, driven through the same MCP client.
 //!
-//! `scripts/test` builds `deskpilot.exe` and names it in `DESKPILOT_WINE_EXE`; without it the
-//! test prints SKIP (and fails under `CI=true`). The prefix lives in the test's target temp
+//! - Notepad: window list, launch, a real BitBlt capture, Unicode typing read back through the
+//!   clipboard, window states, the overlay and its Esc.
+//! - Our Win32 fixture (`crates/winfixture`, which logs every event it gets): the MSAA
+//!   fallback tree (UI Automation is not registered in Wine 8, which must read as
+//!   "unsupported here"), clicks, toggles, selections, typed and set Unicode text, the menu,
+//!   move and resize, the clipboard both ways, and PrintWindow's blank answer falling back to
+//!   a screen grab.
+//!
+//! `scripts/test` builds `deskpilot.exe` and `winfixture.exe` and names the first in
+//! `DESKPILOT_WINE_EXE` (the fixture sits beside it); without it the tests print SKIP (and
+//! fail under `CI=true`). The prefix lives in the test's target temp
 //! directory and is made once: `wineboot --init`, the `bcryptprimitives.dll` stand-in Rust's std
 //! needs (Wine 8 lacks `ProcessPrng`; source in `fixtures/wine/`), and `ShowCrashDialog=0` so an
 //! unimplemented function aborts instead of waiting on a dialog.
@@ -258,4 +266,289 @@ async fn the_windows_backend_works_under_wine() {
     let mut kill = w.command(desktop, "wineserver");
     kill.arg("-k");
     let _ = kill.status();
+}
+
+/// The fixture's event log: one line per event, appended and flushed by the app.
+struct EventLog(PathBuf);
+
+impl EventLog {
+    fn lines(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.0)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Waits for `line` to be logged after the first `after` lines.
+    async fn wait(&self, after: usize, line: &str) -> usize {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let lines = self.lines();
+            if let Some(i) = lines.iter().skip(after).position(|l| l == line) {
+                return after + i + 1;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the fixture never logged {line:?}; it logged {:?}",
+                &lines[after.min(lines.len())..]
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// `path` as Wine's Z: drive names it.
+fn z(path: &Path) -> String {
+    format!("Z:{}", path.display()).replace('/', "\\")
+}
+
+fn by_role_name<'a>(state: &'a Value, role: &str, name: &str) -> &'a Value {
+    state["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["role"] == role && e["name"] == name)
+        .unwrap_or_else(|| panic!("no {role} \"{name}\" in {:#}", state["elements"]))
+}
+
+async fn snapshot(server: &Server, id: &Value) -> Value {
+    let r = server
+        .call("get_window_state", json!({ "window_id": id }))
+        .await;
+    ok(&r).clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_win32_fixture_is_read_and_driven_under_wine() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let Some(w) = wine(desktop) else { return };
+    let fixture = w.exe.with_file_name("winfixture.exe");
+    assert!(
+        fixture.is_file(),
+        "{} is missing: scripts/test cross-builds it beside deskpilot.exe",
+        fixture.display()
+    );
+    let log = EventLog(
+        Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("winfixture-{}.log", std::process::id())),
+    );
+    let _ = std::fs::remove_file(&log.0);
+    let server = serve_wine(desktop, &w).await;
+
+    // Launched through deskpilot with an argument, reported with its window.
+    let r = server
+        .call(
+            "window",
+            json!({ "action": "launch", "command": z(&fixture), "args": [z(&log.0)], "wait_ms": 20000 }),
+        )
+        .await;
+    let launched = ok(&r)["window"].clone();
+    assert_eq!(launched["title"], "deskpilot Win32 fixture", "{}", text(&r));
+    assert_eq!(launched["process"], "winfixture.exe");
+    let id = launched["id"].clone();
+    let mut seen = log.wait(0, "ready").await;
+
+    // Move and resize, checked against the window list.
+    ok(&server
+        .call(
+            "window",
+            json!({ "action": "move", "window_id": id, "x": 60, "y": 40 }),
+        )
+        .await);
+    ok(&server
+        .call(
+            "window",
+            json!({ "action": "resize", "window_id": id, "width": 520, "height": 380 }),
+        )
+        .await);
+    let listing = ok(&server.call("list_windows", json!({})).await).clone();
+    let listed = harness::find_window(&listing, "deskpilot Win32 fixture").expect("listed");
+    assert_eq!(
+        (
+            &listed["frame"]["x"],
+            &listed["frame"]["y"],
+            &listed["frame"]["width"],
+            &listed["frame"]["height"]
+        ),
+        (&json!(60), &json!(40), &json!(520), &json!(380)),
+        "{listed}"
+    );
+    ok(&server
+        .call("window", json!({ "action": "focus", "window_id": id }))
+        .await);
+
+    // The tree: UI Automation is not registered in Wine 8, so MSAA answers, and says so.
+    let s = snapshot(&server, &id).await;
+    assert_eq!(s["source"], "msaa", "{s:#}");
+    let notes = s["notes"].to_string();
+    assert!(
+        notes.contains("UI Automation is unsupported here"),
+        "{notes}"
+    );
+    for (role, name) in [
+        ("Button", "OK"),
+        ("Button", "确定"),
+        ("CheckBox", "Enable logging"),
+        ("Edit", "Name:"),
+        ("ListItem", "Apple"),
+        ("ListItem", "Banana"),
+        ("ListItem", "Green"),
+    ] {
+        by_role_name(&s, role, name);
+    }
+    assert!(
+        s["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["role"] == "List")
+            && s["elements"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["role"] == "ComboBox"),
+        "{s:#}"
+    );
+
+    // A click on a button by element goes through the control (BM_CLICK), a click on the CJK
+    // button by its position through SendInput; the fixture sees both.
+    let r = server
+        .call(
+            "click",
+            json!({ "element": by_role_name(&s, "Button", "OK")["token"] }),
+        )
+        .await;
+    assert_eq!(ok(&r)["route"], "accessibility", "{}", text(&r));
+    seen = log.wait(seen, "click OK").await;
+    let b = &by_role_name(&s, "Button", "确定")["bounds"];
+    let (x, y) = (
+        b["x"].as_i64().unwrap() + b["width"].as_i64().unwrap() / 2,
+        b["y"].as_i64().unwrap() + b["height"].as_i64().unwrap() / 2,
+    );
+    let r = server
+        .call(
+            "click",
+            json!({ "x": x, "y": y, "coordinates": "physical" }),
+        )
+        .await;
+    let receipt = &ok(&r)["receipt"];
+    assert_eq!(receipt["landed"], true, "{}", text(&r));
+    assert_eq!(receipt["x"].as_f64(), Some(x as f64), "{receipt}");
+    seen = log.wait(seen, "click 确定").await;
+
+    // Toggle, confirmed by the element's state and by the app.
+    let check = by_role_name(&s, "CheckBox", "Enable logging")["token"].clone();
+    let r = server
+        .call(
+            "perform_action",
+            json!({ "element": check, "action": "toggle" }),
+        )
+        .await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    seen = log.wait(seen, "check Enable logging on").await;
+    let s = snapshot(&server, &id).await;
+    assert_eq!(
+        by_role_name(&s, "CheckBox", "Enable logging")["checked"],
+        true
+    );
+
+    // Unicode typed with KEYEVENTF_UNICODE (CJK and an emoji's surrogate pair), seen by the
+    // app and read back through MSAA.
+    let edit = by_role_name(&s, "Edit", "Name:")["token"].clone();
+    ok(&server.call("click", json!({ "element": edit })).await);
+    let typed = "héllo 中文 😀";
+    ok(&server.call("type_text", json!({ "text": typed })).await);
+    seen = log.wait(seen, &format!("edit {typed}")).await;
+    let r = server
+        .call("get_element_text", json!({ "element": edit }))
+        .await;
+    assert_eq!(ok(&r)["text"], typed, "{}", text(&r));
+    // put_accValue replaces it; the app sees the change.
+    let set = "Zoë 字 ✓";
+    let r = server
+        .call("set_value", json!({ "element": edit, "value": set }))
+        .await;
+    assert_eq!(ok(&r)["value"], set, "{}", text(&r));
+    seen = log.wait(seen, &format!("edit {set}")).await;
+
+    // Selections in the list box and the combo box, through the controls.
+    for (item, event) in [("Banana", "list Banana"), ("Green", "combo Green")] {
+        let token = by_role_name(&s, "ListItem", item)["token"].clone();
+        let r = server
+            .call(
+                "perform_action",
+                json!({ "element": token, "action": "select" }),
+            )
+            .await;
+        assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+        seen = log.wait(seen, event).await;
+    }
+
+    // The menu: a pointer click on "File" in the menu bar, then Down and Enter choose "New".
+    let client = &listed["client"];
+    let (mx, my) = (
+        client["x"].as_i64().unwrap() + 18,
+        client["y"].as_i64().unwrap() - 10,
+    );
+    ok(&server
+        .call(
+            "click",
+            json!({ "x": mx, "y": my, "coordinates": "physical" }),
+        )
+        .await);
+    ok(&server.call("press_key", json!({ "keys": ["down"] })).await);
+    ok(&server.call("press_key", json!({ "keys": ["enter"] })).await);
+    seen = log.wait(seen, "menu New").await;
+
+    // The clipboard both ways, shared with X.
+    let clip = "剪贴板 ✓ 😀";
+    ok(&server
+        .call("clipboard_write", json!({ "text": clip }))
+        .await);
+    let r = server.call("clipboard_read", json!({})).await;
+    assert_eq!(ok(&r)["clipboard"], clip);
+    assert_eq!(harness::xclip_out(desktop), clip);
+    harness::xclip_in(desktop, "from X 中");
+    wait_for(Duration::from_secs(5), "the X clipboard", || async {
+        let r = server.call("clipboard_read", json!({})).await;
+        (ok(&r)["clipboard"] == "from X 中").then_some(())
+    })
+    .await;
+
+    // Covered by Notepad: PrintWindow answers blank under Wine, which is detected, and the
+    // screenshot falls back to the screen, saying so.
+    let r = server
+        .call(
+            "window",
+            json!({ "action": "launch", "command": "notepad", "wait_ms": 20000 }),
+        )
+        .await;
+    let notepad = ok(&r)["window"]["id"].clone();
+    ok(&server
+        .call(
+            "window",
+            json!({ "action": "move", "window_id": notepad, "x": 100, "y": 80 }),
+        )
+        .await);
+    let r = server.call("screenshot", json!({ "window_id": id })).await;
+    let notes = text(&r);
+    assert!(
+        notes.contains("partly covered") && notes.contains("blank image"),
+        "{notes}"
+    );
+
+    // Closing asks the app, which logs it.
+    ok(&server
+        .call("window", json!({ "action": "close", "window_id": id }))
+        .await);
+    log.wait(seen, "closed").await;
+    server.finish().await;
+    let mut kill = w.command(desktop, "wineserver");
+    kill.arg("-k");
+    let _ = kill.status();
+    let _ = std::fs::remove_file(&log.0);
 }
