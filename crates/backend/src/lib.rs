@@ -44,6 +44,14 @@ pub trait Screens: Send + Sync {
 pub trait Windows: Send + Sync {
     /// Every managed top-level window, topmost first (`z == 0` is on top).
     fn list_windows(&self) -> Result<Vec<WindowInfo>, Error>;
+
+    /// The top-level window that would receive a click at `p`, when the platform can say
+    /// (Windows' `WindowFromPoint`, which knows about shaped and click-through windows). `None`
+    /// lets the engine decide from the listing's stacking order.
+    fn window_at(&self, p: Point) -> Result<Option<deskpilot_types::WindowId>, Error> {
+        let _ = p;
+        Ok(None)
+    }
 }
 
 /// Pixel capture.

@@ -172,9 +172,15 @@ impl Engine {
             if !monitors.iter().any(|m| m.rect.contains(point)) {
                 return Err(Error::PointOffScreen { point });
             }
-            let under = windows
-                .iter()
-                .find(|w| w.state.visible && w.frame.contains(point))
+            // The platform's own hit test when it has one, else the topmost listed window.
+            let hit = self.desktop.windows.window_at(point).unwrap_or(None);
+            let under = hit
+                .and_then(|id| windows.iter().find(|w| w.id == id))
+                .or_else(|| {
+                    windows
+                        .iter()
+                        .find(|w| w.state.visible && w.frame.contains(point))
+                })
                 .cloned();
             let mut warnings = Vec::new();
             if let (Some(target), false) = (&pinned, mode == HitTestMode::Off) {

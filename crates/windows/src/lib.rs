@@ -53,7 +53,7 @@ mod desktop {
         BackendInfo, Capture, Clipboard, Desktop, Error, Frame, Screens, WindowCapture,
         WindowControl, WindowOp, Windows,
     };
-    use deskpilot_types::{Monitor, Rect, WindowId, WindowInfo};
+    use deskpilot_types::{Monitor, Point, Rect, WindowId, WindowInfo};
 
     /// The interactive Windows desktop of this session.
     #[derive(Debug)]
@@ -74,7 +74,14 @@ mod desktop {
                 SetProcessDpiAwarenessContext(DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2)
             };
             if let Err(e) = awareness {
-                tracing::warn!("per-monitor-v2 DPI awareness unavailable: {e}");
+                // System awareness at least keeps the primary monitor's coordinates physical.
+                // SAFETY: a process-wide setting with no arguments.
+                let system =
+                    unsafe { ::windows::Win32::UI::WindowsAndMessaging::SetProcessDPIAware() };
+                tracing::warn!(
+                    "per-monitor-v2 DPI awareness unavailable ({e}); system DPI awareness: {}",
+                    if system.as_bool() { "set" } else { "unavailable too" }
+                );
             }
             Ok(WindowsDesktop {
                 com: crate::com::ComThread::default(),
@@ -111,6 +118,10 @@ mod desktop {
     impl Windows for WindowsDesktop {
         fn list_windows(&self) -> Result<Vec<WindowInfo>, Error> {
             crate::windows::list()
+        }
+
+        fn window_at(&self, p: Point) -> Result<Option<WindowId>, Error> {
+            Ok(crate::windows::at(p))
         }
     }
 

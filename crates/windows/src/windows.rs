@@ -125,6 +125,21 @@ fn describe(hwnd: HWND, foreground: HWND) -> Option<WindowInfo> {
     }
 }
 
+/// The top-level window under `p`, as a click there would find it.
+pub fn at(p: deskpilot_types::Point) -> Option<WindowId> {
+    use windows::Win32::UI::WindowsAndMessaging::{GA_ROOT, GetAncestor, WindowFromPoint};
+    // SAFETY: plain queries without pointers.
+    unsafe {
+        let hit = WindowFromPoint(POINT { x: p.x, y: p.y });
+        if hit.is_invalid() {
+            return None;
+        }
+        let root = GetAncestor(hit, GA_ROOT);
+        let root = if root.is_invalid() { hit } else { root };
+        Some(WindowId(root.0 as usize as u64))
+    }
+}
+
 /// The executable file name of a process, e.g. `notepad.exe`.
 fn process_name(pid: u32) -> Option<String> {
     // SAFETY: the handle is checked and closed once; the buffer length is passed in.

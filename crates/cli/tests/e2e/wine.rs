@@ -540,8 +540,19 @@ async fn the_win32_fixture_is_read_and_driven_under_wine() {
         notes.contains("partly covered") && notes.contains("blank image"),
         "{notes}"
     );
+    // The hit test (WindowFromPoint) sees Notepad over the fixture and refuses the click;
+    // the fixture gets nothing.
+    let r = server
+        .call(
+            "click",
+            json!({ "x": 100, "y": 100, "screenshot_id": ok(&r)["screenshot_id"] }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "CLICK_WRONG_WINDOW", "{}", text(&r));
+    assert!(text(&r).contains("notepad.exe"), "{}", text(&r));
 
-    // Closing asks the app, which logs it.
+    // Closing asks the app, which logs it, and nothing else reached it.
+    assert_eq!(log.lines().len(), seen, "{:?}", &log.lines()[seen..]);
     ok(&server
         .call("window", json!({ "action": "close", "window_id": id }))
         .await);
