@@ -80,7 +80,11 @@ mod desktop {
                     unsafe { ::windows::Win32::UI::WindowsAndMessaging::SetProcessDPIAware() };
                 tracing::warn!(
                     "per-monitor-v2 DPI awareness unavailable ({e}); system DPI awareness: {}",
-                    if system.as_bool() { "set" } else { "unavailable too" }
+                    if system.as_bool() {
+                        "set"
+                    } else {
+                        "unavailable too"
+                    }
                 );
             }
             Ok(WindowsDesktop {
