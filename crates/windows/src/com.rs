@@ -100,3 +100,42 @@ impl ComThread {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stuck_job_costs_one_timeout_and_the_next_call_gets_a_fresh_thread() {
+        let com = ComThread::default();
+        let (release, stuck) = mpsc::channel::<()>();
+        let err = com
+            .call("a stuck call", Duration::from_millis(200), move |_| {
+                let _ = stuck.recv_timeout(Duration::from_secs(30));
+                Ok(())
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no answer within 200 ms"), "{err}");
+        // The stuck thread is still stuck; a new call is answered anyway.
+        let answer = com.call("a quick call", Duration::from_secs(5), |_| Ok(42));
+        assert_eq!(answer.unwrap(), 42);
+        let _ = release.send(());
+    }
+
+    #[test]
+    fn a_panicking_job_fails_its_call_only() {
+        let com = ComThread::default();
+        let err = com.call(
+            "a failing call",
+            Duration::from_secs(5),
+            |_| -> Result<(), Error> { panic!("provider bug") },
+        );
+        assert!(err.is_err());
+        assert_eq!(
+            com.call("the next", Duration::from_secs(5), |_| Ok(1))
+                .unwrap(),
+            1
+        );
+    }
+}

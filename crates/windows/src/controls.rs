@@ -58,11 +58,13 @@ pub(crate) fn is_button(hwnd: HWND) -> bool {
 }
 
 /// Clicks a standard button as the user would (`BM_CLICK`: press and release, then the
-/// owner's `BN_CLICKED`); returns once the button has handled it.
+/// owner's `BN_CLICKED`). Posted, not sent: what the click starts may take long (a modal
+/// dialog, a busy handler), and a sent message that times out may still run later, so a
+/// timeout could not say whether the click happened. The caller checks the effect.
 pub(crate) fn click_button(hwnd: HWND) -> Result<(), Error> {
-    send(hwnd, BM_CLICK, 0, 0)
-        .map(|_| ())
-        .ok_or_else(|| Error::os("BM_CLICK", "the button did not answer within 500 ms"))
+    // SAFETY: posts a message without pointers.
+    unsafe { PostMessageW(Some(hwnd), BM_CLICK, WPARAM(0), LPARAM(0)) }
+        .map_err(|e| Error::os("PostMessage BM_CLICK", e))
 }
 
 pub(crate) fn checked(hwnd: HWND) -> bool {

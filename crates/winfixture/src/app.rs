@@ -17,9 +17,13 @@ const ID_EDIT: i32 = 104;
 const ID_LIST: i32 = 105;
 const ID_COMBO: i32 = 106;
 const ID_STATUS: i32 = 107;
+const ID_HANG: i32 = 108;
 const ID_NEW: i32 = 201;
 const ID_EXIT: i32 = 202;
 const ID_ABOUT: i32 = 203;
+
+/// How long the "Hang" button blocks the window's thread.
+const HANG_SECONDS: u64 = 5;
 
 /// The title tests look for.
 pub const TITLE: &str = "deskpilot Win32 fixture";
@@ -79,6 +83,12 @@ fn command(window: HWND, id: i32, code: u32, control: HWND) {
     unsafe {
         match (id, code) {
             (ID_OK | ID_CJK, BN_CLICKED) => report(window, &format!("click {}", text_of(control))),
+            (ID_HANG, BN_CLICKED) => {
+                // A stuck app: nothing of this window answers for a while.
+                report(window, "hang start");
+                std::thread::sleep(std::time::Duration::from_secs(HANG_SECONDS));
+                report(window, "hang end");
+            }
             (ID_CHECK, BN_CLICKED) => {
                 let on = SendMessageW(control, BM_GETCHECK, None, None).0 == 1;
                 let state = if on { "on" } else { "off" };
@@ -235,6 +245,14 @@ pub fn run() {
             button,
             (120, 10, 100, 30),
             ID_CJK,
+        );
+        control(
+            window,
+            w!("BUTTON"),
+            "Hang 5 s",
+            button,
+            (230, 10, 100, 30),
+            ID_HANG,
         );
         control(
             window,

@@ -6,7 +6,8 @@
 //! flushed at once, so a test can poll it) and to the status line at the bottom of the window:
 //! `ready`, `click OK`, `check Enable logging on`, `edit <text>`, `list Banana`,
 //! `combo Green`, `menu New`, `mouse <x> <y>` (a left press on the window's background, in
-//! client coordinates), `key <virtual key>`.
+//! client coordinates), `key <virtual key>`, `closed`. The "Hang 5 s" button blocks the window's
+//! thread for five seconds (`hang start` … `hang end`): a stuck app on demand.
 //!
 //! Only Windows builds the app; elsewhere the binary says so and exits with code 2.
 #![cfg_attr(windows, windows_subsystem = "windows")]

@@ -551,6 +551,34 @@ async fn the_win32_fixture_is_read_and_driven_under_wine() {
     assert_eq!(error_code(&r), "CLICK_WRONG_WINDOW", "{}", text(&r));
     assert!(text(&r).contains("notepad.exe"), "{}", text(&r));
 
+    // A stuck app: the tree read gives up at its limit while the app is still hung instead of
+    // hanging the server; screenshots keep working; once the app answers, so does the tree.
+    let s = snapshot(&server, &id).await;
+    let hang = by_role_name(&s, "Button", "Hang 5 s")["token"].clone();
+    ok(&server.call("click", json!({ "element": hang })).await);
+    seen = log.wait(seen, "hang start").await;
+    let r = server
+        .call(
+            "get_window_state",
+            json!({ "window_id": id, "timeout_ms": 1000 }),
+        )
+        .await;
+    assert!(
+        !log.lines().iter().any(|l| l == "hang end"),
+        "get_window_state waited for the hung app: {}",
+        text(&r)
+    );
+    assert!(
+        r.is_error == Some(true) || ok(&r)["complete"] == false,
+        "{}",
+        text(&r)
+    );
+    let shot = server.call("screenshot", json!({ "window_id": id })).await;
+    assert!(harness::image(&shot).0 > 0);
+    seen = log.wait(seen, "hang end").await;
+    let s = snapshot(&server, &id).await;
+    by_role_name(&s, "Button", "OK");
+
     // Closing asks the app, which logs it, and nothing else reached it.
     assert_eq!(log.lines().len(), seen, "{:?}", &log.lines()[seen..]);
     ok(&server
