@@ -12,7 +12,7 @@ use deskpilot_types::{Key, Monitor, Point, Rect, WindowId, WindowInfo, WindowSta
 use crate::{
     Accessibility, BackendInfo, Button, Capture, Clipboard, Desktop, ElementHandle, ElementStates,
     Error, Frame, GuardEvent, GuardListener, Keyboard, Overlay, OverlayStyle, PixelFormat, Pointer,
-    RawTree, Screens, TreeLimits, WindowControl, WindowOp, Windows,
+    RawTree, Screens, TreeLimits, WindowCapture, WindowControl, WindowOp, Windows,
 };
 
 /// A scriptable desktop: monitors, windows (topmost first) and a framebuffer.
@@ -45,6 +45,9 @@ struct State {
     launch_env: Vec<(String, String)>,
     trees: Vec<(WindowId, RawTree)>,
     tree_reads: usize,
+    /// What `capture_window` answers per window (see `set_own_drawing`).
+    own_drawings: Vec<(WindowId, Option<[u8; 3]>)>,
+    hit: Option<WindowId>,
 }
 
 /// One synthetic pointer event the fake received.
@@ -132,6 +135,8 @@ impl FakeDesktop {
                 launch_env: Vec::new(),
                 trees: Vec::new(),
                 tree_reads: 0,
+                own_drawings: Vec::new(),
+                hit: None,
             })),
             overlay: FakeOverlay::default(),
         }
@@ -292,6 +297,20 @@ impl FakeDesktop {
     pub fn capture_count(&self) -> usize {
         self.lock().captures
     }
+
+    /// What capturing `window` alone gives: its own drawing in one colour (`Some`), or a blank
+    /// result (`None`). Windows without one answer `Unsupported`.
+    pub fn set_own_drawing(&self, window: WindowId, rgb: Option<[u8; 3]>) {
+        let mut s = self.lock();
+        s.own_drawings.retain(|(w, _)| *w != window);
+        s.own_drawings.push((window, rgb));
+    }
+
+    /// Makes the platform hit test answer `window` for every point (`None`: no answer, so the
+    /// engine decides from the stacking order).
+    pub fn set_hit(&self, window: Option<WindowId>) {
+        self.lock().hit = window;
+    }
 }
 
 fn renumber(windows: &mut [WindowInfo]) {
@@ -314,9 +333,26 @@ impl Windows for FakeDesktop {
     fn list_windows(&self) -> Result<Vec<WindowInfo>, Error> {
         Ok(self.lock().windows.clone())
     }
+
+    fn window_at(&self, _p: Point) -> Result<Option<WindowId>, Error> {
+        Ok(self.lock().hit)
+    }
 }
 
 impl Capture for FakeDesktop {
+    fn capture_window(&self, window: &WindowInfo, rect: Rect) -> Result<WindowCapture, Error> {
+        let s = self.lock();
+        Ok(match s.own_drawings.iter().find(|(w, _)| *w == window.id) {
+            None => WindowCapture::Unsupported,
+            Some((_, None)) => WindowCapture::Blank,
+            Some((_, Some([r, g, b]))) => WindowCapture::Captured(Frame {
+                rect,
+                format: PixelFormat::Bgrx,
+                data: [*b, *g, *r, 0].repeat(rect.area() as usize),
+            }),
+        })
+    }
+
     fn capture(&self, rect: Rect) -> Result<Frame, Error> {
         let mut s = self.lock();
         s.captures += 1;

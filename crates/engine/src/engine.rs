@@ -622,6 +622,49 @@ mod tests {
     }
 
     #[test]
+    fn a_covered_window_is_shown_as_it_draws_itself_or_the_screen_with_a_note() {
+        let fake = FakeDesktop::new(800, 600);
+        let below = fake.add_window(FakeWindow {
+            fill: [0, 255, 0],
+            ..FakeWindow::new("below", Rect::new(0, 0, 400, 300))
+        });
+        fake.add_window(FakeWindow {
+            fill: [255, 0, 0],
+            ..FakeWindow::new("above", Rect::new(200, 0, 400, 300))
+        });
+        let e = engine(&fake, EngineConfig::default());
+        let pixel = |shot: &Screenshot, x: u32| {
+            let (w, _, px) = decode_png(&shot.image.bytes);
+            let i = ((50 * w + x) * 3) as usize;
+            [px[i], px[i + 1], px[i + 2]]
+        };
+        // No window capture on this platform: the screen, covering window included.
+        let shot = e.screenshot(&req(CaptureTarget::Window(below))).unwrap();
+        assert_eq!(pixel(&shot, 300), [255, 0, 0]);
+        assert!(shot.notes[0].contains("focus it first"), "{:?}", shot.notes);
+        // A blank answer: still the screen, and the note says why.
+        fake.set_own_drawing(below, None);
+        let shot = e.screenshot(&req(CaptureTarget::Window(below))).unwrap();
+        assert_eq!(pixel(&shot, 300), [255, 0, 0]);
+        assert!(shot.notes[0].contains("blank image"), "{:?}", shot.notes);
+        // The window's own drawing, without what covers it.
+        fake.set_own_drawing(below, Some([0, 0, 255]));
+        let shot = e.screenshot(&req(CaptureTarget::Window(below))).unwrap();
+        assert_eq!(pixel(&shot, 300), [0, 0, 255]);
+        assert_eq!(shot.view.capture, Rect::new(0, 0, 400, 300));
+        assert!(shot.notes[0].contains("PrintWindow"), "{:?}", shot.notes);
+        // An uncovered window is never captured alone.
+        let alone = fake.add_window(FakeWindow {
+            fill: [9, 9, 9],
+            ..FakeWindow::new("alone", Rect::new(0, 400, 100, 100))
+        });
+        fake.set_own_drawing(alone, Some([0, 0, 255]));
+        let shot = e.screenshot(&req(CaptureTarget::Window(alone))).unwrap();
+        assert!(shot.notes.is_empty(), "{:?}", shot.notes);
+        assert_eq!(pixel(&shot, 50), [9, 9, 9]);
+    }
+
+    #[test]
     fn masks_apply_to_every_capture_and_are_counted() {
         let fake = FakeDesktop::new(200, 100);
         fake.paint(Rect::new(0, 0, 200, 100), [255, 255, 255]);

@@ -629,6 +629,25 @@ mod tests {
     }
 
     #[test]
+    fn the_platform_hit_test_wins_over_the_stacking_order() {
+        let (fake, e, target, other) = setup();
+        shot(&e, CaptureTarget::Window(target));
+        // By the listing the other window covers this point; the platform says the click goes
+        // through it (a click-through window) to the target.
+        let covered = image(700.0 * 800.0 / 960.0, 100.0 * 800.0 / 960.0);
+        fake.set_hit(Some(target));
+        e.click(covered, Button::Left, 1, &[], HitTestMode::Fail)
+            .unwrap();
+        // And the other way round: a point clear by the listing that the platform gives to
+        // the other app is refused.
+        fake.set_hit(Some(other));
+        let err = e
+            .click(image(100.0, 500.0), Button::Left, 1, &[], HitTestMode::Fail)
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ClickWrongWindow);
+    }
+
+    #[test]
     fn pinned_window_is_rechecked_and_hit_tested() {
         let (fake, e, target, other) = setup();
         shot(&e, CaptureTarget::Window(target));

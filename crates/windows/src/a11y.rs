@@ -175,6 +175,28 @@ impl Variant {
     }
 }
 
+/// Why a tree walk must stop now, if it must: `max_elements` read, or `limits.timeout` spent
+/// since `started`.
+pub(crate) fn out_of_budget(
+    count: usize,
+    started: std::time::Instant,
+    limits: &TreeLimits,
+) -> Option<String> {
+    if count >= limits.max_elements {
+        Some(format!(
+            "stopped at {} elements (max_elements)",
+            limits.max_elements
+        ))
+    } else if started.elapsed() >= limits.timeout {
+        Some(format!(
+            "stopped after {} ms (the application answers slowly)",
+            limits.timeout.as_millis()
+        ))
+    } else {
+        None
+    }
+}
+
 fn hwnd(id: WindowId) -> HWND {
     HWND(id.0 as usize as *mut _)
 }
@@ -208,19 +230,18 @@ fn read_tree(
     Ok(tree)
 }
 
-fn not_for_items(what: &'static str) -> Error {
+/// What list items and menu entries read through window messages do not offer.
+fn not_offered(node: &Node, what: &'static str) -> Error {
+    let reason = match node {
+        Node::Menu(..) => {
+            "a menu entry read from the window's menu offers only \"invoke\" on items that \
+             run a command; click the menu bar to open a menu"
+        }
+        _ => "a list item read from its control offers only \"select\"",
+    };
     Error::Unsupported {
         what,
-        reason: "a list item read from its control offers only \"select\"".to_string(),
-    }
-}
-
-fn not_for_menus(what: &'static str) -> Error {
-    Error::Unsupported {
-        what,
-        reason: "a menu entry read from the window's menu offers only \"invoke\" on items \
-                 that run a command; click the menu bar to open a menu"
-            .to_string(),
+        reason: reason.to_string(),
     }
 }
 
@@ -260,11 +281,11 @@ impl Accessibility for WindowsDesktop {
                 Node::Item(h, kind, i) if action.eq_ignore_ascii_case("select") => {
                     controls::select_item(*h, *kind, *i)
                 }
-                Node::Item(..) => Err(not_for_items("this action")),
+                Node::Item(..) => Err(not_offered(node, "this action")),
                 Node::Menu(h, Some(id)) if action.eq_ignore_ascii_case("invoke") => {
                     controls::run_command(*h, *id)
                 }
-                Node::Menu(..) => Err(not_for_menus("this action")),
+                Node::Menu(..) => Err(not_offered(node, "this action")),
             },
         )
     }
@@ -274,8 +295,7 @@ impl Accessibility for WindowsDesktop {
         with_node(self, "setting a value", element, move |node| match node {
             Node::Uia(e) => uia::set_value(e, &value),
             Node::Msaa(acc, child) => msaa::set_value(acc, *child, &value),
-            Node::Item(..) => Err(not_for_items("setting a value")),
-            Node::Menu(..) => Err(not_for_menus("setting a value")),
+            Node::Item(..) | Node::Menu(..) => Err(not_offered(node, "setting a value")),
         })
     }
 
@@ -288,7 +308,7 @@ impl Accessibility for WindowsDesktop {
                 .nth(*i)
                 .map(|item| item.text)
                 .unwrap_or_default()),
-            Node::Menu(..) => Err(not_for_menus("reading text")),
+            Node::Menu(..) => Err(not_offered(node, "reading text")),
         })
     }
 
@@ -296,8 +316,7 @@ impl Accessibility for WindowsDesktop {
         with_node(self, "focusing an element", element, |node| match node {
             Node::Uia(e) => uia::focus(e),
             Node::Msaa(acc, child) => msaa::select(acc, *child, msaa::Select::Focus),
-            Node::Item(..) => Err(not_for_items("focusing")),
-            Node::Menu(..) => Err(not_for_menus("focusing")),
+            Node::Item(..) | Node::Menu(..) => Err(not_offered(node, "focusing")),
         })
     }
 
@@ -312,7 +331,7 @@ impl Accessibility for WindowsDesktop {
                     .is_some_and(|it| it.selected),
                 ..ElementStates::default()
             }),
-            Node::Menu(..) => Err(not_for_menus("reading states")),
+            Node::Menu(..) => Err(not_offered(node, "reading states")),
         })
     }
 
@@ -321,7 +340,7 @@ impl Accessibility for WindowsDesktop {
             Node::Uia(e) => uia::select(e, true),
             Node::Msaa(acc, child) => msaa::select(acc, *child, msaa::Select::Take),
             Node::Item(h, kind, i) => controls::select_item(*h, *kind, *i),
-            Node::Menu(..) => Err(not_for_menus("selecting")),
+            Node::Menu(..) => Err(not_offered(node, "selecting")),
         })
     }
 
@@ -329,8 +348,7 @@ impl Accessibility for WindowsDesktop {
         with_node(self, "deselecting an element", element, |node| match node {
             Node::Uia(e) => uia::select(e, false),
             Node::Msaa(acc, child) => msaa::select(acc, *child, msaa::Select::Remove),
-            Node::Item(..) => Err(not_for_items("deselecting")),
-            Node::Menu(..) => Err(not_for_menus("deselecting")),
+            Node::Item(..) | Node::Menu(..) => Err(not_offered(node, "deselecting")),
         })
     }
 }

@@ -21,7 +21,7 @@ use windows::Win32::UI::WindowsAndMessaging::{
 };
 use windows::core::{BSTR, Interface};
 
-use crate::a11y::{Node, Session, Variant};
+use crate::a11y::{Node, Session, Variant, out_of_budget};
 
 /// The action a standard button offers when its MSAA object names no default action (Wine):
 /// `BM_CLICK`, which is what UI Automation's own Win32 button proxy does for Invoke.
@@ -187,7 +187,7 @@ pub(crate) fn tree(
     window: &WindowInfo,
     limits: &TreeLimits,
 ) -> Result<RawTree, Error> {
-    let deadline = Instant::now() + limits.timeout;
+    let started = Instant::now();
     let root = object(hwnd, OBJID_WINDOW)?;
     let mut elements: Vec<RawElement> = Vec::new();
     let mut complete = true;
@@ -195,20 +195,9 @@ pub(crate) fn tree(
     // (object, child id, parent index, depth)
     let mut stack = vec![(root, 0, None, 0u32)];
     while let Some((acc, child, parent, depth)) = stack.pop() {
-        if elements.len() >= limits.max_elements {
+        if let Some(why) = out_of_budget(elements.len(), started, limits) {
             complete = false;
-            notes.push(format!(
-                "stopped at {} elements (max_elements)",
-                limits.max_elements
-            ));
-            break;
-        }
-        if Instant::now() >= deadline {
-            complete = false;
-            notes.push(format!(
-                "stopped after {} ms (the application answers slowly)",
-                limits.timeout.as_millis()
-            ));
+            notes.push(why);
             break;
         }
         let mut p = props(&acc, child);

@@ -11,7 +11,7 @@ use windows::Win32::System::Com::{CLSCTX_INPROC_SERVER, CoCreateInstance};
 use windows::Win32::UI::Accessibility::*;
 use windows::core::{BSTR, Interface};
 
-use crate::a11y::{Node, Session, Variant};
+use crate::a11y::{Node, Session, Variant, out_of_budget};
 use crate::roles::{self, UiaPatterns};
 
 /// Creates the UI Automation client, or says why it cannot be (Wine 8:
@@ -173,17 +173,9 @@ pub(crate) fn tree(
     let mut notes = Vec::new();
     let mut stack = vec![(root, None, 0u32)];
     while let Some((e, parent, depth)) = stack.pop() {
-        if elements.len() >= limits.max_elements {
+        if let Some(why) = out_of_budget(elements.len(), started, limits) {
             complete = false;
-            notes.push(format!(
-                "stopped at {} elements (max_elements)",
-                limits.max_elements
-            ));
-            break;
-        }
-        if started.elapsed() >= limits.timeout {
-            complete = false;
-            notes.push(format!("stopped after {} ms", limits.timeout.as_millis()));
+            notes.push(why);
             break;
         }
         let r = read(&e, false);

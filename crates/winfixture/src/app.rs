@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use windows::Win32::Foundation::{HWND, LPARAM, LRESULT, WPARAM};
 use windows::Win32::Graphics::Gdi::{COLOR_WINDOW, DEFAULT_GUI_FONT, GetStockObject, HBRUSH};
 use windows::Win32::System::LibraryLoader::GetModuleHandleW;
+use windows::Win32::UI::Input::KeyboardAndMouse::{ReleaseCapture, SetCapture, SetFocus};
 use windows::Win32::UI::WindowsAndMessaging::*;
 use windows::core::{PCWSTR, w};
 
@@ -131,6 +132,29 @@ unsafe extern "system" fn procedure(window: HWND, msg: u32, w: WPARAM, l: LPARAM
         WM_LBUTTONDOWN => {
             let (x, y) = ((l.0 & 0xffff) as i16, ((l.0 >> 16) & 0xffff) as i16);
             report(window, &format!("mouse {x} {y}"));
+            // SAFETY: plain calls on our own window: take the keyboard focus (so the wheel
+            // comes here, not to a control) and follow the drag even off the window.
+            unsafe {
+                let _ = SetFocus(Some(window));
+                SetCapture(window);
+            }
+            LRESULT(0)
+        }
+        WM_LBUTTONUP => {
+            let (x, y) = ((l.0 & 0xffff) as i16, ((l.0 >> 16) & 0xffff) as i16);
+            report(window, &format!("up {x} {y}"));
+            // SAFETY: releases the capture taken above.
+            let _ = unsafe { ReleaseCapture() };
+            LRESULT(0)
+        }
+        WM_MOUSEWHEEL | WM_MOUSEHWHEEL => {
+            let delta = ((w.0 >> 16) & 0xffff) as i16;
+            let name = if msg == WM_MOUSEWHEEL {
+                "wheel"
+            } else {
+                "hwheel"
+            };
+            report(window, &format!("{name} {delta}"));
             LRESULT(0)
         }
         WM_KEYDOWN => {
@@ -183,6 +207,15 @@ fn control(
             Some(LPARAM(1)),
         );
         child
+    }
+}
+
+/// Fills a list box (`LB_ADDSTRING`) or combo box (`CB_ADDSTRING`).
+fn add_items(control: HWND, add: u32, items: &[&str]) {
+    for item in items {
+        let item = wide(item);
+        // SAFETY: the string outlives the synchronous call.
+        unsafe { SendMessageW(control, add, None, Some(LPARAM(item.as_ptr() as isize))) };
     }
 }
 
@@ -279,15 +312,7 @@ pub fn run() {
             (10, 120, 150, 90),
             ID_LIST,
         );
-        for item in ["Apple", "Banana", "Cherry"] {
-            let item = wide(item);
-            SendMessageW(
-                list,
-                LB_ADDSTRING,
-                None,
-                Some(LPARAM(item.as_ptr() as isize)),
-            );
-        }
+        add_items(list, LB_ADDSTRING, &["Apple", "Banana", "Cherry"]);
         let combo = control(
             window,
             w!("COMBOBOX"),
@@ -296,15 +321,7 @@ pub fn run() {
             (180, 120, 150, 120),
             ID_COMBO,
         );
-        for item in ["Red", "Green", "Blue"] {
-            let item = wide(item);
-            SendMessageW(
-                combo,
-                CB_ADDSTRING,
-                None,
-                Some(LPARAM(item.as_ptr() as isize)),
-            );
-        }
+        add_items(combo, CB_ADDSTRING, &["Red", "Green", "Blue"]);
         control(
             window,
             w!("STATIC"),

@@ -5,8 +5,8 @@
 //! Events go, one UTF-8 line each, to the file named by the first argument (appended and
 //! flushed at once, so a test can poll it) and to the status line at the bottom of the window:
 //! `ready`, `click OK`, `check Enable logging on`, `edit <text>`, `list Banana`,
-//! `combo Green`, `menu New`, `mouse <x> <y>` (a left press on the window's background, in
-//! client coordinates), `key <virtual key>`, `closed`. The "Hang 5 s" button blocks the window's
+//! `combo Green`, `menu New`, `mouse <x> <y>` / `up <x> <y>` (the left button pressed / released
+//! on the window's background, in client coordinates), `wheel <delta>` / `hwheel <delta>`, `key <virtual key>`, `closed`. The "Hang 5 s" button blocks the window's
 //! thread for five seconds (`hang start` … `hang end`): a stuck app on demand.
 //!
 //! Only Windows builds the app; elsewhere the binary says so and exits with code 2.

@@ -504,6 +504,32 @@ async fn the_win32_fixture_is_read_and_driven_under_wine() {
     ok(&server.call("press_key", json!({ "keys": ["enter"] })).await);
     seen = log.wait(seen, "menu New").await;
 
+    // A drag on the window's background and both wheels, in client coordinates.
+    let (cx, cy) = (client["x"].as_i64().unwrap(), client["y"].as_i64().unwrap());
+    ok(&server
+        .call(
+            "drag",
+            json!({ "from_x": cx + 380, "from_y": cy + 50, "to_x": cx + 460, "to_y": cy + 62,
+                    "coordinates": "physical" }),
+        )
+        .await);
+    seen = log.wait(seen, "mouse 380 50").await;
+    seen = log.wait(seen, "up 460 62").await;
+    ok(&server
+        .call(
+            "scroll",
+            json!({ "x": cx + 420, "y": cy + 60, "dy": 2, "coordinates": "physical" }),
+        )
+        .await);
+    seen = log.wait(seen, "wheel -240").await;
+    ok(&server
+        .call(
+            "scroll",
+            json!({ "x": cx + 420, "y": cy + 60, "dx": 1, "coordinates": "physical" }),
+        )
+        .await);
+    seen = log.wait(seen, "hwheel 120").await;
+
     // The clipboard both ways, shared with X.
     let clip = "剪贴板 ✓ 😀";
     ok(&server
