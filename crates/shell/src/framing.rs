@@ -28,6 +28,15 @@ pub enum Dialect {
 }
 
 impl Dialect {
+    /// What the shell is called in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Bash => "bash",
+            Dialect::Posix => "POSIX sh",
+            Dialect::PowerShell => "PowerShell",
+        }
+    }
+
     /// Lines sent once when the shell starts, before any command.
     pub(crate) fn bootstrap(self) -> String {
         match self {

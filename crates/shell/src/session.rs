@@ -371,6 +371,7 @@ impl Session {
         if first {
             // Learn the real starting directory.
             let out = self.run_raw("", INTERNAL_TIMEOUT)?;
+            self.died_at_start(&out)?;
             self.cwd = out.cwd;
             return Ok(None);
         }
@@ -378,6 +379,7 @@ impl Session {
         let mut replayed = vec![];
         let cd = self.program.dialect.cd(&cwd);
         let out = self.run_raw(&cd, INTERNAL_TIMEOUT)?;
+        self.died_at_start(&out)?;
         let cwd_ok = out.exit_code == Some(0);
         if cwd_ok {
             replayed.push(format!("working directory {cwd}"));
@@ -412,6 +414,27 @@ impl Session {
             ));
         }
         Ok(Some(note))
+    }
+
+    /// Fails with a clear `Start` error when the shell ended while answering deskpilot's own
+    /// first command: the program is no working shell here (Wine's `powershell.exe` is a stub
+    /// that exits at once).
+    fn died_at_start(&self, out: &Output) -> Result<(), ShellError> {
+        if self.proc.is_some() {
+            return Ok(());
+        }
+        let said = out.stderr.text.trim();
+        Err(ShellError::Start(format!(
+            "{} exited as soon as it started (exit code {}){}, so it is not a working {} here",
+            self.program.program.display(),
+            out.exit_code.map_or("unknown".into(), |c| c.to_string()),
+            if said.is_empty() {
+                String::new()
+            } else {
+                format!(" saying \"{}\"", said.chars().take(200).collect::<String>())
+            },
+            self.program.dialect.name(),
+        )))
     }
 
     /// Runs one framed command and collects its output, without any recovery.
@@ -698,6 +721,27 @@ mod tests {
         let out = s.exec("echo \"$VENV_ON $PLAIN\"; venv_fn", T).unwrap();
         assert_eq!(out.stdout.text, "yes 1\ninside\n");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_program_that_is_no_working_shell_is_said_to_be_one() {
+        // What Wine's powershell.exe stub does: prints something and exits at once.
+        let program = ShellProgram {
+            dialect: Dialect::PowerShell,
+            program: PathBuf::from("/bin/sh"),
+            args: vec!["-c".into(), "echo 'not implemented' >&2; exit 3".into()],
+        };
+        let mut s = Session::new(program, std::env::temp_dir());
+        let err = s.exec("Get-Date", T).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, ShellError::Start(_)), "{text}");
+        assert!(
+            text.contains("exited as soon as it started (exit code 3)")
+                && text.contains("not implemented")
+                && text.contains("not a working PowerShell"),
+            "{text}"
+        );
     }
 
     #[test]

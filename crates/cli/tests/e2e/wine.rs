@@ -159,6 +159,20 @@ async fn the_windows_backend_works_under_wine() {
     let server = serve_wine(desktop, &w).await;
     let r = server.call("status", json!({})).await;
     assert_eq!(ok(&r)["platform"], "windows", "{}", text(&r));
+    // Wine's powershell.exe is a stub that exits at once: said plainly, not as a hang or a
+    // vague I/O failure.
+    let r = server
+        .call(
+            "shell_exec",
+            json!({ "command": "Get-Date", "timeout_ms": 10000 }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "SHELL_UNAVAILABLE", "{}", text(&r));
+    assert!(
+        text(&r).contains("not a working PowerShell"),
+        "{}",
+        text(&r)
+    );
 
     // Launched through deskpilot (CreateProcess, no shell), found by its pid.
     let r = server
@@ -611,6 +625,33 @@ async fn the_win32_fixture_is_read_and_driven_under_wine() {
         .call("window", json!({ "action": "close", "window_id": id }))
         .await);
     log.wait(seen, "closed").await;
+
+    // The overlay process killed from outside (TerminateProcess through Wine's taskkill): the
+    // guard fails closed, reads keep working.
+    let s = ok(&server.call("status", json!({})).await).clone();
+    assert_eq!(s["overlay"]["visible"], true, "{s}");
+    let pid = s["overlay"]["pid"].as_u64().expect("the overlay's pid");
+    let mut kill = w.command(desktop, "wine");
+    kill.args(["taskkill", "/F", "/PID", &pid.to_string()]);
+    run(
+        kill,
+        "wine taskkill of the overlay",
+        Duration::from_secs(30),
+    );
+    wait_for(Duration::from_secs(5), "guard-exited", || async {
+        let s = ok(&server.call("status", json!({})).await).clone();
+        (s["kill_switch"]["reason"] == "guard-exited").then_some(())
+    })
+    .await;
+    let r = server
+        .call(
+            "move_cursor",
+            json!({ "x": 5, "y": 5, "coordinates": "physical" }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "STOPPED_BY_HUMAN", "{}", text(&r));
+    assert!(text(&r).contains("guard-exited"), "{}", text(&r));
+    ok(&server.call("list_windows", json!({})).await);
     server.finish().await;
     let mut kill = w.command(desktop, "wineserver");
     kill.arg("-k");
