@@ -17,9 +17,12 @@ use crate::roles::{self, UiaPatterns};
 /// Creates the UI Automation client, or says why it cannot be (Wine 8:
 /// `REGDB_E_CLASSNOTREG`).
 pub(crate) fn create() -> Result<IUIAutomation, String> {
+    // CUIAutomation8 (Windows 8 and later) is the one whose client has the timeouts below;
+    // CUIAutomation is the Windows 7 one.
     // SAFETY: plain COM activation on this MTA thread.
     let automation: IUIAutomation =
-        unsafe { CoCreateInstance(&CUIAutomation, None, CLSCTX_INPROC_SERVER) }
+        unsafe { CoCreateInstance(&CUIAutomation8, None, CLSCTX_INPROC_SERVER) }
+            .or_else(|_| unsafe { CoCreateInstance(&CUIAutomation, None, CLSCTX_INPROC_SERVER) })
             .map_err(|e| format!("CoCreateInstance(CUIAutomation) failed: {e}"))?;
     // Hard limits so a hung provider answers with an error instead of blocking this thread.
     if let Ok(two) = automation.cast::<IUIAutomation2>() {
