@@ -22,6 +22,7 @@ pub(crate) fn create() -> Result<IUIAutomation, String> {
     // SAFETY: plain COM activation on this MTA thread.
     let automation: IUIAutomation =
         unsafe { CoCreateInstance(&CUIAutomation8, None, CLSCTX_INPROC_SERVER) }
+            // SAFETY: as above.
             .or_else(|_| unsafe { CoCreateInstance(&CUIAutomation, None, CLSCTX_INPROC_SERVER) })
             .map_err(|e| format!("CoCreateInstance(CUIAutomation) failed: {e}"))?;
     // Hard limits so a hung provider answers with an error instead of blocking this thread.

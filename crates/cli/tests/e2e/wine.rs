@@ -502,6 +502,16 @@ async fn the_win32_fixture_is_read_and_driven_under_wine() {
         seen = log.wait(seen, event).await;
     }
 
+    // Finding by description works on the MSAA tree as on AT-SPI.
+    let r = server
+        .call(
+            "find_elements",
+            json!({ "window_id": id, "name_contains": "anana" }),
+        )
+        .await;
+    let found = ok(&r).to_string();
+    assert!(found.contains("\"Banana\""), "{}", text(&r));
+
     // The menu: a pointer click on "File" in the menu bar, then Down and Enter choose "New".
     let client = &listed["client"];
     let (mx, my) = (
