@@ -1,4 +1,4 @@
-//! `BitBlt` capture of a virtual-screen rectangle into a top-down 32-bit DIB (BGRX), and
+//! `BitBlt` capture of a virtual-screen rectangle into a top-down 32-bit DIB section (BGRX), and
 //! `PrintWindow` (`PW_RENDERFULLCONTENT`) of one window for when others cover it, with a
 //! blank result detected so the engine can fall back to the screen.
 
@@ -6,9 +6,9 @@ use deskpilot_backend::{Error, Frame, PixelFormat, WindowCapture};
 use deskpilot_types::{Rect, WindowInfo};
 use windows::Win32::Foundation::{HWND, RECT};
 use windows::Win32::Graphics::Gdi::{
-    BI_RGB, BITMAPINFO, BITMAPINFOHEADER, BitBlt, CAPTUREBLT, CreateCompatibleBitmap,
-    CreateCompatibleDC, DIB_RGB_COLORS, DeleteDC, DeleteObject, GetDC, GetDIBits, HBITMAP, HDC,
-    HGDIOBJ, ReleaseDC, SRCCOPY, SelectObject,
+    BI_RGB, BITMAPINFO, BITMAPINFOHEADER, BitBlt, CAPTUREBLT, CreateCompatibleDC, CreateDIBSection,
+    DIB_RGB_COLORS, DeleteDC, DeleteObject, GdiFlush, GetDC, HBITMAP, HDC, HGDIOBJ, ReleaseDC,
+    SRCCOPY, SelectObject,
 };
 use windows::Win32::Storage::Xps::{PRINT_WINDOW_FLAGS, PrintWindow};
 use windows::Win32::UI::WindowsAndMessaging::{GetWindowRect, PW_RENDERFULLCONTENT};
@@ -31,35 +31,40 @@ impl Drop for MemDc {
     }
 }
 
-/// Deletes a bitmap on drop.
+/// Deletes a bitmap (a DIB section) on drop.
 struct Bitmap(HBITMAP);
 impl Drop for Bitmap {
     fn drop(&mut self) {
-        // SAFETY: the bitmap came from CreateCompatibleBitmap and is no longer selected.
+        // SAFETY: the bitmap came from CreateDIBSection and is no longer selected.
         let _ = unsafe { DeleteObject(HGDIOBJ(self.0.0)) };
     }
 }
 
-/// Grabs `rect` (virtual-screen physical pixels) from the screen.
-pub fn bitblt(rect: Rect) -> Result<Frame, Error> {
-    draw(rect.width, rect.height, |mem, screen| {
-        // SAFETY: both DCs are live for the call; the bitmap is selected into `mem`.
-        unsafe {
-            BitBlt(
-                mem,
-                0,
-                0,
-                rect.width as i32,
-                rect.height as i32,
-                Some(screen),
-                rect.x,
-                rect.y,
-                SRCCOPY | CAPTUREBLT,
-            )
-        }
-        .map_err(|e| Error::os("BitBlt", e))
-    })
-    .map(|data| Frame {
+/// Grabs `rect` (virtual-screen physical pixels) from the screen into `data`'s allocation.
+pub fn bitblt(rect: Rect, mut data: Vec<u8>) -> Result<Frame, Error> {
+    draw(
+        rect.width,
+        rect.height,
+        |mem, screen| {
+            // SAFETY: both DCs are live for the call; the bitmap is selected into `mem`.
+            unsafe {
+                BitBlt(
+                    mem,
+                    0,
+                    0,
+                    rect.width as i32,
+                    rect.height as i32,
+                    Some(screen),
+                    rect.x,
+                    rect.y,
+                    SRCCOPY | CAPTUREBLT,
+                )
+            }
+            .map_err(|e| Error::os("BitBlt", e))
+        },
+        &mut data,
+    )?;
+    Ok(Frame {
         rect,
         format: PixelFormat::Bgrx,
         data,
@@ -80,15 +85,21 @@ pub fn print_window(window: &WindowInfo, rect: Rect) -> Result<WindowCapture, Er
     let Some(part) = rect.intersect(&whole).filter(|p| *p == rect) else {
         return Ok(WindowCapture::Unsupported);
     };
-    let data = draw(w, h, |mem, _| {
-        // SAFETY: `mem` holds a bitmap the size of the whole window.
-        let ok = unsafe { PrintWindow(hwnd, mem, PRINT_WINDOW_FLAGS(PW_RENDERFULLCONTENT)) };
-        if ok.as_bool() {
-            Ok(())
-        } else {
-            Err(Error::os("PrintWindow", std::io::Error::last_os_error()))
-        }
-    })?;
+    let mut data = Vec::new();
+    draw(
+        w,
+        h,
+        |mem, _| {
+            // SAFETY: `mem` holds a bitmap the size of the whole window.
+            let ok = unsafe { PrintWindow(hwnd, mem, PRINT_WINDOW_FLAGS(PW_RENDERFULLCONTENT)) };
+            if ok.as_bool() {
+                Ok(())
+            } else {
+                Err(Error::os("PrintWindow", std::io::Error::last_os_error()))
+            }
+        },
+        &mut data,
+    )?;
     // Crop the window's drawing to the asked part.
     let (dx, dy) = ((part.x - whole.x) as usize, (part.y - whole.y) as usize);
     let stride = w as usize * 4;
@@ -107,15 +118,20 @@ pub fn print_window(window: &WindowInfo, rect: Rect) -> Result<WindowCapture, Er
     }))
 }
 
-/// Makes a `w`×`h` bitmap selected into a memory DC, lets `paint` fill it, and reads it back
-/// as top-down BGRX.
+/// Makes a `w`×`h` top-down 32-bit DIB section selected into a memory DC, lets `paint` fill
+/// it, and copies its pixels (BGRX) into `out` — no `GetDIBits` conversion, and `out`'s
+/// allocation is reused.
 fn draw(
     w: u32,
     h: u32,
     paint: impl FnOnce(HDC, HDC) -> Result<(), Error>,
-) -> Result<Vec<u8>, Error> {
-    let (w, h) = (w as i32, h as i32);
-    // SAFETY: each handle is checked and owned by a guard that releases it.
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
+    let (wi, hi) = (w as i32, h as i32);
+    let len = w as usize * h as usize * 4;
+    // SAFETY: each handle is checked and owned by a guard that releases it; `bits` points at
+    // the section's `len` bytes while the bitmap lives, and GdiFlush makes GDI finish drawing
+    // into it before it is read.
     unsafe {
         let screen = ScreenDc(GetDC(None));
         if screen.0.is_invalid() {
@@ -128,22 +144,11 @@ fn draw(
                 std::io::Error::last_os_error(),
             ));
         }
-        let bitmap = Bitmap(CreateCompatibleBitmap(screen.0, w, h));
-        if bitmap.0.is_invalid() {
-            return Err(Error::os(
-                "CreateCompatibleBitmap",
-                std::io::Error::last_os_error(),
-            ));
-        }
-        let previous = SelectObject(mem.0, HGDIOBJ(bitmap.0.0));
-        let painted = paint(mem.0, screen.0);
-        SelectObject(mem.0, previous);
-        painted?;
-        let mut info = BITMAPINFO {
+        let info = BITMAPINFO {
             bmiHeader: BITMAPINFOHEADER {
                 biSize: size_of::<BITMAPINFOHEADER>() as u32,
-                biWidth: w,
-                biHeight: -h, // top-down rows
+                biWidth: wi,
+                biHeight: -hi, // top-down rows
                 biPlanes: 1,
                 biBitCount: 32,
                 biCompression: BI_RGB.0,
@@ -151,19 +156,21 @@ fn draw(
             },
             ..Default::default()
         };
-        let mut data = vec![0u8; w as usize * h as usize * 4];
-        let rows = GetDIBits(
-            mem.0,
-            bitmap.0,
-            0,
-            h as u32,
-            Some(data.as_mut_ptr().cast()),
-            &mut info,
-            DIB_RGB_COLORS,
+        let mut bits = std::ptr::null_mut();
+        let bitmap = Bitmap(
+            CreateDIBSection(Some(screen.0), &info, DIB_RGB_COLORS, &mut bits, None, 0)
+                .map_err(|e| Error::os("CreateDIBSection", e))?,
         );
-        if rows != h {
-            return Err(Error::os("GetDIBits", format!("copied {rows} of {h} rows")));
+        if bits.is_null() {
+            return Err(Error::os("CreateDIBSection", "no pixel memory"));
         }
-        Ok(data)
+        let previous = SelectObject(mem.0, HGDIOBJ(bitmap.0.0));
+        let painted = paint(mem.0, screen.0);
+        SelectObject(mem.0, previous);
+        painted?;
+        let _ = GdiFlush();
+        out.clear();
+        out.extend_from_slice(std::slice::from_raw_parts(bits.cast::<u8>(), len));
+        Ok(())
     }
 }

@@ -131,11 +131,15 @@ mod desktop {
 
     impl Capture for WindowsDesktop {
         fn capture(&self, rect: Rect) -> Result<Frame, Error> {
+            self.capture_into(rect, Vec::new())
+        }
+
+        fn capture_into(&self, rect: Rect, buffer: Vec<u8>) -> Result<Frame, Error> {
             let desktop = crate::monitors::virtual_screen();
             if rect.is_empty() || rect.intersect(&desktop) != Some(rect) {
                 return Err(Error::OutsideDesktop { rect, desktop });
             }
-            crate::capture::bitblt(rect)
+            crate::capture::bitblt(rect, buffer)
         }
 
         fn capture_window(&self, window: &WindowInfo, rect: Rect) -> Result<WindowCapture, Error> {
