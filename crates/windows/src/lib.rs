@@ -1,10 +1,12 @@
 //! deskpilot's Windows backend.
 //!
 //! [`WindowsDesktop`] implements the capability traits of `deskpilot-backend` with Win32:
-//! `EnumWindows` in z-order with DWM extended frame bounds ([`windows`]), `BitBlt` +
-//! `GetDIBits` capture of the virtual screen ([`capture`]) and `EnumDisplayMonitors`
-//! ([`monitors`]). Everything is in physical pixels: the process asks for per-monitor-v2 DPI
-//! awareness at construction (failure is logged, not fatal).
+//! `EnumWindows` in z-order with DWM extended frame bounds and `WindowFromPoint` ([`windows`]),
+//! `BitBlt` of the virtual screen into a DIB section and `PrintWindow` of covered windows
+//! ([`capture`]), `SendInput` ([`input`]), window operations and the clipboard (`control`),
+//! `EnumDisplayMonitors` ([`monitors`]) and the overlay process ([`overlay`]). Everything is in
+//! physical pixels: the process asks for per-monitor-v2 DPI awareness at construction, else
+//! system awareness (failure is logged, not fatal).
 //!
 //! Accessibility ([`a11y`]) is UI Automation with a cache request, falling back to MSAA, on a
 //! dedicated COM thread with hard timeouts ([`com`]).
