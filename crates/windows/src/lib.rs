@@ -3,13 +3,13 @@
 //! [`WindowsDesktop`] implements the capability traits of `deskpilot-backend` with Win32:
 //! `EnumWindows` in z-order with DWM extended frame bounds and `WindowFromPoint` ([`windows`]),
 //! `BitBlt` of the virtual screen into a DIB section and `PrintWindow` of covered windows
-//! ([`capture`]), `SendInput` ([`input`]), window operations and the clipboard (`control`),
+//! ([`capture`]), `SendInput` (`input`), window operations and the clipboard (`control`),
 //! `EnumDisplayMonitors` ([`monitors`]) and the overlay process ([`overlay`]). Everything is in
 //! physical pixels: the process asks for per-monitor-v2 DPI awareness at construction, else
 //! system awareness (failure is logged, not fatal).
 //!
-//! Accessibility ([`a11y`]) is UI Automation with a cache request, falling back to MSAA, on a
-//! dedicated COM thread with hard timeouts ([`com`]).
+//! Accessibility (`a11y`) is UI Automation with a cache request, falling back to MSAA, on a
+//! dedicated COM thread with hard timeouts (`com`).
 //!
 //! The pure parts (role tables, `SendInput` coordinates, blank-capture detection) build and
 //! are unit-tested on every platform; everything that calls Win32 is `cfg(windows)`.
