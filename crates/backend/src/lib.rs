@@ -151,6 +151,17 @@ pub trait Clipboard: Send + Sync {
     fn write_text(&self, text: &str) -> Result<(), Error>;
 }
 
+/// One `deskpilot doctor` check and its outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    pub name: &'static str,
+    pub ok: bool,
+    /// What was found.
+    pub detail: String,
+    /// What to do when the check failed.
+    pub fix: Option<String>,
+}
+
 /// What a backend says about itself, for `status` and `doctor`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BackendInfo {

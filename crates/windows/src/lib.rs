@@ -45,7 +45,10 @@ mod uia;
 pub mod windows;
 
 #[cfg(windows)]
-pub use desktop::WindowsDesktop;
+pub mod doctor;
+
+#[cfg(windows)]
+pub use desktop::{Dpi, WindowsDesktop};
 
 #[cfg(windows)]
 mod desktop {
@@ -62,6 +65,19 @@ mod desktop {
     pub struct WindowsDesktop {
         /// Where accessibility calls run.
         pub(crate) com: crate::com::ComThread,
+        /// The DPI awareness this process got, for `doctor`.
+        dpi: Dpi,
+    }
+
+    /// The DPI awareness the process got at start.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub enum Dpi {
+        /// Physical pixels on every monitor.
+        PerMonitorV2,
+        /// Physical pixels on the primary monitor's scale only; why per-monitor-v2 was refused.
+        System(String),
+        /// Neither could be set.
+        Unaware(String),
     }
 
     impl WindowsDesktop {
@@ -75,23 +91,49 @@ mod desktop {
             let awareness = unsafe {
                 SetProcessDpiAwarenessContext(DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2)
             };
-            if let Err(e) = awareness {
-                // System awareness at least keeps the primary monitor's coordinates physical.
-                // SAFETY: a process-wide setting with no arguments.
-                let system =
-                    unsafe { ::windows::Win32::UI::WindowsAndMessaging::SetProcessDPIAware() };
-                tracing::warn!(
-                    "per-monitor-v2 DPI awareness unavailable ({e}); system DPI awareness: {}",
+            let dpi = match awareness {
+                Ok(()) => Dpi::PerMonitorV2,
+                Err(e) => {
+                    // System awareness at least keeps the primary monitor's coordinates
+                    // physical.
+                    // SAFETY: a process-wide setting with no arguments.
+                    let system =
+                        unsafe { ::windows::Win32::UI::WindowsAndMessaging::SetProcessDPIAware() };
+                    tracing::warn!(
+                        "per-monitor-v2 DPI awareness unavailable ({e}); system DPI awareness: {}",
+                        if system.as_bool() {
+                            "set"
+                        } else {
+                            "unavailable too"
+                        }
+                    );
                     if system.as_bool() {
-                        "set"
+                        Dpi::System(e.to_string())
                     } else {
-                        "unavailable too"
+                        Dpi::Unaware(e.to_string())
                     }
-                );
-            }
+                }
+            };
             Ok(WindowsDesktop {
                 com: crate::com::ComThread::default(),
+                dpi,
             })
+        }
+
+        /// The DPI awareness this process got.
+        pub fn dpi(&self) -> &Dpi {
+            &self.dpi
+        }
+
+        /// Whether UI Automation can be used here, or why not (trees then come from MSAA).
+        pub fn ui_automation(&self) -> Result<(), String> {
+            self.com
+                .call(
+                    "creating the UI Automation client",
+                    std::time::Duration::from_secs(10),
+                    |session| Ok(session.uia().map(|_| ())),
+                )
+                .map_err(|e| e.to_string())?
         }
 
         /// What `status` shows about this backend.

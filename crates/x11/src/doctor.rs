@@ -5,16 +5,7 @@ use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
 
 use crate::X11Desktop;
 
-/// One check and its outcome.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
-    pub name: &'static str,
-    pub ok: bool,
-    /// What was found.
-    pub detail: String,
-    /// What to do when the check failed.
-    pub fix: Option<String>,
-}
+pub use deskpilot_backend::Check;
 
 const VIRTUAL: &str =
     "or run `deskpilot serve --virtual-display` for a headless desktop of its own";

@@ -668,3 +668,40 @@ async fn the_win32_fixture_is_read_and_driven_under_wine() {
     let _ = kill.status();
     let _ = std::fs::remove_file(&log.0);
 }
+
+/// `deskpilot doctor` on Windows names what works and what does not here, with fixes, and
+/// fails (exit code 1) because something does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_under_wine_says_what_is_missing() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let Some(w) = wine(desktop) else { return };
+    let mut cmd = w.command(desktop, "wine");
+    cmd.arg(&w.exe).arg("doctor");
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .unwrap()
+        .expect("run deskpilot.exe doctor");
+    let report = String::from_utf8_lossy(&out.stdout).to_string();
+    for (line, what) in [
+        ("ok    desktop            1 monitor(s)", "the monitor"),
+        ("ok    capture            BitBlt", "a real capture"),
+        (
+            "FAIL  accessibility      UI Automation unavailable",
+            "no UI Automation in Wine",
+        ),
+        ("trees come from MSAA", "the fallback"),
+        ("ok    overlay", "the overlay process"),
+        ("FAIL  shell", "Wine's powershell.exe stub"),
+        ("not a working PowerShell", "why"),
+        ("fix: install PowerShell 7", "the fix"),
+    ] {
+        assert!(report.contains(line), "{what}: no {line:?} in\n{report}");
+    }
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    let mut kill = w.command(desktop, "wineserver");
+    kill.arg("-k");
+    let _ = kill.status();
+}
