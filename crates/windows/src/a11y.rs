@@ -303,11 +303,7 @@ impl Accessibility for WindowsDesktop {
         with_node(self, "reading element text", element, |node| match node {
             Node::Uia(e) => uia::read_text(e),
             Node::Msaa(acc, child) => msaa::read_text(acc, *child),
-            Node::Item(h, kind, i) => Ok(controls::items(*h, *kind)
-                .into_iter()
-                .nth(*i)
-                .map(|item| item.text)
-                .unwrap_or_default()),
+            Node::Item(h, kind, i) => Ok(controls::item_text(*h, *kind, *i)),
             Node::Menu(..) => Err(not_offered(node, "reading text")),
         })
     }
@@ -326,9 +322,7 @@ impl Accessibility for WindowsDesktop {
             Node::Msaa(acc, child) => msaa::states(acc, *child),
             Node::Item(h, kind, i) => Ok(ElementStates {
                 enabled: true,
-                selected: controls::items(*h, *kind)
-                    .get(*i)
-                    .is_some_and(|it| it.selected),
+                selected: controls::item_selected(*h, *kind, *i),
                 ..ElementStates::default()
             }),
             Node::Menu(..) => Err(not_offered(node, "reading states")),

@@ -85,7 +85,8 @@ pub(crate) struct Item {
     pub selected: bool,
 }
 
-fn item_text(hwnd: HWND, list: List, index: usize) -> String {
+/// The text of item `index`.
+pub(crate) fn item_text(hwnd: HWND, list: List, index: usize) -> String {
     let (len_msg, text_msg) = match list {
         List::ListBox => (LB_GETTEXTLEN, LB_GETTEXT),
         List::ComboBox => (CB_GETLBTEXTLEN, CB_GETLBTEXT),
@@ -133,11 +134,20 @@ pub(crate) fn items(hwnd: HWND, list: List) -> Vec<Item> {
                 List::ComboBox => None,
             },
             selected: match list {
-                List::ListBox => send(hwnd, LB_GETSEL, i, 0).is_some_and(|s| s > 0),
+                List::ListBox => item_selected(hwnd, list, i),
+                // One question for the whole combo box rather than one per item.
                 List::ComboBox => current == Some(i as isize),
             },
         })
         .collect()
+}
+
+/// Whether item `index` is selected.
+pub(crate) fn item_selected(hwnd: HWND, list: List, index: usize) -> bool {
+    match list {
+        List::ListBox => send(hwnd, LB_GETSEL, index, 0).is_some_and(|s| s > 0),
+        List::ComboBox => send(hwnd, CB_GETCURSEL, 0, 0) == Some(index as isize),
+    }
 }
 
 /// Selects item `index` and tells the owner, as a click on the item would (`LBN_SELCHANGE`

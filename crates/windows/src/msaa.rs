@@ -55,8 +55,9 @@ fn window_of(acc: &IAccessible) -> Option<HWND> {
 ///
 /// Implementations that enumerate nothing (Wine's frame and client objects) get their
 /// children from the window hierarchy instead: the menu bar and client area of a top-level
-/// window, the client objects of a client area's child windows.
-fn children(acc: &IAccessible, role: u32) -> Vec<(IAccessible, i32)> {
+/// window, the client objects of a client area's child windows. `own_window` is the window
+/// the object stands for.
+fn children(acc: &IAccessible, role: u32, own_window: Option<HWND>) -> Vec<(IAccessible, i32)> {
     let listed = listed_children(acc);
     // Wine's client object lists its child windows as child ids it then cannot describe.
     let describable = listed.iter().any(|(c, id)| {
@@ -69,7 +70,7 @@ fn children(acc: &IAccessible, role: u32) -> Vec<(IAccessible, i32)> {
     if describable {
         return listed;
     }
-    let Some(hwnd) = window_of(acc) else {
+    let Some(hwnd) = own_window else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -201,11 +202,13 @@ pub(crate) fn tree(
             break;
         }
         let mut p = props(&acc, child);
+        // The window a full object stands for, asked once per element (the client object
+        // swapped in below stands for the same window).
+        let own_window = if child == 0 { window_of(&acc) } else { None };
         let mut acc = acc;
         if !p.described
-            && child == 0
             && parent.is_some()
-            && let Some(client) = window_of(&acc).and_then(|h| object(h, OBJID_CLIENT).ok())
+            && let Some(client) = own_window.and_then(|h| object(h, OBJID_CLIENT).ok())
         {
             // A frame object that describes nothing (Wine's): its window's client object does.
             p = props(&client, 0);
@@ -230,9 +233,11 @@ pub(crate) fn tree(
             .unwrap_or_else(|| platform_role.to_string());
         // A standard control that only says "client": its class tells what it is.
         let mut list = None;
+        let mut button = None;
         if parent.is_some()
-            && let Some(control) = refine(&acc, child, p.role, &mut p.states)
+            && let Some(control) = refine(own_window, p.role, &mut p.states)
         {
+            button = Some(control.class.eq_ignore_ascii_case("button"));
             role = control.role;
             platform_role = format!("{} (client of {})", control.platform_role, control.class);
             list = match role {
@@ -246,7 +251,9 @@ pub(crate) fn tree(
             states.onscreen = b.intersect(&window.frame).is_some();
         }
         let mut actions: Vec<String> = p.default_action.into_iter().collect();
-        if actions.is_empty() && child == 0 && window_of(&acc).is_some_and(controls::is_button) {
+        if actions.is_empty()
+            && button.unwrap_or_else(|| own_window.is_some_and(controls::is_button))
+        {
             actions.push(BUTTON_CLICK.to_string());
         }
         let index = elements.len();
@@ -303,7 +310,7 @@ pub(crate) fn tree(
         }
         if is_object && depth < limits.max_depth {
             // Reversed so the first child is read first.
-            for (c, id) in children(&acc, p.role).into_iter().rev() {
+            for (c, id) in children(&acc, p.role, own_window).into_iter().rev() {
                 stack.push((c, id, Some(index), depth + 1));
             }
         }
@@ -417,7 +424,8 @@ pub(crate) fn read_text(acc: &IAccessible, child: i32) -> Result<String, Error> 
 
 pub(crate) fn states(acc: &IAccessible, child: i32) -> Result<ElementStates, Error> {
     let mut p = props(acc, child);
-    let role = match refine(acc, child, p.role, &mut p.states) {
+    let own_window = if child == 0 { window_of(acc) } else { None };
+    let role = match refine(own_window, p.role, &mut p.states) {
         Some(control) => control.role,
         None => roles::msaa_role(p.role).0,
     };
@@ -432,13 +440,13 @@ struct Control {
     platform_role: &'static str,
 }
 
-/// What a "client" object really is, from its window's class and style; a check box's check
-/// state is added to `states` from `BM_GETCHECK`.
-fn refine(acc: &IAccessible, child: i32, role: u32, states: &mut u32) -> Option<Control> {
-    if role != roles::ROLE_CLIENT || child != 0 {
+/// What a "client" object standing for `own_window` really is, from the window's class and
+/// style; a check box's check state is added to `states` from `BM_GETCHECK`.
+fn refine(own_window: Option<HWND>, role: u32, states: &mut u32) -> Option<Control> {
+    if role != roles::ROLE_CLIENT {
         return None;
     }
-    let hwnd = window_of(acc)?;
+    let hwnd = own_window?;
     let (class, style) = controls::class_and_style(hwnd);
     let (role, platform_role) = roles::control_role(&class, style)?;
     if role == Role::CheckBox && controls::checked(hwnd) {

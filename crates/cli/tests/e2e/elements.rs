@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::harness::{
-    self, error_code, image, launch, ok, probe_until, serve, text, wait_for, window_of,
+    self, element, error_code, image, launch, ok, probe_until, serve, text, wait_for, window_of,
 };
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/gtk_fixture.py");
@@ -110,15 +110,6 @@ fn tree_lines(r: &rmcp::model::CallToolResult) -> Vec<String> {
         .take_while(|l| !l.starts_with("Note: ") && !l.starts_with("Screenshot "))
         .map(str::to_string)
         .collect()
-}
-
-fn element<'a>(state: &'a Value, role: &str, name: &str) -> &'a Value {
-    state["elements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["role"] == role && e["name"] == name)
-        .unwrap_or_else(|| panic!("no {role} \"{name}\" in {}", state["elements"]))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -401,3 +401,13 @@ impl Drop for Launched {
         }
     }
 }
+
+/// The element with this role and name in a `get_window_state` (or `find_elements`) result.
+pub fn element<'a>(state: &'a Value, role: &str, name: &str) -> &'a Value {
+    state["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["role"] == role && e["name"] == name)
+        .unwrap_or_else(|| panic!("no {role} \"{name}\" in {:#}", state["elements"]))
+}

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use deskpilot_x11::VirtualDisplay;
 use serde_json::{Value, json};
 
-use crate::harness::{self, Server, error_code, ok, text, wait_for};
+use crate::harness::{self, Server, element, error_code, ok, text, wait_for};
 
 /// A Wine prefix ready for deskpilot.exe.
 struct Wine {
@@ -317,15 +317,6 @@ fn z(path: &Path) -> String {
     format!("Z:{}", path.display()).replace('/', "\\")
 }
 
-fn by_role_name<'a>(state: &'a Value, role: &str, name: &str) -> &'a Value {
-    state["elements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["role"] == role && e["name"] == name)
-        .unwrap_or_else(|| panic!("no {role} \"{name}\" in {:#}", state["elements"]))
-}
-
 async fn snapshot(server: &Server, id: &Value) -> Value {
     let r = server
         .call("get_window_state", json!({ "window_id": id }))
@@ -412,7 +403,7 @@ async fn the_win32_fixture_is_read_and_driven_under_wine() {
         ("ListItem", "Banana"),
         ("ListItem", "Green"),
     ] {
-        by_role_name(&s, role, name);
+        element(&s, role, name);
     }
     assert!(
         s["elements"]
@@ -433,12 +424,12 @@ async fn the_win32_fixture_is_read_and_driven_under_wine() {
     let r = server
         .call(
             "click",
-            json!({ "element": by_role_name(&s, "Button", "OK")["token"] }),
+            json!({ "element": element(&s, "Button", "OK")["token"] }),
         )
         .await;
     assert_eq!(ok(&r)["route"], "accessibility", "{}", text(&r));
     seen = log.wait(seen, "click OK").await;
-    let b = &by_role_name(&s, "Button", "确定")["bounds"];
+    let b = &element(&s, "Button", "确定")["bounds"];
     let (x, y) = (
         b["x"].as_i64().unwrap() + b["width"].as_i64().unwrap() / 2,
         b["y"].as_i64().unwrap() + b["height"].as_i64().unwrap() / 2,
@@ -455,7 +446,7 @@ async fn the_win32_fixture_is_read_and_driven_under_wine() {
     seen = log.wait(seen, "click 确定").await;
 
     // Toggle, confirmed by the element's state and by the app.
-    let check = by_role_name(&s, "CheckBox", "Enable logging")["token"].clone();
+    let check = element(&s, "CheckBox", "Enable logging")["token"].clone();
     let r = server
         .call(
             "perform_action",
@@ -465,14 +456,11 @@ async fn the_win32_fixture_is_read_and_driven_under_wine() {
     assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
     seen = log.wait(seen, "check Enable logging on").await;
     let s = snapshot(&server, &id).await;
-    assert_eq!(
-        by_role_name(&s, "CheckBox", "Enable logging")["checked"],
-        true
-    );
+    assert_eq!(element(&s, "CheckBox", "Enable logging")["checked"], true);
 
     // Unicode typed with KEYEVENTF_UNICODE (CJK and an emoji's surrogate pair), seen by the
     // app and read back through MSAA.
-    let edit = by_role_name(&s, "Edit", "Name:")["token"].clone();
+    let edit = element(&s, "Edit", "Name:")["token"].clone();
     ok(&server.call("click", json!({ "element": edit })).await);
     let typed = "héllo 中文 😀";
     ok(&server.call("type_text", json!({ "text": typed })).await);
@@ -491,7 +479,7 @@ async fn the_win32_fixture_is_read_and_driven_under_wine() {
 
     // Selections in the list box and the combo box, through the controls.
     for (item, event) in [("Banana", "list Banana"), ("Green", "combo Green")] {
-        let token = by_role_name(&s, "ListItem", item)["token"].clone();
+        let token = element(&s, "ListItem", item)["token"].clone();
         let r = server
             .call(
                 "perform_action",
@@ -604,7 +592,7 @@ async fn the_win32_fixture_is_read_and_driven_under_wine() {
     // A stuck app: the tree read gives up at its limit while the app is still hung instead of
     // hanging the server; screenshots keep working; once the app answers, so does the tree.
     let s = snapshot(&server, &id).await;
-    let hang = by_role_name(&s, "Button", "Hang 5 s")["token"].clone();
+    let hang = element(&s, "Button", "Hang 5 s")["token"].clone();
     ok(&server.call("click", json!({ "element": hang })).await);
     seen = log.wait(seen, "hang start").await;
     let r = server
@@ -627,7 +615,7 @@ async fn the_win32_fixture_is_read_and_driven_under_wine() {
     assert!(harness::image(&shot).0 > 0);
     seen = log.wait(seen, "hang end").await;
     let s = snapshot(&server, &id).await;
-    by_role_name(&s, "Button", "OK");
+    element(&s, "Button", "OK");
 
     // Closing asks the app, which logs it, and nothing else reached it.
     assert_eq!(log.lines().len(), seen, "{:?}", &log.lines()[seen..]);
