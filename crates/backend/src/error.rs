@@ -1,6 +1,26 @@
 //! The one error type backends return.
 
+use std::time::Duration;
+
 use deskpilot_types::{Rect, WindowId};
+
+/// A link to another process that a backend depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link {
+    /// The display server or window system session.
+    Display,
+    /// The accessibility bus (AT-SPI's D-Bus) or provider.
+    Accessibility,
+}
+
+impl std::fmt::Display for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Link::Display => "display",
+            Link::Accessibility => "accessibility bus",
+        })
+    }
+}
 
 /// Why a backend call failed.
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +39,17 @@ pub enum Error {
     /// The platform cannot do this at all here (missing extension, old OS).
     #[error("{what} is not supported here: {reason}")]
     Unsupported { what: &'static str, reason: String },
+    /// The element no longer exists in its application: it was destroyed, or its handle is
+    /// from a read the backend has since forgotten.
+    #[error("the element is gone: {reason}")]
+    ElementGone { reason: String },
+    /// A connection the backend needs broke after it was made (the X server or the
+    /// accessibility bus went away).
+    #[error("the connection to the {link} is lost: {message}")]
+    ConnectionLost { link: Link, message: String },
+    /// The other side did not answer in time (a busy or stopped application).
+    #[error("{operation} did not finish within {} ms (the application may be busy or stopped)", after.as_millis())]
+    Timeout { operation: String, after: Duration },
     /// An operating-system call failed; the OS error is kept as the source.
     #[error("{operation} failed: {source}")]
     Os {

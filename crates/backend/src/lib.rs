@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use deskpilot_types::{Key, Monitor, Point, Rect, WindowInfo};
 
-pub use error::Error;
+pub use error::{Error, Link};
 pub use fake::FakeDesktop;
 pub use frame::{Frame, PixelFormat};
 pub use overlay::{GuardEvent, GuardListener, NoOverlay, Overlay, OverlayStyle};

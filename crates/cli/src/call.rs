@@ -36,8 +36,10 @@ pub fn run(
         })
         .flatten();
     let virtual_display = desktop.virtual_display.is_some();
+    let profile = crate::serve::profile(tools)?;
     let (desktop, _session) = crate::platform::connect(desktop)?;
-    let server = crate::serve::server(desktop, tools);
+    let (_engine, surface) = crate::serve::server(desktop, profile, tools);
+    let server = surface.service;
     let runtime = crate::runtime()?;
     let result = runtime.block_on(async move {
         let (server_end, client_end) = tokio::io::duplex(1 << 20);

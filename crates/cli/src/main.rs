@@ -47,8 +47,8 @@ pub struct DesktopArgs {
 /// Tool selection shared by `serve` and `call`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ToolArgs {
-    /// Tool surface to expose.
-    #[arg(long, default_value = "deskpilot", value_parser = ["deskpilot"])]
+    /// Tool surface to expose (a profile: deskpilot).
+    #[arg(long, default_value = "deskpilot")]
     pub profile: String,
     /// Expose only these tools (comma-separated).
     #[arg(long, env = "DESKPILOT_TOOLS")]

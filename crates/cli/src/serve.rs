@@ -4,13 +4,22 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use deskpilot_engine::Engine;
-use deskpilot_mcp::{DeskpilotServer, ServerIdentity, ToolFilter};
+use deskpilot_mcp::{Profile, ServerIdentity, Surface, ToolFilter};
 use rmcp::ServiceExt;
 
 use crate::{DesktopArgs, ToolArgs};
 
-/// Builds the server for `tools` over an engine on `desktop`.
-pub fn server(desktop: deskpilot_backend::Desktop, tools: &ToolArgs) -> DeskpilotServer {
+/// The profile `tools` names, or an error listing the profiles that exist.
+pub fn profile(tools: &ToolArgs) -> anyhow::Result<&'static Profile> {
+    Ok(deskpilot_mcp::profile(&tools.profile)?)
+}
+
+/// Builds the engine on `desktop` and a server of `profile` for one client of it.
+pub fn server(
+    desktop: deskpilot_backend::Desktop,
+    profile: &Profile,
+    tools: &ToolArgs,
+) -> (Arc<Engine>, Surface) {
     let config = crate::config::load(tools.config.as_deref());
     for warning in &config.warnings {
         tracing::warn!("{warning}");
@@ -24,29 +33,30 @@ pub fn server(desktop: deskpilot_backend::Desktop, tools: &ToolArgs) -> Deskpilo
         version: env!("CARGO_PKG_VERSION").to_string(),
     };
     let filter = ToolFilter::new(tools.tools.as_deref(), tools.exclude_tools.as_deref());
-    DeskpilotServer::new(engine, identity, &filter)
+    let surface = (profile.build)(engine.clone(), identity, &filter);
+    (engine, surface)
 }
 
 pub fn run(desktop: &DesktopArgs, tools: &ToolArgs) -> anyhow::Result<ExitCode> {
     // The virtual display (if any) lives in `_session`, declared before the runtime, so it
     // is torn down after the runtime has stopped.
+    let profile = profile(tools)?;
     let (desktop, _session) = crate::platform::connect(desktop)?;
-    let server = server(desktop, tools);
-    let stopper = server.clone();
-    tracing::info!(tools = ?server.tool_names(), "serving MCP on stdio");
+    let (engine, surface) = server(desktop, profile, tools);
+    tracing::info!(profile = surface.profile, tools = ?surface.tools, "serving MCP on stdio");
     let runtime = crate::runtime()?;
     let outcome = runtime.block_on(async move {
-        let service = server.serve(rmcp::transport::stdio()).await?;
+        let service = surface.service.serve(rmcp::transport::stdio()).await?;
         tokio::select! {
             done = service.waiting() => { done?; tracing::info!("client closed the connection"); }
             signal = shutdown_signal() => tracing::info!(signal, "stopping"),
         }
         anyhow::Ok(())
     });
+    // Dropping the server ends its session's shells with everything they started; the
+    // overlay goes before the display does, so its end is not taken for a death.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    // The overlay goes before the display does, so its end is not taken for a death; shells
-    // go with everything they started.
-    stopper.shutdown();
+    engine.shutdown();
     outcome.map(|()| ExitCode::SUCCESS)
 }
 

@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 use deskpilot_backend::{Button, ElementStates};
 use deskpilot_types::{Point, Role, WindowInfo};
 
+use crate::action::{Effect, Outcome, Route};
 use crate::pointer::Receipt;
 use crate::tree::Element;
-use crate::{Engine, Error, HitTestMode, Mutation};
+use crate::{Session, Error, HitTestMode, Mutation};
 
 /// Action names that mean "click", best first.
 const CLICK_ACTIONS: &[&str] = &[
@@ -100,30 +101,66 @@ const EFFECT_WAIT: Duration = Duration::from_millis(1500);
 pub struct ElementOutcome {
     pub element: Element,
     pub window: WindowInfo,
-    /// `"accessibility"` or `"input"`.
-    pub route: &'static str,
+    /// Accessibility or input.
+    pub route: Route,
     /// The action that ran (`"click"`), or what the pointer did.
     pub detail: String,
     pub receipt: Option<Receipt>,
     pub notes: Vec<String>,
-    /// `Some("confirmed")` / `Some("suspected_noop")` when the element's states were checked
-    /// afterwards; `None` when nothing could be checked.
-    pub effect: Option<&'static str>,
+    /// `Confirmed` / `SuspectedNoop` when the element's states (or its text read back) were
+    /// checked afterwards; `None` when nothing could be checked.
+    pub effect: Option<(Effect, &'static str)>,
 }
 
-/// Backend failures that mean the element is gone from the app.
-fn stale_or(token: &str, e: deskpilot_backend::Error) -> Error {
-    let text = e.to_string();
-    if text.contains("UnknownObject")
-        || text.contains("UnknownMethod")
-        || text.contains("defunct")
-        || text.contains("ServiceUnknown")
-    {
-        Error::StaleElement {
-            token: token.to_string(),
-        }
-    } else {
-        Error::Backend(e)
+/// `set_value`'s outcome and the text read back.
+impl Outcome for (ElementOutcome, String) {
+    fn route(&self) -> Route {
+        self.0.route
+    }
+
+    fn judged(&self) -> Option<(Effect, &'static str)> {
+        self.0.effect
+    }
+}
+
+/// What an element operation's effect is read from.
+const STATES: &str = "the element's states";
+
+impl Outcome for ElementOutcome {
+    fn route(&self) -> Route {
+        self.route
+    }
+
+    fn judged(&self) -> Option<(Effect, &'static str)> {
+        self.effect
+    }
+}
+
+/// A backend failure of an operation on `element`, as the agent needs it: gone from the
+/// app → `STALE_ELEMENT`; not supported by the element → `ACTION_UNSUPPORTED` naming what it
+/// does offer; anything else as it is.
+fn element_err(element: &Element, what: &str, e: deskpilot_backend::Error) -> Error {
+    use deskpilot_backend::Error as B;
+    match e {
+        B::ElementGone { reason } => Error::StaleElement {
+            token: element.token.clone(),
+            why: format!("the element no longer exists in the application ({reason})"),
+        },
+        B::Unsupported { reason, .. } => unsupported(element, what, &reason),
+        e => Error::Backend(e),
+    }
+}
+
+/// `ACTION_UNSUPPORTED` for `what` on `element`.
+fn unsupported(element: &Element, what: &str, reason: &str) -> Error {
+    Error::ActionUnsupported {
+        token: element.token.clone(),
+        role: element.role.to_string(),
+        name: element.name.clone(),
+        action: what.to_string(),
+        offered: element.actions.clone(),
+        editable: element.editable,
+        reason: reason.to_string(),
     }
 }
 
@@ -149,7 +186,7 @@ fn label(what: &str, element: &Element, window: &WindowInfo) -> String {
     )
 }
 
-impl Engine {
+impl Session {
     /// Resolves `token` and checks its window still exists with the same owner.
     fn live_element(&self, token: &str) -> Result<(WindowInfo, WindowInfo, Element), Error> {
         let (seen, element) = self.element(token)?;
@@ -191,7 +228,7 @@ impl Engine {
                         return Ok(ElementOutcome {
                             element,
                             window: now,
-                            route: "accessibility",
+                            route: Route::Accessibility,
                             detail: action,
                             receipt: None,
                             notes,
@@ -199,7 +236,7 @@ impl Engine {
                         });
                     }
                     Err(e) => {
-                        let e = stale_or(token, e);
+                        let e = element_err(&element, "click", e);
                         if matches!(e, Error::StaleElement { .. }) {
                             return Err(e);
                         }
@@ -220,7 +257,7 @@ impl Engine {
             detail: format!("{} click", format!("{button:?}").to_lowercase()),
             element,
             window: now,
-            route: "input",
+            route: Route::Input,
             receipt: Some(receipt),
             notes,
             effect: None,
@@ -252,33 +289,30 @@ impl Engine {
     /// Runs one of the actions the element advertises.
     pub fn perform_action(&self, token: &str, action: &str) -> Result<ElementOutcome, Error> {
         let (_, now, element) = self.live_element(token)?;
-        self.gate(
-            Mutation::Other,
-            &label(&format!("perform \"{action}\" on"), &element, &now),
-        )?;
         let Some(name) = element
             .actions
             .iter()
             .find(|a| a.eq_ignore_ascii_case(action.trim()))
             .cloned()
         else {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "{token} ({} \"{}\") has no action \"{action}\"; its actions are [{}]",
-                    element.role,
-                    element.name,
-                    element.actions.join(", ")
-                ),
-            });
+            return Err(unsupported(
+                &element,
+                action.trim(),
+                "the element does not advertise it",
+            ));
         };
+        self.gate(
+            Mutation::Other,
+            &label(&format!("perform \"{action}\" on"), &element, &now),
+        )?;
         self.desktop
             .accessibility
             .do_action(&element.handle, &name)
-            .map_err(|e| stale_or(token, e))?;
+            .map_err(|e| element_err(&element, &name, e))?;
         Ok(ElementOutcome {
             element,
             window: now,
-            route: "accessibility",
+            route: Route::Accessibility,
             detail: name,
             receipt: None,
             notes: Vec::new(),
@@ -304,12 +338,12 @@ impl Engine {
         self.desktop
             .accessibility
             .set_value(&element.handle, value)
-            .map_err(|e| stale_or(token, e))?;
+            .map_err(|e| element_err(&element, "set_value", e))?;
         let read = self
             .desktop
             .accessibility
             .read_text(&element.handle)
-            .map_err(|e| stale_or(token, e))?;
+            .map_err(|e| element_err(&element, "read its text", e))?;
         let mut notes = Vec::new();
         if read != value {
             notes.push(format!(
@@ -320,10 +354,12 @@ impl Engine {
             ElementOutcome {
                 element,
                 window: now,
-                route: "accessibility",
+                route: Route::Accessibility,
                 detail: "set_value".to_string(),
                 receipt: None,
-                effect: notes.is_empty().then_some("confirmed"),
+                effect: notes
+                    .is_empty()
+                    .then_some((Effect::Confirmed, "the value read back")),
                 notes,
             },
             read,
@@ -337,7 +373,7 @@ impl Engine {
             .desktop
             .accessibility
             .read_text(&element.handle)
-            .map_err(|e| stale_or(token, e))?;
+            .map_err(|e| element_err(&element, "read its text", e))?;
         Ok((element, text))
     }
 
@@ -348,11 +384,11 @@ impl Engine {
         self.desktop
             .accessibility
             .focus(&element.handle)
-            .map_err(|e| stale_or(token, e))?;
+            .map_err(|e| element_err(&element, "focus", e))?;
         Ok(ElementOutcome {
             element,
             window: now,
-            route: "accessibility",
+            route: Route::Accessibility,
             detail: "focus".to_string(),
             receipt: None,
             notes: Vec::new(),
@@ -369,7 +405,7 @@ impl Engine {
         let accessibility = &self.desktop.accessibility;
         let before = accessibility
             .states(&element.handle)
-            .map_err(|e| stale_or(token, e))?;
+            .map_err(|e| element_err(&element, "read its states", e))?;
         let already = match op {
             ElementOp::Expand if before.expanded => Some("already expanded"),
             ElementOp::Collapse if !before.expanded => Some("already collapsed"),
@@ -380,11 +416,11 @@ impl Engine {
             return Ok(ElementOutcome {
                 element,
                 window: now,
-                route: "accessibility",
+                route: Route::Accessibility,
                 detail: format!("nothing to do: {already}"),
                 receipt: None,
                 notes: Vec::new(),
-                effect: Some("confirmed"),
+                effect: Some((Effect::Confirmed, STATES)),
             });
         }
         // Toolkits flag tree nodes and expanders as expandable; combo boxes and menus open a
@@ -400,14 +436,7 @@ impl Engine {
                 .iter()
                 .any(|a| a.to_ascii_lowercase().contains("expand"));
         if matches!(op, ElementOp::Expand | ElementOp::Collapse) && !opens {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "{token} ({} \"{}\") is not expandable; its actions are [{}]",
-                    element.role,
-                    element.name,
-                    element.actions.join(", ")
-                ),
-            });
+            return Err(unsupported(&element, op.name(), "it is not expandable"));
         }
         let mut route_detail = None;
         let through_container = match op {
@@ -431,41 +460,36 @@ impl Engine {
                 )
             }
             Some(Err(deskpilot_backend::Error::Unsupported { .. })) | None => {}
-            Some(Err(e)) => return Err(stale_or(token, e)),
+            Some(Err(e)) => return Err(element_err(&element, op.name(), e)),
         }
         let detail = match route_detail {
             Some(d) => d,
             None => {
                 let action = advertised(&element, op.actions());
                 let Some(action) = action else {
-                    return Err(Error::InvalidArgument {
-                        message: format!(
-                            "{token} ({} \"{}\") offers no way to {}: its actions are [{}]{}",
-                            element.role,
-                            element.name,
-                            op.name(),
-                            element.actions.join(", "),
-                            if op == ElementOp::Select {
-                                " and its container has no selection; click it instead"
-                            } else {
-                                ""
-                            }
-                        ),
-                    });
+                    return Err(unsupported(
+                        &element,
+                        op.name(),
+                        if op == ElementOp::Select {
+                            "it offers no select action and its container has no selection; click it instead"
+                        } else {
+                            "it offers no action that does it"
+                        },
+                    ));
                 };
                 accessibility
                     .do_action(&element.handle, &action)
-                    .map_err(|e| stale_or(token, e))?;
+                    .map_err(|e| element_err(&element, &action, e))?;
                 action
             }
         };
         let deadline = Instant::now() + EFFECT_WAIT;
         let (effect, notes) = loop {
             match accessibility.states(&element.handle) {
-                Ok(s) if op.done(&before, &s) => break (Some("confirmed"), Vec::new()),
+                Ok(s) if op.done(&before, &s) => break (Some((Effect::Confirmed, STATES)), Vec::new()),
                 Ok(_) if Instant::now() >= deadline => {
                     break (
-                        Some("suspected_noop"),
+                        Some((Effect::SuspectedNoop, STATES)),
                         vec![format!(
                             "the element's states did not show it {} within {} ms",
                             match op {
@@ -495,7 +519,7 @@ impl Engine {
         Ok(ElementOutcome {
             element,
             window: now,
-            route: "accessibility",
+            route: Route::Accessibility,
             detail,
             receipt: None,
             notes,
@@ -552,24 +576,24 @@ mod tests {
                 notes: vec![],
             },
         );
-        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        let e = Session::standalone(fake.desktop(), EngineConfig::default());
         let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
         let token = |i: usize| s.elements[i].token.clone();
 
         let o = e.element_op(&token(1), ElementOp::Toggle).unwrap();
-        assert_eq!((o.detail.as_str(), o.effect), ("click", Some("confirmed")));
+        assert_eq!((o.detail.as_str(), o.effect.map(|e| e.0)), ("click", Some(Effect::Confirmed)));
         let o = e.element_op(&token(2), ElementOp::Expand).unwrap();
-        assert_eq!((o.detail.as_str(), o.effect), ("press", Some("confirmed")));
+        assert_eq!((o.detail.as_str(), o.effect.map(|e| e.0)), ("press", Some(Effect::Confirmed)));
         let o = e.element_op(&token(2), ElementOp::Expand).unwrap();
         assert!(o.detail.contains("already expanded"), "{}", o.detail);
         let o = e.element_op(&token(2), ElementOp::Collapse).unwrap();
-        assert_eq!(o.effect, Some("confirmed"));
+        assert_eq!(o.effect.map(|e| e.0), Some(Effect::Confirmed));
         // A button is not expandable; "activate" that changes nothing is a suspected no-op.
         let err = e.element_op(&token(3), ElementOp::Expand).unwrap_err();
-        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+        assert_eq!(err.code(), ErrorCode::ActionUnsupported);
         assert!(err.to_string().contains("[click]"), "{err}");
         let o = e.element_op(&token(4), ElementOp::Toggle).unwrap();
-        assert_eq!(o.effect, Some("suspected_noop"));
+        assert_eq!(o.effect.map(|e| e.0), Some(Effect::SuspectedNoop));
         // No selection interface and no "select" action: say what to do instead.
         let err = e.element_op(&token(3), ElementOp::Select).unwrap_err();
         assert!(err.to_string().contains("click it instead"), "{err}");

@@ -10,8 +10,10 @@ use crate::Error;
 use crate::coords::{ImageBudget, ViewGeometry};
 use crate::decorate::{Decorations, Pin};
 use crate::pipeline::{self, EncodedImage, ImageFormat};
-use crate::registry::{Registry, ScreenshotId, ScreenshotRecord};
-use crate::safety::SafetyConfig;
+use crate::registry::{ScreenshotId, ScreenshotRecord};
+use crate::session::IdKind;
+use crate::Session;
+use crate::safety::{GuardStatus, SafetyConfig};
 
 /// Smallest and largest `max_width` a caller may ask for.
 pub const MAX_WIDTH_RANGE: (u32, u32) = (64, 8192);
@@ -93,7 +95,7 @@ pub struct Change {
 
 /// The newest signature of one capture target.
 #[derive(Debug)]
-struct Reference {
+pub(crate) struct Reference {
     id: ScreenshotId,
     rect: Rect,
     signature: crate::verify::Signature,
@@ -111,7 +113,7 @@ struct Captured {
 
 /// What a capture's reference signature is kept under: its window, or its rectangle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum RefKey {
+pub(crate) enum RefKey {
     Window(WindowId),
     Area(Rect),
 }
@@ -151,7 +153,7 @@ pub struct StatusReport {
     /// The pointer in physical pixels, when the platform reports it.
     pub cursor: Option<deskpilot_types::Point>,
     /// Kill switch, overlay and the count of mutating actions.
-    pub guard: crate::safety::GuardStatus,
+    pub guard: GuardStatus,
 }
 
 fn clamp_max_width(requested: u32, notes: &mut Vec<String>) -> u32 {
@@ -170,12 +172,10 @@ fn clamp_max_width(requested: u32, notes: &mut Vec<String>) -> u32 {
 pub struct Engine {
     pub(crate) desktop: Desktop,
     config: EngineConfig,
-    pub(crate) shots: Mutex<Registry>,
-    pub(crate) snapshots: Mutex<crate::tree::Snapshots>,
     buffers: Mutex<Buffers>,
     pub(crate) guard: std::sync::Arc<crate::safety::Guard>,
-    /// The newest signature of every target captured, for `compare`.
-    references: Mutex<std::collections::HashMap<RefKey, Reference>>,
+    /// Screenshot and snapshot ids, unique in the process, and who was issued them.
+    pub(crate) ids: crate::session::Ids,
 }
 
 /// Pixel buffers kept between screenshots, so a full-screen capture reuses its pages instead
@@ -195,10 +195,8 @@ impl Engine {
             guard,
             desktop,
             config,
-            shots: Mutex::new(Registry::default()),
-            snapshots: Mutex::new(Default::default()),
             buffers: Mutex::new(Buffers::default()),
-            references: Mutex::new(Default::default()),
+            ids: Default::default(),
         }
     }
 
@@ -232,6 +230,9 @@ impl Engine {
             .ok_or(Error::WindowNotFound(id))
     }
 
+}
+
+impl Session {
     /// Captures, masks, scales and encodes; records the geometry under a new screenshot id.
     pub fn screenshot(&self, request: &ScreenshotRequest) -> Result<Screenshot, Error> {
         self.screenshot_decorated(request, &|_| Decorations::default())
@@ -417,11 +418,14 @@ impl Engine {
         pool.frame = frame.data;
         *self.buffers.lock().unwrap_or_else(|e| e.into_inner()) = pool;
         let image = image?;
-        let id = self
-            .shots
+        let id = self.ids.issue(IdKind::Screenshot, self.id());
+        self.shots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(view, pin);
+            .insert(id, view, pin);
+        if let Some((window, _, _)) = pin {
+            self.observe_window(window, "screenshot");
+        }
         let key = match pin {
             Some((window, _, _)) => RefKey::Window(window),
             None => RefKey::Area(view.capture),
@@ -535,12 +539,30 @@ impl Engine {
 
     /// A remembered screenshot, or `UnknownScreenshot`.
     pub fn screenshot_record(&self, id: ScreenshotId) -> Result<ScreenshotRecord, Error> {
-        self.shots
+        let record = self
+            .shots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(id)
+            .cloned();
+        record.ok_or_else(|| {
+            if self.foreign(IdKind::Screenshot, id) {
+                Error::ForeignReference {
+                    what: format!("screenshot {id}"),
+                }
+            } else {
+                Error::UnknownScreenshot(id)
+            }
+        })
+    }
+
+    /// The last screenshot this session took.
+    pub fn last_screenshot(&self) -> Option<ScreenshotRecord> {
+        self.shots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .last()
             .cloned()
-            .ok_or(Error::UnknownScreenshot(id))
     }
 
     /// Backend, monitors, windows and the last screenshot.
@@ -564,7 +586,10 @@ impl Engine {
             mask_regions: self.config.mask_regions.len(),
             safety: self.config.safety.clone(),
             cursor: self.desktop.pointer.position().ok(),
-            guard: self.guard_status(),
+            guard: GuardStatus {
+                approver: self.approver().is_some(),
+                ..self.guard_status()
+            },
         })
     }
 }
@@ -577,8 +602,8 @@ mod tests {
 
     use super::*;
 
-    fn engine(fake: &FakeDesktop, config: EngineConfig) -> Engine {
-        Engine::new(fake.desktop(), config)
+    fn engine(fake: &FakeDesktop, config: EngineConfig) -> Session {
+        Session::standalone(fake.desktop(), config)
     }
 
     fn req(target: CaptureTarget) -> ScreenshotRequest {
@@ -776,7 +801,7 @@ mod zoom_tests {
     fn zoom_maps_back_to_the_same_physical_pixels() {
         let fake = FakeDesktop::new(1920, 1080);
         fake.paint(Rect::new(1000, 500, 8, 8), [255, 0, 0]);
-        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        let e = Session::standalone(fake.desktop(), EngineConfig::default());
         let zoom = |region, scale| ZoomRequest {
             of: None,
             region,

@@ -78,9 +78,24 @@ pub enum Error {
     /// A program could not be started, or died before showing a window.
     #[error("cannot launch \"{command}\": {message}")]
     LaunchFailed { command: String, message: String },
-    /// An element token from a snapshot that is no longer the newest of its window.
-    #[error("{token} is from an older snapshot of its window")]
-    StaleElement { token: String },
+    /// An element token from a snapshot that is no longer the newest of its window; `why`
+    /// says what changed.
+    #[error("{token} is from an older snapshot of its window: {why}")]
+    StaleElement { token: String, why: String },
+    /// The element does not support the action; `offered` lists what it does advertise.
+    #[error("{token} ({role} \"{name}\") does not support {action}: {reason}; it offers [{}]{}", offered.join(", "), if *editable { " and editable text" } else { "" })]
+    ActionUnsupported {
+        token: String,
+        role: String,
+        name: String,
+        action: String,
+        offered: Vec<String>,
+        editable: bool,
+        reason: String,
+    },
+    /// A screenshot id or element token that another client (another session) was issued.
+    #[error("{what} belongs to another client's session; ids and tokens are per connection")]
+    ForeignReference { what: String },
     /// No such element.
     #[error("no such element: {what}")]
     ElementNotFound { what: String },
@@ -147,6 +162,14 @@ impl Error {
             Error::WindowOpFailed { .. } => ErrorCode::WindowOpFailed,
             Error::LaunchFailed { .. } => ErrorCode::LaunchFailed,
             Error::StaleElement { .. } => ErrorCode::StaleElement,
+            Error::ForeignReference { .. } => ErrorCode::ForeignReference,
+            Error::ActionUnsupported { .. } => ErrorCode::ActionUnsupported,
+            Error::Backend(B::ConnectionLost {
+                link: deskpilot_backend::Link::Display,
+                ..
+            }) => ErrorCode::NoDisplay,
+            Error::Backend(B::ConnectionLost { .. }) => ErrorCode::AccessibilityUnavailable,
+            Error::Backend(B::ElementGone { .. }) => ErrorCode::StaleElement,
             Error::ElementNotFound { .. } => ErrorCode::ElementNotFound,
             Error::Clipboard(B::NoDisplay { .. }) => ErrorCode::NoDisplay,
             Error::Clipboard(_) => ErrorCode::ClipboardUnavailable,
@@ -184,8 +207,12 @@ impl Error {
         Error::Clipboard(e)
     }
 
-    /// One line telling the agent what to do next.
-    pub fn hint(&self) -> &'static str {
-        self.code().hint()
+}
+
+impl Error {
+    /// Why the error happened and what to do, from the diagnoser's rule table (category,
+    /// whether retrying as is can help, a safe fix where one exists).
+    pub fn diagnosis(&self) -> deskpilot_shell::Diagnosis {
+        deskpilot_shell::diagnose(&format!("{}: {self}", self.code()), "", "", None, None)
     }
 }

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::coords::ViewGeometry;
 use crate::decorate::Pin;
 use crate::tree::{Element, Snapshot, TreeRequest};
-use crate::{CaptureTarget, Engine, Error, ScreenshotRequest};
+use crate::{CaptureTarget, Session, Error, ScreenshotRequest};
 
 /// What to look for.
 #[derive(Debug, Clone, PartialEq)]
@@ -254,7 +254,7 @@ pub fn rank(elements: &[Element], description: &str) -> Vec<(f64, String, usize)
     out
 }
 
-impl Engine {
+impl Session {
     /// Takes a fresh snapshot and ranks its elements; the candidates carry its tokens.
     pub fn find_elements(
         &self,

@@ -4,11 +4,12 @@
 //! when a later press fails, so no modifier is ever left held. Text has a documented maximum
 //! ([`MAX_TEXT_CHARS`]) beyond which the call refuses instead of typing for minutes.
 
+use crate::action::{Outcome, Route};
 use deskpilot_types::{Key, WindowInfo};
 
 use crate::pointer::recheck_pin;
 use crate::safety::{on, quoted};
-use crate::{Engine, Error, Mutation};
+use crate::{Session, Error, Mutation};
 
 /// Longest text one `type_text` call accepts.
 pub const MAX_TEXT_CHARS: usize = 20_000;
@@ -27,7 +28,13 @@ pub struct KeyboardOutcome {
     pub warnings: Vec<String>,
 }
 
-impl Engine {
+impl Outcome for KeyboardOutcome {
+    fn route(&self) -> Route {
+        Route::Input
+    }
+}
+
+impl Session {
     /// Keys go to whichever window has focus, so before any key is sent the window the last
     /// screenshot was pinned to is re-checked (gone / other process; a move does not matter
     /// to keys), and the focused window is reported.
@@ -141,7 +148,7 @@ mod tests {
     #[test]
     fn chords_release_in_reverse_and_text_is_bounded() {
         let fake = FakeDesktop::new(100, 100);
-        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        let e = Session::standalone(fake.desktop(), EngineConfig::default());
         e.press_key(&[Key::Ctrl, Key::Shift, Key::Char('t')])
             .unwrap();
         assert_eq!(
@@ -187,7 +194,7 @@ mod pin_tests {
             pid: 10,
             ..FakeWindow::new("editor", Rect::new(0, 0, 400, 300))
         });
-        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        let e = Session::standalone(fake.desktop(), EngineConfig::default());
         e.screenshot(&ScreenshotRequest {
             target: CaptureTarget::Window(editor),
             max_width: None,

@@ -6,6 +6,7 @@
 //! terminal) does not take launched apps with it. A reaper thread waits for it, so no
 //! zombie is left behind.
 
+use crate::action::{Effect, Outcome, Route};
 use std::collections::HashSet;
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use deskpilot_types::WindowInfo;
 
-use crate::{Engine, Error, Mutation};
+use crate::{Session, Error, Mutation};
 
 /// Longest a launch may wait for a window.
 pub const MAX_LAUNCH_WAIT: Duration = Duration::from_secs(60);
@@ -40,13 +41,24 @@ pub struct LaunchOutcome {
     pub waited: Duration,
 }
 
+impl Outcome for LaunchOutcome {
+    fn route(&self) -> Route {
+        Route::Process
+    }
+
+    fn judged(&self) -> Option<(Effect, &'static str)> {
+        (!self.windows.is_empty() || !self.other_windows.is_empty())
+            .then_some((Effect::Confirmed, "the windows that appeared"))
+    }
+}
+
 #[derive(Debug, Default)]
 struct Child {
     exited: Option<Option<i32>>,
     stderr: Vec<u8>,
 }
 
-impl Engine {
+impl Session {
     /// Starts `command` with `args` and waits up to `wait` for its window.
     pub fn launch(
         &self,

@@ -13,6 +13,7 @@
 //! - engine methods block (backends talk to other processes); async callers run them on a
 //!   blocking pool.
 
+mod action;
 mod clipboard;
 pub mod coords;
 mod decorate;
@@ -26,12 +27,14 @@ pub mod pipeline;
 mod pointer;
 mod registry;
 mod safety;
+mod session;
 mod tree;
 mod verify;
 mod wait;
 mod window;
 
-pub use clipboard::MAX_CLIPBOARD_BYTES;
+pub use action::{ActionReport, Check, Effect, Evidence, Outcome, Route, refused_effect};
+pub use clipboard::{ClipboardWrite, MAX_CLIPBOARD_BYTES};
 pub use decorate::{Decorations, Pin};
 pub use element::{ElementOp, ElementOutcome};
 pub use engine::{
@@ -48,6 +51,7 @@ pub use safety::{
     APPROVAL_TIMEOUT, Approval, Approver, DEFAULT_OVERLAY_MESSAGE, GuardStatus, Mutation,
     OverlayMode, RESUME_COOLDOWN, SafetyConfig, Stop, StopReason,
 };
+pub use session::{Session, SessionId};
 pub use tree::{Element, Snapshot, TREE_TIMEOUT, TreeRequest, line as tree_line, parse_token};
 pub use verify::{Before, Difference, SETTLE, Verdict, VerifyTarget};
 pub use wait::{MAX_WAIT, WaitKind, WaitOutcome, WaitRequest};

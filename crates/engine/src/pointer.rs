@@ -15,9 +15,10 @@ use deskpilot_backend::Button;
 use deskpilot_types::{Key, Point, WindowInfo};
 use serde::Serialize;
 
+use crate::action::{Outcome, Route};
 use crate::registry::ScreenshotRecord;
 use crate::safety::on;
-use crate::{Engine, Error, Mutation};
+use crate::{Session, Error, Mutation};
 
 /// How long one move may take to show up in the pointer position.
 const LANDING_WAIT: std::time::Duration = std::time::Duration::from_millis(150);
@@ -87,6 +88,12 @@ pub struct PointerOutcome {
     pub warnings: Vec<String>,
 }
 
+impl Outcome for PointerOutcome {
+    fn route(&self) -> Route {
+        Route::Input
+    }
+}
+
 /// A resolved, checked point.
 pub(crate) struct Checked {
     point: Point,
@@ -94,7 +101,7 @@ pub(crate) struct Checked {
     warnings: Vec<String>,
 }
 
-impl Engine {
+impl Session {
     fn reference(&self, space: CoordinateSpace) -> Result<Option<ScreenshotRecord>, Error> {
         let shots = self.shots.lock().unwrap_or_else(|e| e.into_inner());
         match space {
@@ -557,7 +564,7 @@ mod tests {
         }
     }
 
-    fn shot(e: &Engine, target: CaptureTarget) -> u64 {
+    fn shot(e: &Session, target: CaptureTarget) -> u64 {
         e.screenshot(&ScreenshotRequest {
             target,
             max_width: Some(800),
@@ -569,7 +576,7 @@ mod tests {
 
     fn setup() -> (
         FakeDesktop,
-        Engine,
+        Session,
         deskpilot_types::WindowId,
         deskpilot_types::WindowId,
     ) {
@@ -582,7 +589,7 @@ mod tests {
             pid: 200,
             ..FakeWindow::new("other", Rect::new(600, 0, 400, 300))
         });
-        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        let e = Session::standalone(fake.desktop(), EngineConfig::default());
         (fake, e, target, other)
     }
 

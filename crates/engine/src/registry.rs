@@ -14,7 +14,8 @@ use crate::coords::ViewGeometry;
 /// How many screenshots are remembered.
 pub const CAPACITY: usize = 64;
 
-/// The id of a screenshot, unique for the life of the server process.
+/// The id of a screenshot, unique for the life of the server process (the engine issues them;
+/// each session keeps its own).
 pub type ScreenshotId = u64;
 
 /// What the engine remembers about one screenshot.
@@ -29,27 +30,26 @@ pub struct ScreenshotRecord {
 
 #[derive(Debug, Default)]
 pub(crate) struct Registry {
-    next: ScreenshotId,
     records: VecDeque<ScreenshotRecord>,
 }
 
 impl Registry {
     pub(crate) fn insert(
         &mut self,
+        id: ScreenshotId,
         view: ViewGeometry,
         window: Option<(WindowId, Option<u32>, Rect)>,
     ) -> ScreenshotId {
-        self.next += 1;
         if self.records.len() == CAPACITY {
             self.records.pop_front();
         }
         self.records.push_back(ScreenshotRecord {
-            id: self.next,
+            id,
             view,
             window,
             taken_at: SystemTime::now(),
         });
-        self.next
+        id
     }
 
     pub(crate) fn get(&self, id: ScreenshotId) -> Option<&ScreenshotRecord> {
@@ -69,9 +69,9 @@ mod tests {
     fn forgets_the_oldest_beyond_capacity() {
         let mut r = Registry::default();
         let view = ViewGeometry::new(Rect::new(0, 0, 10, 10), 10, 10);
-        let first = r.insert(view, None);
-        for _ in 0..CAPACITY {
-            r.insert(view, None);
+        let first = r.insert(1, view, None);
+        for id in 2..=CAPACITY as u64 + 1 {
+            r.insert(id, view, None);
         }
         assert!(r.get(first).is_none());
         assert_eq!(r.get(first + 1).map(|x| x.id), Some(first + 1));

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use deskpilot_backend::{GuardEvent, Overlay, OverlayStyle};
 use deskpilot_types::WindowInfo;
 
-use crate::{Engine, Error};
+use crate::{Engine, Error, Session};
 
 /// How long after a stop `resume` is refused.
 pub const RESUME_COOLDOWN: Duration = Duration::from_secs(5);
@@ -194,7 +194,6 @@ pub trait Approver: Send + Sync {
 pub(crate) struct Guard {
     state: Mutex<GuardState>,
     wake: Condvar,
-    approver: Mutex<Option<Arc<dyn Approver>>>,
 }
 
 impl std::fmt::Debug for Guard {
@@ -269,7 +268,7 @@ pub struct GuardStatus {
     pub approver: bool,
 }
 
-impl Engine {
+impl Session {
     /// Lets a mutating action through, or refuses it: `StoppedByHuman`, `ActionDisabled`,
     /// `BlockedTarget`, `ApprovalUnavailable` / `ApprovalDenied`, or `DryRun` (which surfaces
     /// render as "[dry run] Would …", not as a failure). Arms the indicator when it lets through.
@@ -302,12 +301,7 @@ impl Engine {
             });
         }
         if safety.require_approval {
-            let approver = self
-                .guard
-                .approver
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone();
+            let approver = self.approver();
             let answer = match approver {
                 Some(a) => a.approve(label, APPROVAL_TIMEOUT),
                 None => Approval::Unavailable("no client is connected that could ask".into()),
@@ -339,7 +333,15 @@ impl Engine {
         Ok(())
     }
 
-    fn check_stop(&self, label: &str) -> Result<(), Error> {
+    /// The gates for an action that is not the desktop's (a shell command): kill switch,
+    /// blocklist on `label`, approval, dry run — and the overlay, since the agent is at work.
+    pub fn gate_action(&self, label: &str) -> Result<(), Error> {
+        self.gate(Mutation::Other, label)
+    }
+}
+
+impl Engine {
+    pub(crate) fn check_stop(&self, label: &str) -> Result<(), Error> {
         match &self.guard.lock().stop {
             Some(stop) => Err(Error::StoppedByHuman {
                 why: stop.describe(),
@@ -459,24 +461,9 @@ impl Engine {
         Ok(Some(stop))
     }
 
-    /// The gates for an action that is not the desktop's (a shell command): kill switch,
-    /// blocklist on `label`, approval, dry run — and the overlay, since the agent is at work.
-    pub fn gate_action(&self, label: &str) -> Result<(), Error> {
-        self.gate(Mutation::Other, label)
-    }
-
     /// Takes the overlay down for good; call when the server stops, before its display goes.
     pub fn shutdown(&self) {
         self.desktop.overlay.shutdown();
-    }
-
-    /// Installs who asks the human when `requireApproval` is on.
-    pub fn set_approver(&self, approver: Arc<dyn Approver>) {
-        *self
-            .guard
-            .approver
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some(approver);
     }
 
     /// deskpilot is about to press Esc itself.
@@ -496,12 +483,7 @@ impl Engine {
             overlay_pid: overlay.pid(),
             overlay_error: s.overlay_error.clone(),
             esc_armed: visible && self.config().safety.esc_stop,
-            approver: self
-                .guard
-                .approver
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .is_some(),
+            approver: false,
         }
     }
 }
@@ -514,8 +496,8 @@ mod tests {
     use super::*;
     use crate::EngineConfig;
 
-    fn engine(safety: SafetyConfig) -> Engine {
-        Engine::new(
+    fn engine(safety: SafetyConfig) -> Session {
+        Session::standalone(
             FakeDesktop::new(100, 100).desktop(),
             EngineConfig {
                 safety,
@@ -561,9 +543,9 @@ mod tests {
         }
     }
 
-    fn fake_engine(safety: SafetyConfig) -> (FakeDesktop, Engine) {
+    fn fake_engine(safety: SafetyConfig) -> (FakeDesktop, Session) {
         let fake = FakeDesktop::new(100, 100);
-        let e = Engine::new(
+        let e = Session::standalone(
             fake.desktop(),
             EngineConfig {
                 safety,

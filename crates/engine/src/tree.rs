@@ -18,7 +18,8 @@ use deskpilot_types::{Rect, Role, WindowId, WindowInfo};
 use serde::Serialize;
 
 use crate::window::WindowRef;
-use crate::{CaptureTarget, Engine, Error, Screenshot, ScreenshotRequest};
+use crate::session::IdKind;
+use crate::{CaptureTarget, Error, Screenshot, ScreenshotRequest, Session};
 
 /// Snapshots remembered (across all windows), so a stale token is told apart from a made-up one.
 const KEPT: usize = 32;
@@ -107,80 +108,142 @@ pub struct Snapshot {
     pub tree_time: Duration,
 }
 
+/// One kept snapshot.
+#[derive(Debug)]
+struct Kept {
+    id: u64,
+    window: WindowInfo,
+    elements: Vec<Element>,
+    taken: Instant,
+    /// What changed when a newer snapshot of the same window replaced this one.
+    superseded: Option<String>,
+}
+
+/// One session's snapshots (ids come from the engine, unique in the process).
 #[derive(Debug, Default)]
 pub(crate) struct Snapshots {
-    next: u64,
-    kept: VecDeque<(u64, WindowInfo, Vec<Element>)>,
-    /// When each kept snapshot was read, by id.
-    taken: VecDeque<(u64, Instant)>,
+    kept: VecDeque<Kept>,
+}
+
+/// The structure of a tree: what an element token stands for. Two reads with the same
+/// structure are the same snapshot (names, values, bounds and states may differ).
+fn same_structure(a: &[Element], b: &[Element]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.handle == y.handle && x.parent == y.parent && x.role == y.role)
+}
+
+/// What differs between two structures, in a few words.
+fn structure_change(old: &[Element], new: &[Element]) -> String {
+    let old_handles: std::collections::HashSet<&ElementHandle> =
+        old.iter().map(|e| &e.handle).collect();
+    let new_handles: std::collections::HashSet<&ElementHandle> =
+        new.iter().map(|e| &e.handle).collect();
+    let added = new.iter().filter(|e| !old_handles.contains(&e.handle)).count();
+    let removed = old.iter().filter(|e| !new_handles.contains(&e.handle)).count();
+    let mut parts = Vec::new();
+    if added > 0 {
+        parts.push(format!("{added} elements appeared"));
+    }
+    if removed > 0 {
+        parts.push(format!("{removed} elements went away"));
+    }
+    if parts.is_empty() {
+        parts.push("its elements were reordered or re-parented".to_string());
+    }
+    format!(
+        "the window's structure changed ({}; {} elements then, {} now)",
+        parts.join(", "),
+        old.len(),
+        new.len()
+    )
 }
 
 impl Snapshots {
-    fn insert(&mut self, window: WindowInfo, elements: Vec<Element>) -> u64 {
-        self.next += 1;
+    /// Records a read of `window`. When the newest snapshot of the window has the same
+    /// structure, that snapshot is refreshed in place and keeps its id (its tokens stay
+    /// valid); otherwise `issue` gives a new id and the old snapshot is marked superseded.
+    fn record(
+        &mut self,
+        window: WindowInfo,
+        mut elements: Vec<Element>,
+        issue: impl FnOnce() -> u64,
+    ) -> (u64, Vec<Element>, bool) {
+        let previous = self.kept.iter_mut().rev().find(|k| k.window.id == window.id);
+        if let Some(k) = previous {
+            if same_structure(&k.elements, &elements) {
+                for (e, old) in elements.iter_mut().zip(&k.elements) {
+                    e.token = old.token.clone();
+                }
+                k.elements = elements.clone();
+                k.window = window;
+                k.taken = Instant::now();
+                return (k.id, elements, true);
+            }
+            k.superseded = Some(structure_change(&k.elements, &elements));
+        }
+        let id = issue();
+        for e in &mut elements {
+            e.token = format!("s{id}:{}", e.index);
+        }
         if self.kept.len() == KEPT {
             self.kept.pop_front();
-            self.taken.pop_front();
         }
-        self.kept.push_back((self.next, window, elements));
-        self.taken.push_back((self.next, Instant::now()));
-        self.next
+        self.kept.push_back(Kept {
+            id,
+            window,
+            elements: elements.clone(),
+            taken: Instant::now(),
+            superseded: None,
+        });
+        (id, elements, false)
     }
 
     /// The newest snapshot of `window`: its id, elements and age.
     fn newest_of(&self, window: WindowId) -> Option<(u64, Vec<Element>, Duration)> {
-        let (id, _, elements) = self.kept.iter().rev().find(|(_, w, _)| w.id == window)?;
-        let at = self.taken.iter().find(|(t, _)| t == id)?.1;
-        Some((*id, elements.clone(), at.elapsed()))
+        let k = self.kept.iter().rev().find(|k| k.window.id == window)?;
+        Some((k.id, k.elements.clone(), k.taken.elapsed()))
     }
 
     /// The element behind `token` and its window as the snapshot saw it, if its snapshot is
-    /// the newest of its window.
-    pub(crate) fn resolve(&self, token: &str) -> Result<(WindowInfo, Element), Error> {
+    /// the newest of its window. `Err(None)` for a snapshot this session does not hold.
+    pub(crate) fn resolve(&self, token: &str) -> Result<(WindowInfo, Element), Option<Error>> {
         // A bare index means an element of the newest snapshot (of any window).
         let (snapshot, index) = match token.trim().parse::<usize>() {
             Ok(index) => match self.kept.back() {
-                Some((id, _, _)) => (*id, index),
+                Some(k) => (k.id, index),
                 None => {
-                    return Err(Error::ElementNotFound {
+                    return Err(Some(Error::ElementNotFound {
                         what: format!(
-                            "element {index}: no snapshot yet (take get_window_state first)"
+                            "element {index}: no snapshot yet (read the window's tree first)"
                         ),
-                    });
+                    }));
                 }
             },
-            Err(_) => parse_token(token)?,
+            Err(_) => parse_token(token).map_err(Some)?,
         };
-        let token = &format!("s{snapshot}:{index}");
-        let Some((_, window, elements)) = self.kept.iter().find(|(id, _, _)| *id == snapshot)
-        else {
-            return Err(if snapshot <= self.next {
-                Error::StaleElement {
-                    token: token.to_string(),
-                }
-            } else {
-                Error::ElementNotFound {
-                    what: format!("snapshot {snapshot} was never taken"),
-                }
-            });
+        let token = format!("s{snapshot}:{index}");
+        let Some(k) = self.kept.iter().find(|k| k.id == snapshot) else {
+            return Err(None);
         };
-        let newest = self
-            .kept
-            .iter()
-            .rev()
-            .find(|(_, w, _)| w.id == window.id)
-            .map(|(id, _, _)| *id);
-        if newest != Some(snapshot) {
-            return Err(Error::StaleElement {
-                token: token.to_string(),
-            });
+        if let Some(why) = &k.superseded {
+            return Err(Some(Error::StaleElement {
+                token,
+                why: why.clone(),
+            }));
         }
-        elements
+        k.elements
             .get(index)
             .cloned()
-            .map(|e| (window.clone(), e))
-            .ok_or_else(|| Error::ElementNotFound {
-                what: format!("snapshot {snapshot} has no element {index}"),
+            .map(|e| (k.window.clone(), e))
+            .ok_or_else(|| {
+                Some(Error::ElementNotFound {
+                    what: format!(
+                        "snapshot {snapshot} has no element {index} (it has {})",
+                        k.elements.len()
+                    ),
+                })
             })
     }
 }
@@ -302,7 +365,7 @@ fn render(
     (text, shown, notes)
 }
 
-impl Engine {
+impl Session {
     /// Reads a window's tree (and screenshot) and records it as a new snapshot.
     pub fn window_state(&self, request: &TreeRequest) -> Result<Snapshot, Error> {
         if request.max_elements == 0 || request.max_elements > 10_000 {
@@ -310,8 +373,8 @@ impl Engine {
                 message: format!("max_elements {} must be 1..=10000", request.max_elements),
             });
         }
-        let window = self.resolve_window(&request.window)?;
         let mut notes = Vec::new();
+        let window = self.resolve_window_noted(&request.window, &mut notes)?;
         let screenshot = if request.include_screenshot {
             match self.screenshot(&ScreenshotRequest {
                 target: CaptureTarget::Window(window.id),
@@ -375,15 +438,13 @@ impl Engine {
             }
         };
         let tree_time = started.elapsed();
-        let mut shots = self.snapshots.lock().unwrap_or_else(|e| e.into_inner());
-        let id = shots.next + 1;
         let elements: Vec<Element> = raw
             .elements
             .into_iter()
             .enumerate()
             .map(|(index, r)| Element {
                 index,
-                token: format!("s{id}:{index}"),
+                token: String::new(),
                 parent: r.parent,
                 depth: r.depth,
                 role: r.role,
@@ -405,9 +466,19 @@ impl Engine {
                 states: r.states,
             })
             .collect();
-        let recorded = shots.insert(window.clone(), elements.clone());
-        drop(shots);
-        debug_assert_eq!(recorded, id);
+        let (id, elements, unchanged) = self
+            .snapshots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .record(window.clone(), elements, || {
+                self.ids.issue(IdKind::Snapshot, self.id())
+            });
+        self.observe_window(window.id, "snapshot");
+        if unchanged {
+            notes.push(format!(
+                "the window's structure is unchanged since snapshot s{id}: same id, its tokens still work (names, values, states and bounds are fresh)"
+            ));
+        }
         notes.extend(raw.notes);
         if !raw.complete && !elements.is_empty() {
             notes.push(format!(
@@ -420,7 +491,7 @@ impl Engine {
         let big = window.frame.width >= 300 && window.frame.height >= 200;
         if big && elements.len() < 5 && raw.source != "none" {
             notes.push(
-                "this large window exposes almost no accessible elements: browsers and Electron apps build their tree only with accessibility enabled — use the browser channel (browser_* tools) for web content, or work from the screenshot".to_string(),
+                "this large window exposes almost no accessible elements: browsers and Electron apps build their tree only with accessibility enabled — work from the screenshot (or, for web content, a browser channel where the server offers one)".to_string(),
             );
         }
         let (text, shown, render_notes) =
@@ -443,10 +514,30 @@ impl Engine {
     /// The element behind a token of the newest snapshot of its window, with that window as
     /// the snapshot saw it.
     pub fn element(&self, token: &str) -> Result<(WindowInfo, Element), Error> {
-        self.snapshots
+        let resolved = self
+            .snapshots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .resolve(token)
+            .resolve(token);
+        resolved.map_err(|e| {
+            e.unwrap_or_else(|| {
+                let (snapshot, _) = parse_token(token).unwrap_or((0, 0));
+                if self.foreign(IdKind::Snapshot, snapshot) {
+                    Error::ForeignReference {
+                        what: format!("element token {}", token.trim()),
+                    }
+                } else if self.ids.issued(IdKind::Snapshot, snapshot) {
+                    Error::StaleElement {
+                        token: token.trim().to_string(),
+                        why: "that snapshot is too old to be remembered".to_string(),
+                    }
+                } else {
+                    Error::ElementNotFound {
+                        what: format!("snapshot {snapshot} was never taken"),
+                    }
+                }
+            })
+        })
     }
 }
 
@@ -479,7 +570,28 @@ mod tests {
         }
     }
 
-    fn setup() -> (FakeDesktop, Engine, WindowId) {
+    /// The tree the fake serves for `w` now.
+    fn fake_tree(fake: &FakeDesktop, w: WindowId) -> RawTree {
+        use deskpilot_backend::{Accessibility, Windows};
+        let window = fake
+            .list_windows()
+            .unwrap()
+            .into_iter()
+            .find(|x| x.id == w)
+            .unwrap();
+        fake.tree(
+            &window,
+            &TreeLimits {
+                max_elements: 1000,
+                max_depth: 64,
+                timeout: Duration::from_secs(1),
+                fresh: true,
+            },
+        )
+        .unwrap()
+    }
+
+    fn setup() -> (FakeDesktop, Session, WindowId) {
         let fake = FakeDesktop::new(800, 600);
         let w = fake.add_window(FakeWindow::new("Editor", Rect::new(0, 0, 400, 300)));
         let mut save = el(Some(1), 2, Role::Button, "保存并关闭");
@@ -505,7 +617,7 @@ mod tests {
                 notes: vec![],
             },
         );
-        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        let e = Session::standalone(fake.desktop(), EngineConfig::default());
         (fake, e, w)
     }
 
@@ -530,17 +642,28 @@ mod tests {
 
     #[test]
     fn older_snapshots_are_stale_and_query_keeps_indexes() {
-        let (_fake, e, w) = setup();
+        let (fake, e, w) = setup();
         let first = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
+        // Re-reading an unchanged window keeps the snapshot and its tokens.
+        let again = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
+        assert_eq!(again.id, first.id);
+        assert!(e.element(&first.elements[2].token).is_ok());
+        // A structural change makes a new snapshot; the old tokens say what changed.
+        let mut tree = fake_tree(&fake, w);
+        tree.elements.push(el(Some(0), 1, Role::Button, "New"));
+        fake.set_tree(w, tree);
         let second = e
             .window_state(&TreeRequest {
                 query: Some("保存".into()),
                 ..TreeRequest::new(WindowRef::Id(w))
             })
             .unwrap();
-        assert_eq!(
-            e.element(&first.elements[2].token).unwrap_err().code(),
-            ErrorCode::StaleElement
+        assert_ne!(second.id, first.id);
+        let stale = e.element(&first.elements[2].token).unwrap_err();
+        assert_eq!(stale.code(), ErrorCode::StaleElement);
+        assert!(
+            stale.to_string().contains("1 elements appeared"),
+            "{stale}"
         );
         assert!(e.element(&second.elements[2].token).is_ok());
         assert_eq!(
@@ -607,7 +730,7 @@ mod tests {
     #[test]
     fn find_draws_numbered_pins_on_a_screenshot_taken_after_ranking() {
         let (fake, _, w) = setup();
-        let e = Engine::new(
+        let e = Session::standalone(
             fake.desktop(),
             EngineConfig {
                 format: crate::pipeline::ImageFormat::Png,
@@ -661,7 +784,7 @@ mod tests {
                 notes: vec![],
             },
         );
-        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        let e = Session::standalone(fake.desktop(), EngineConfig::default());
         let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
         assert!(
             s.notes.iter().any(|n| n.contains("browser channel")),

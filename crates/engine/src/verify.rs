@@ -20,7 +20,7 @@ use deskpilot_backend::Frame;
 use deskpilot_types::{Rect, WindowId};
 
 use crate::engine::{CaptureTarget, Screenshot, ScreenshotRequest};
-use crate::{Engine, Error, pipeline};
+use crate::{Session, Error, pipeline};
 
 /// Side of a signature cell, in physical pixels.
 const CELL: u32 = 16;
@@ -150,7 +150,7 @@ pub(crate) fn difference(a: &Signature, b: &Signature, ignore: &[Rect]) -> Diffe
     }
 }
 
-impl Engine {
+impl Session {
     /// Captures `rect` (masked) and returns its signature, reusing the frame buffer.
     pub(crate) fn sample(&self, rect: Rect, buffer: &mut Vec<u8>) -> Result<Signature, Error> {
         let mut frame = self
@@ -201,7 +201,7 @@ pub struct Verdict {
     pub screenshot: Option<Screenshot>,
 }
 
-impl Engine {
+impl Session {
     /// Samples the target of a coming action.
     pub fn verify_before(&self, target: VerifyTarget) -> Result<Before, Error> {
         let desktop = self.desktop.screens.desktop_bounds()?;
@@ -356,7 +356,7 @@ mod tests {
         let id = fake.add_window(FakeWindow::new("Editor", Rect::new(0, 0, 100, 100)));
         let mut config = EngineConfig::default();
         config.safety.action_delay = Duration::ZERO;
-        let e = Engine::new(fake.desktop(), config);
+        let e = Session::standalone(fake.desktop(), config);
         e.screenshot(&ScreenshotRequest {
             target: CaptureTarget::Window(id),
             max_width: None,

@@ -17,7 +17,7 @@ use deskpilot_types::Rect;
 
 use crate::tree::TreeRequest;
 use crate::verify::{Signature, difference};
-use crate::{Engine, Error, WindowRef};
+use crate::{Session, Error, WindowRef};
 
 /// Longest `timeout` a wait accepts.
 pub const MAX_WAIT: Duration = Duration::from_secs(60);
@@ -53,9 +53,11 @@ pub struct WaitOutcome {
     pub ratio: Option<f64>,
     /// What matched: a window label or an element line.
     pub matched: Option<String>,
+    /// What the caller should know (which window was watched when none was named).
+    pub notes: Vec<String>,
 }
 
-impl Engine {
+impl Session {
     /// Waits until `request` holds or its timeout passes (`WAIT_TIMEOUT`).
     pub fn wait_for(&self, request: &WaitRequest) -> Result<WaitOutcome, Error> {
         if request.timeout > MAX_WAIT {
@@ -88,6 +90,7 @@ impl Engine {
                             frames: polls,
                             ratio: None,
                             matched: Some(w.label()),
+                            notes: Vec::new(),
                         });
                     }
                     if Instant::now() >= deadline {
@@ -106,13 +109,14 @@ impl Engine {
             }
             WaitKind::Element(needle) | WaitKind::Text(needle) => {
                 let by_name = matches!(request.kind, WaitKind::Element(_));
-                let window = request
-                    .window
-                    .clone()
-                    .ok_or_else(|| Error::InvalidArgument {
-                        message: "wait_for element / text needs window_id or title_match"
-                            .to_string(),
-                    })?;
+                let mut notes = Vec::new();
+                let window = WindowRef::Id(
+                    self.resolve_window_noted(
+                        request.window.as_ref().unwrap_or(&WindowRef::Current),
+                        &mut notes,
+                    )?
+                    .id,
+                );
                 let needle = needle.to_lowercase();
                 let mut polls = 0;
                 loop {
@@ -142,6 +146,7 @@ impl Engine {
                             frames: polls,
                             ratio: None,
                             matched: Some(format!("{} (token {})", crate::tree::line(e), e.token)),
+                            notes,
                         });
                     }
                     if Instant::now() >= deadline {
@@ -172,7 +177,7 @@ impl Engine {
         started: Instant,
         deadline: Instant,
     ) -> Result<WaitOutcome, Error> {
-        let rect = |engine: &Engine| -> Result<Rect, Error> {
+        let rect = |engine: &Session| -> Result<Rect, Error> {
             match &request.window {
                 Some(w) => Ok(engine.resolve_window(w)?.frame),
                 None => Ok(engine.desktop.screens.desktop_bounds()?),
@@ -180,7 +185,7 @@ impl Engine {
         };
         // One frame buffer for the whole wait: a full screen is megabytes per capture.
         let mut buffer = Vec::new();
-        let mut capture = |engine: &Engine, r: Rect| -> Result<Signature, Error> {
+        let mut capture = |engine: &Session, r: Rect| -> Result<Signature, Error> {
             engine.sample(r, &mut buffer)
         };
         let mut previous = capture(self, rect(self)?)?;
@@ -205,6 +210,7 @@ impl Engine {
                     frames,
                     ratio: Some(ratio),
                     matched: None,
+                    notes: Vec::new(),
                 });
             }
             if Instant::now() >= deadline {
@@ -244,7 +250,7 @@ mod tests {
     fn a_still_screen_is_stable_and_missing_windows_time_out_saying_what_exists() {
         let fake = FakeDesktop::new(200, 100);
         fake.add_window(FakeWindow::new("Editor", Rect::new(0, 0, 100, 100)));
-        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        let e = Session::standalone(fake.desktop(), EngineConfig::default());
         let o = e
             .wait_for(&WaitRequest {
                 kind: WaitKind::Stable {

@@ -5,12 +5,13 @@
 //! Targets are a window id or a `title_match` that must match exactly one window
 //! (`AMBIGUOUS_WINDOW` lists the candidates otherwise).
 
+use crate::action::{Effect, Outcome, Route};
 use std::time::{Duration, Instant};
 
 use deskpilot_backend::WindowOp;
 use deskpilot_types::{Rect, WindowId, WindowInfo};
 
-use crate::{Engine, Error, Mutation};
+use crate::{Session, Error, Mutation};
 
 /// How long an operation may take to show in the window list.
 const OP_WAIT: Duration = Duration::from_millis(2000);
@@ -23,6 +24,9 @@ const POLL: Duration = Duration::from_millis(10);
 /// Which window an action addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WindowRef {
+    /// The window this session last looked at (its last window screenshot or snapshot), else
+    /// the active window.
+    Current,
     Id(WindowId),
     /// Case-insensitive substring of the title or process name; must match exactly one window.
     TitleMatch(String),
@@ -77,11 +81,67 @@ pub struct WindowOutcome {
     pub confirmed: bool,
 }
 
-impl Engine {
+impl Outcome for WindowOutcome {
+    fn route(&self) -> Route {
+        Route::WindowManager
+    }
+
+    fn judged(&self) -> Option<(Effect, &'static str)> {
+        let effect = if self.confirmed {
+            Effect::Confirmed
+        } else {
+            Effect::SuspectedNoop
+        };
+        Some((effect, "the window manager's state"))
+    }
+}
+
+impl Session {
     /// The one window `target` names.
     pub fn resolve_window(&self, target: &WindowRef) -> Result<WindowInfo, Error> {
+        self.resolve_window_noted(target, &mut Vec::new())
+    }
+
+    /// Like [`Session::resolve_window`]; for [`WindowRef::Current`] a note says which window
+    /// was taken and why.
+    pub fn resolve_window_noted(
+        &self,
+        target: &WindowRef,
+        notes: &mut Vec<String>,
+    ) -> Result<WindowInfo, Error> {
         let windows = self.desktop.windows.list_windows()?;
-        find(&windows, target)
+        if *target != WindowRef::Current {
+            return find(&windows, target);
+        }
+        let observed = self.observed();
+        if let Some((id, how)) = observed {
+            if let Some(w) = windows.iter().find(|w| w.id == id) {
+                notes.push(format!(
+                    "no window given: used {} {}, the window of your last {how}",
+                    w.id,
+                    w.label()
+                ));
+                return Ok(w.clone());
+            }
+        }
+        match windows.iter().find(|w| w.state.active) {
+            Some(w) => {
+                notes.push(format!(
+                    "no window given: used the active window {} {}{}",
+                    w.id,
+                    w.label(),
+                    if observed.is_some() {
+                        " (the window of your last screenshot or snapshot is gone)"
+                    } else {
+                        ""
+                    }
+                ));
+                Ok(w.clone())
+            }
+            None => Err(Error::InvalidArgument {
+                message: "no window given, none was looked at yet and no window is active: name one (window id or title)".to_string(),
+            }),
+        }
     }
 
     /// Applies `action` and waits until the window list shows it.
@@ -338,6 +398,13 @@ pub fn describe_state(w: &WindowInfo) -> String {
 
 fn find(windows: &[WindowInfo], target: &WindowRef) -> Result<WindowInfo, Error> {
     match target {
+        WindowRef::Current => windows
+            .iter()
+            .find(|w| w.state.active)
+            .cloned()
+            .ok_or_else(|| Error::InvalidArgument {
+                message: "no window given and no window is active".to_string(),
+            }),
         WindowRef::Id(id) => windows
             .iter()
             .find(|w| w.id == *id)
@@ -390,7 +457,7 @@ mod tests {
     use super::*;
     use crate::EngineConfig;
 
-    fn setup() -> (FakeDesktop, Engine, WindowId, WindowId) {
+    fn setup() -> (FakeDesktop, Session, WindowId, WindowId) {
         let fake = FakeDesktop::new(1920, 1080);
         let a = fake.add_window(FakeWindow {
             process: "mousepad".into(),
@@ -400,7 +467,7 @@ mod tests {
             process: "xterm".into(),
             ..FakeWindow::new("xterm", Rect::new(100, 100, 400, 300))
         });
-        let e = Engine::new(fake.desktop(), EngineConfig::default());
+        let e = Session::standalone(fake.desktop(), EngineConfig::default());
         (fake, e, a, b)
     }
 

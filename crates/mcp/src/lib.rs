@@ -1,20 +1,20 @@
 //! deskpilot's MCP surfaces: the only crate that knows MCP, JSON-RPC or JSON.
 //!
-//! A surface is a thin adapter: it parses tool arguments into engine requests, runs them on
-//! the blocking pool, and renders engine results as MCP content (text for every model, an
-//! image where there are pixels, `structuredContent` for programs). No desktop logic lives
-//! here. Each tool group is its own `#[tool_router(router = …)]` in a module of the surface,
-//! merged with `+`.
+//! `kit` is what every profile shares: deadlines, rendering of engine reports and errors into
+//! text + image + `structuredContent`, argument errors that name the field, tool filtering,
+//! elicitation and progress. `profiles` holds one module per tool surface and the table
+//! `serve --profile` reads. A profile is a thin adapter: it maps its arguments to engine
+//! requests and the engine's answers to its own wording. No desktop logic lives here.
 //!
 //! Invariant: tool filtering ([`ToolFilter`]) is applied to the router itself, so a hidden
 //! tool is absent from `tools/list` *and* refused by `tools/call`, whatever the client cached.
 
-mod deskpilot;
-mod filter;
-mod render;
+mod kit;
+mod profiles;
 
-pub use deskpilot::DeskpilotServer;
-pub use filter::ToolFilter;
+pub use kit::{Parameters, ToolFilter, Wording};
+pub use profiles::deskpilot::DeskpilotServer;
+pub use profiles::{PROFILES, Profile, Surface, UnknownProfile, profile};
 
 /// Who the server says it is in the `initialize` handshake.
 #[derive(Debug, Clone, PartialEq, Eq)]

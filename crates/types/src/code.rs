@@ -1,4 +1,5 @@
-//! Stable error codes, the strings agents match on, each with a one-line hint.
+//! Stable error codes, the strings agents match on. What to do about one is worded by each
+//! MCP profile (its hints name its own tools).
 //!
 //! Codes are part of the public contract: never rename one. Where a seed document names a
 //! code (`WINDOW_NOT_FOUND`, `AMBIGUOUS_WINDOW`, …) the same spelling is used here.
@@ -60,6 +61,10 @@ pub enum ErrorCode {
     StaleElement,
     /// No element with that index or token in the snapshot.
     ElementNotFound,
+    /// A screenshot id or element token that another client's session was issued.
+    ForeignReference,
+    /// The element does not support that action (e.g. setting the value of a label).
+    ActionUnsupported,
     /// The window's accessibility tree cannot be read (no bus, the app is not accessible, it timed out).
     AccessibilityUnavailable,
     /// The action's label matched an entry of the deployment's `blocklist`.
@@ -117,6 +122,8 @@ impl ErrorCode {
             ErrorCode::ClipboardUnavailable => "CLIPBOARD_UNAVAILABLE",
             ErrorCode::StaleElement => "STALE_ELEMENT",
             ErrorCode::ElementNotFound => "ELEMENT_NOT_FOUND",
+            ErrorCode::ForeignReference => "FOREIGN_REFERENCE",
+            ErrorCode::ActionUnsupported => "ACTION_UNSUPPORTED",
             ErrorCode::AccessibilityUnavailable => "ACCESSIBILITY_UNAVAILABLE",
             ErrorCode::BlockedTarget => "BLOCKED_TARGET",
             ErrorCode::ActionDisabled => "ACTION_DISABLED",
@@ -130,119 +137,6 @@ impl ErrorCode {
             ErrorCode::CommandFailed => "COMMAND_FAILED",
             ErrorCode::VerificationFailed => "VERIFICATION_FAILED",
             ErrorCode::Internal => "INTERNAL",
-        }
-    }
-
-    /// One line telling the agent what to do next.
-    pub const fn hint(self) -> &'static str {
-        match self {
-            ErrorCode::InvalidArgument => "Fix the argument named in the message and call again.",
-            ErrorCode::WindowNotFound => {
-                "The window is gone or the id is wrong: call list_windows and use an id from its answer."
-            }
-            ErrorCode::WindowMinimized => {
-                "Restore the window first (window action restore), or screenshot the screen instead."
-            }
-            ErrorCode::WindowNotVisible => {
-                "The window is not shown on screen; focus or restore it, or screenshot the screen instead."
-            }
-            ErrorCode::RegionOutsideScreen => {
-                "Pick a region inside a monitor: status lists the monitors and their bounds."
-            }
-            ErrorCode::UnknownScreenshot => {
-                "That screenshot_id is unknown or too old: take a new screenshot and use its id."
-            }
-            ErrorCode::NoDisplay => {
-                "Start deskpilot inside a desktop session (DISPLAY set), or use `deskpilot serve --virtual-display`; `deskpilot doctor` says what is missing."
-            }
-            ErrorCode::CaptureFailed => {
-                "Retry once; if it fails again run `deskpilot doctor` and report its output."
-            }
-            ErrorCode::PlatformError => "Retry once; if it persists run `deskpilot doctor`.",
-            ErrorCode::NoReferenceScreenshot => {
-                "Take a screenshot first and read x/y off it, or pass coordinates \"physical\" with real screen pixels."
-            }
-            ErrorCode::TargetWindowGone => {
-                "Nothing was performed. Take a fresh screenshot and act on what is actually there."
-            }
-            ErrorCode::TargetWindowChanged => {
-                "Nothing was performed. Take a fresh screenshot; the old coordinates are meaningless."
-            }
-            ErrorCode::TargetWindowMoved => {
-                "Nothing was performed. Take a fresh screenshot, then act."
-            }
-            ErrorCode::ClickWrongWindow => {
-                "Nothing was performed. Bring the target window to the front (window focus), take a fresh screenshot, then act."
-            }
-            ErrorCode::OutsideTargetWindow => {
-                "Nothing was performed. Pick a point inside the window, or take a screenshot of the screen to act elsewhere."
-            }
-            ErrorCode::PointOffScreen => {
-                "Nothing was performed. Use a point inside a monitor; status lists their bounds."
-            }
-            ErrorCode::PointerNotLanded => {
-                "Something moved or grabbed the pointer; take a fresh screenshot and retry once."
-            }
-            ErrorCode::ToolDisabled => {
-                "This server was started without that tool (--tools / --exclude-tools); use another tool or ask the user to enable it."
-            }
-            ErrorCode::AmbiguousWindow => {
-                "Pass the exact window_id from list_windows (the candidates are listed in the message)."
-            }
-            ErrorCode::FocusRefused => {
-                "The window manager kept another window in front; restore the window (window action restore), or click inside it, then take a fresh screenshot."
-            }
-            ErrorCode::WindowOpFailed => {
-                "The window manager did not apply it; take a screenshot to see the window's real state, then retry once or use another action."
-            }
-            ErrorCode::LaunchFailed => {
-                "Check the command name or give its full path; arguments go in args, one per entry, without shell quoting."
-            }
-            ErrorCode::ClipboardUnavailable => {
-                "Retry once; if the clipboard owner does not answer, set the text again with clipboard_write or type it with type_text."
-            }
-            ErrorCode::StaleElement => {
-                "The window changed since that snapshot: take get_window_state again and use its indexes or tokens."
-            }
-            ErrorCode::ElementNotFound => {
-                "Use an index or token listed in the latest get_window_state (or find_elements) answer."
-            }
-            ErrorCode::AccessibilityUnavailable => {
-                "Work from the screenshot (click by coordinates) instead; `deskpilot doctor` checks the accessibility bus."
-            }
-            ErrorCode::BlockedTarget => {
-                "This is the deployment's decision, not a bug. Stop and tell the human; do not try to reach the same target another way."
-            }
-            ErrorCode::ActionDisabled => {
-                "Nothing was performed: the deployment does not allow this action. Tell the human, or reach the goal without it."
-            }
-            ErrorCode::WaitTimeout => {
-                "The message says what kept changing or what exists instead: wait again with a longer timeout_ms, or take a screenshot and act on what is there."
-            }
-            ErrorCode::StoppedByHuman => {
-                "Stop, report what you were doing and what is on screen, and wait. Call resume only when the human explicitly says to continue."
-            }
-            ErrorCode::ResumeTooSoon => {
-                "Ask the human first, then retry: the delay exists so the agent cannot immediately undo a human stop."
-            }
-            ErrorCode::ApprovalUnavailable | ErrorCode::ApprovalDenied => {
-                "Nothing was performed. Ask the human to approve, or operate differently."
-            }
-            ErrorCode::ShellUnavailable => {
-                "Shell tools cannot work on this machine: install bash (or PowerShell on Windows), or do the step another way."
-            }
-            ErrorCode::CommandTimeout => {
-                "The command was killed and the session restored (see what was lost); rerun it with a longer timeout_ms, or make it non-interactive."
-            }
-            ErrorCode::CommandFailed => {
-                "Read the diagnosis: it says why and whether retrying helps; fix the command or the path first."
-            }
-            ErrorCode::VerificationFailed => {
-                "The command ran but its effect is not there: read each failed check and the diagnosis, then change the command rather than repeating it."
-            }
-            ErrorCode::Internal => {
-                "This is a deskpilot bug: retry once, then report it with the message."
-            }
         }
     }
 
@@ -273,6 +167,8 @@ impl ErrorCode {
         ErrorCode::ClipboardUnavailable,
         ErrorCode::StaleElement,
         ErrorCode::ElementNotFound,
+        ErrorCode::ForeignReference,
+        ErrorCode::ActionUnsupported,
         ErrorCode::AccessibilityUnavailable,
         ErrorCode::BlockedTarget,
         ErrorCode::ActionDisabled,
@@ -300,12 +196,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn serde_spelling_matches_as_str_and_hints_are_one_line() {
+    fn serde_spelling_matches_as_str() {
         for code in ErrorCode::ALL {
             let json = serde_json::to_value(code).unwrap();
             assert_eq!(json, serde_json::Value::from(code.as_str()));
-            assert!(!code.hint().is_empty());
-            assert!(!code.hint().contains('\n'), "hints are one line: {code}");
         }
     }
 }

@@ -5,7 +5,7 @@
 //! the thread's [`Session`] under a numbered handle (`uia:N`, `msaa:N`); actions look the
 //! object up again, so an element is acted on through the very object that was read. Each
 //! window keeps only its latest read, and only the last [`KEPT_WINDOWS`] windows are kept.
-//! A handle that is no longer registered is reported as defunct, which the engine turns into
+//! A handle that is no longer registered is reported as `ElementGone`, which the engine turns into
 //! `STALE_ELEMENT`.
 //!
 //! `DESKPILOT_WINDOWS_A11Y=msaa` skips UI Automation, so the fallback can be exercised on a
@@ -105,14 +105,11 @@ impl Session {
             .split_once(':')
             .and_then(|(_, n)| n.parse::<u64>().ok())
             .and_then(|n| self.nodes.get(&n))
-            .ok_or_else(|| {
-                Error::os(
-                    "finding the element",
-                    format!(
-                        "element {} is defunct: it is from an older read of its window",
-                        handle.0
-                    ),
-                )
+            .ok_or_else(|| Error::ElementGone {
+                reason: format!(
+                    "element {} is from an older read of its window",
+                    handle.0
+                ),
             })
     }
 }

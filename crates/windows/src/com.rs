@@ -84,14 +84,13 @@ impl ComThread {
             Err(RecvTimeoutError::Timeout) => {
                 // Abandon the stuck thread; it ends by itself if the call ever returns.
                 *self.jobs.lock().unwrap_or_else(|e| e.into_inner()) = None;
-                Err(Error::os(
-                    what,
-                    format!(
-                        "no answer within {} ms: the application's accessibility provider is not \
-                         responding; element handles read before are now defunct",
-                        limit.as_millis()
+                Err(Error::Timeout {
+                    operation: format!(
+                        "{what} (the accessibility provider did not answer; element handles read \
+                         before are now gone)"
                     ),
-                ))
+                    after: limit,
+                })
             }
             Err(RecvTimeoutError::Disconnected) => {
                 *self.jobs.lock().unwrap_or_else(|e| e.into_inner()) = None;

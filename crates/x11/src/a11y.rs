@@ -85,8 +85,29 @@ fn unavailable(reason: impl std::fmt::Display) -> Error {
     }
 }
 
+/// A D-Bus failure as the engine needs to tell it apart: the object is gone, the interface is
+/// missing, the bus broke, or something else.
 fn dbus_err(what: &'static str) -> impl Fn(zbus::Error) -> Error {
-    move |e| Error::os(what, e)
+    move |e| match &e {
+        zbus::Error::MethodError(name, _, _) => match name.as_str() {
+            "org.freedesktop.DBus.Error.UnknownObject"
+            | "org.freedesktop.DBus.Error.ServiceUnknown"
+            | "org.freedesktop.DBus.Error.NameHasNoOwner" => Error::ElementGone {
+                reason: format!("{what}: {e}"),
+            },
+            "org.freedesktop.DBus.Error.UnknownMethod"
+            | "org.freedesktop.DBus.Error.UnknownInterface" => Error::Unsupported {
+                what: "this operation on the element",
+                reason: format!("{what}: {e}"),
+            },
+            _ => Error::os(what, e),
+        },
+        zbus::Error::InputOutput(_) => Error::ConnectionLost {
+            link: deskpilot_backend::Link::Accessibility,
+            message: format!("{what}: {e}"),
+        },
+        _ => Error::os(what, e),
+    }
 }
 
 /// Runs `fut` to completion or fails after `timeout`.
@@ -98,10 +119,10 @@ fn run<T>(
     let what = what.to_string();
     async_io::block_on(futures_lite::future::or(fut, async move {
         async_io::Timer::after(timeout).await;
-        Err(unavailable(format!(
-            "{what} did not finish within {} ms (the application may be busy or stopped)",
-            timeout.as_millis()
-        )))
+        Err(Error::Timeout {
+            operation: what,
+            after: timeout,
+        })
     }))
 }
 
@@ -1060,7 +1081,9 @@ impl Accessibility for X11Desktop {
             let p = accessible(conn, &o).await?;
             let s = p.get_state().await.map_err(dbus_err("GetState"))?;
             if s.contains(State::Defunct) {
-                return Err(unavailable("the element is defunct"));
+                return Err(Error::ElementGone {
+                    reason: "the application reports the element defunct".to_string(),
+                });
             }
             let mut flags = states(s, None, Rect::new(0, 0, 0, 0));
             // GTK combo boxes and menus never say "expanded": their popup shows instead.

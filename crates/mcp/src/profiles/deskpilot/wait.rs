@@ -3,17 +3,16 @@
 use std::time::Duration;
 
 use deskpilot_engine::{Error, MAX_WAIT, WaitKind, WaitRequest};
-use rmcp::handler::server::wrapper::Parameters;
+use crate::kit::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::DeskpilotServer;
+use super::{DeskpilotServer, error};
 use super::elements::window_ref;
-use crate::render;
+use crate::kit::render;
 use rmcp::RoleServer;
-use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -63,40 +62,6 @@ fn half_second() -> u64 {
     500
 }
 
-/// How often a long wait reports progress.
-const PROGRESS_EVERY: Duration = Duration::from_secs(1);
-
-/// Awaits `work`, sending `notifications/progress` every second when the caller asked for
-/// progress (a `progressToken` in the request's `_meta`): elapsed and total milliseconds.
-async fn with_progress<T>(
-    context: &RequestContext<RoleServer>,
-    total: Duration,
-    what: &str,
-    work: impl Future<Output = T>,
-) -> T {
-    let Some(token) = context.meta.get_progress_token() else {
-        return work.await;
-    };
-    let started = std::time::Instant::now();
-    tokio::pin!(work);
-    let mut tick =
-        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
-    loop {
-        tokio::select! {
-            done = &mut work => return done,
-            _ = tick.tick() => {
-                let elapsed = started.elapsed().min(total);
-                let note = ProgressNotificationParam::new(token.clone(), elapsed.as_millis() as f64)
-                    .with_total(total.as_millis() as f64)
-                    .with_message(format!("{what}: {} of {} ms", elapsed.as_millis(), total.as_millis()));
-                if let Err(e) = context.peer.notify_progress(note).await {
-                    tracing::debug!("progress notification not sent: {e}");
-                }
-            }
-        }
-    }
-}
-
 #[tool_router(router = wait_router, vis = "pub(crate)")]
 impl DeskpilotServer {
     /// Wait a number of seconds (0–30) without touching anything.
@@ -116,12 +81,12 @@ impl DeskpilotServer {
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         if !(0.0..=30.0).contains(&a.seconds) {
-            return render::error(&Error::InvalidArgument {
+            return error(&Error::InvalidArgument {
                 message: format!("seconds {} must be 0–30", a.seconds),
             });
         }
         let length = Duration::from_secs_f64(a.seconds);
-        with_progress(&context, length, "waiting", tokio::time::sleep(length)).await;
+        crate::kit::progress::with_progress(&context, length, "waiting", tokio::time::sleep(length)).await;
         let mut r =
             CallToolResult::success(vec![ContentBlock::text(format!("Waited {} s.", a.seconds))]);
         r.structured_content = Some(json!({ "waited_ms": (a.seconds * 1000.0).round() }));
@@ -152,7 +117,7 @@ impl DeskpilotServer {
         } else {
             match window_ref(a.window_id, &a.title_match) {
                 Ok(w) => Some(w),
-                Err(e) => return render::error(&e),
+                Err(e) => return error(&e),
             }
         };
         let needed = |field: &str, v: &str| {
@@ -179,19 +144,19 @@ impl DeskpilotServer {
         };
         let kind = match kind {
             Ok(k) => k,
-            Err(e) => return render::error(&e),
+            Err(e) => return error(&e),
         };
         let request = WaitRequest {
             kind: kind.clone(),
             window,
             timeout: Duration::from_millis(a.timeout_ms),
         };
-        let engine = self.engine();
+        let engine = self.session();
         let budget = MAX_WAIT + Duration::from_secs(10);
         let total = Duration::from_millis(a.timeout_ms);
         let waiting = render::blocking(budget, "wait_for", move || engine.wait_for(&request));
         let what = format!("waiting for {}", a.wait_kind.trim().to_ascii_lowercase());
-        match with_progress(&context, total, &what, waiting).await {
+        match crate::kit::progress::with_progress(&context, total, &what, waiting).await {
             Ok(o) => {
                 let mut text = format!(
                     "{} after {} ms ({} {}).",
@@ -213,6 +178,9 @@ impl DeskpilotServer {
                 if let Some(m) = &o.matched {
                     text.push_str(&format!("\nMatched: {m}"));
                 }
+                for n in &o.notes {
+                    text.push_str(&format!("\nNote: {n}"));
+                }
                 let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
                 r.structured_content = Some(json!({
                     "kind": a.wait_kind.trim().to_ascii_lowercase(),
@@ -220,10 +188,11 @@ impl DeskpilotServer {
                     "frames": o.frames,
                     "ratio": o.ratio,
                     "matched": o.matched,
+                    "notes": o.notes,
                 }));
                 r
             }
-            Err(e) => render::error(&e),
+            Err(e) => error(&e),
         }
     }
 }

@@ -4,19 +4,20 @@
 use std::time::Duration;
 
 use deskpilot_engine::{
-    Error, LaunchOutcome, MAX_LAUNCH_WAIT, VerifyTarget, WindowAction, WindowOutcome, WindowRef,
+    Check, Error, LaunchOutcome, MAX_LAUNCH_WAIT, VerifyTarget, WindowAction, WindowOutcome, WindowRef,
     describe_state,
 };
 use deskpilot_types::{WindowId, WindowInfo};
-use rmcp::handler::server::wrapper::Parameters;
+use crate::kit::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::check::{Check, attach};
-use super::{DESKTOP_TIMEOUT, DeskpilotServer};
-use crate::render;
+use super::wording::WORDING;
+use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use crate::kit::render;
+use crate::kit::report::{self, Body};
 
 /// Texts longer than this are previewed, not repeated in full, in the text block.
 const PREVIEW_OVER: usize = 8000;
@@ -146,7 +147,7 @@ fn what_needs(action: &str) -> &'static str {
     }
 }
 
-fn window_result(action: WindowAction, o: WindowOutcome) -> CallToolResult {
+fn window_body(action: WindowAction, o: &WindowOutcome) -> Body {
     let verb = action.verb();
     let mut text = match &o.after {
         Some(after) => format!(
@@ -160,26 +161,19 @@ fn window_result(action: WindowAction, o: WindowOutcome) -> CallToolResult {
         text.push_str("\nNote: ");
         text.push_str(n);
     }
-    let effect = if o.confirmed {
-        "confirmed"
-    } else {
-        "suspected_noop"
-    };
-    text.push_str(&format!("\nEffect: {effect}."));
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(json!({
-        "action": verb,
-        "route": "window_manager",
-        "effect": effect,
-        "window": o.after,
-        "before": o.before,
-        "closed": o.after.is_none(),
-        "notes": o.notes,
-    }));
-    r
+    Body::new(
+        text,
+        json!({
+            "action": verb,
+            "window": o.after,
+            "before": o.before,
+            "closed": o.after.is_none(),
+            "notes": o.notes,
+        }),
+    )
 }
 
-fn launch_result(o: LaunchOutcome, wait: Duration) -> CallToolResult {
+fn launch_body(o: &LaunchOutcome, wait: Duration) -> Body {
     let mut text = format!("Launched {} (pid {}).", o.command, o.pid);
     for w in &o.windows {
         text.push_str(&format!("\nWindow {}: {}.", label(w), describe_state(w)));
@@ -209,10 +203,8 @@ fn launch_result(o: LaunchOutcome, wait: Duration) -> CallToolResult {
             text.push_str(&o.stderr_tail);
         }
     }
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(json!({
+    Body::new(text, json!({
         "action": "launch",
-        "route": "process",
         "command": o.command,
         "pid": o.pid,
         "window": o.windows.first().or(o.other_windows.first()),
@@ -221,9 +213,7 @@ fn launch_result(o: LaunchOutcome, wait: Duration) -> CallToolResult {
         "exited": o.exited.is_some(),
         "exit_code": o.exited.flatten(),
         "waited_ms": o.waited.as_millis() as u64,
-        "effect": if no_window { "unverifiable" } else { "confirmed" },
-    }));
-    r
+    }))
 }
 
 #[tool_router(router = manage_router, vis = "pub(crate)")]
@@ -245,7 +235,7 @@ impl DeskpilotServer {
         if a.action == WindowActionArg::Launch {
             let wait = Duration::from_millis(a.wait_ms);
             if wait > MAX_LAUNCH_WAIT {
-                return render::error(&Error::InvalidArgument {
+                return error(&Error::InvalidArgument {
                     message: format!(
                         "wait_ms {} is beyond {}",
                         a.wait_ms,
@@ -254,43 +244,33 @@ impl DeskpilotServer {
                 });
             }
             let (command, args) = (a.command, a.args);
-            let check = Check::new(a.verify, a.observe);
-            let (result, verdict) = self
-                .checked(
-                    "launch",
-                    wait + DESKTOP_TIMEOUT,
-                    check,
-                    VerifyTarget::Screen,
-                    move |engine| engine.launch(&command, &args, wait),
-                )
-                .await;
-            let mut r = match result {
-                Ok(o) => launch_result(o, wait),
-                Err(e) => render::error(&e),
-            };
-            attach(&mut r, verdict);
-            return r;
+            return report::act(
+                self.session(),
+                &WORDING,
+                "launch",
+                wait + DESKTOP_TIMEOUT,
+                Check::new(a.verify, a.observe),
+                VerifyTarget::Screen,
+                move |s| s.launch(&command, &args, wait),
+                |o| launch_body(o, wait),
+            )
+            .await;
         }
         let (target, action) = match (a.target(), a.action()) {
             (Ok(t), Ok(act)) => (t, act),
-            (Err(e), _) | (_, Err(e)) => return render::error(&e),
+            (Err(e), _) | (_, Err(e)) => return error(&e),
         };
-        let check = Check::new(a.verify, a.observe);
-        let (result, verdict) = self
-            .checked(
-                "window",
-                DESKTOP_TIMEOUT,
-                check,
-                VerifyTarget::Screen,
-                move |engine| engine.window_action(&target, action),
-            )
-            .await;
-        let mut r = match result {
-            Ok(o) => window_result(action, o),
-            Err(e) => render::error(&e),
-        };
-        attach(&mut r, verdict);
-        r
+        report::act(
+            self.session(),
+            &WORDING,
+            "window",
+            DESKTOP_TIMEOUT,
+            Check::new(a.verify, a.observe),
+            VerifyTarget::Screen,
+            move |s| s.window_action(&target, action),
+            |o| window_body(action, o),
+        )
+        .await
     }
 
     /// Read the clipboard's text (plain text only; images and files are not read).
@@ -308,7 +288,7 @@ impl DeskpilotServer {
         &self,
         Parameters(_a): Parameters<ClipboardReadArgs>,
     ) -> CallToolResult {
-        let engine = self.engine();
+        let engine = self.session();
         match render::blocking(DESKTOP_TIMEOUT, "clipboard_read", move || {
             engine.clipboard_read()
         })
@@ -335,7 +315,7 @@ impl DeskpilotServer {
                 r.structured_content = Some(json!({ "length": length, "clipboard": text }));
                 r
             }
-            Err(e) => render::error(&e),
+            Err(e) => error(&e),
         }
     }
 
@@ -355,23 +335,22 @@ impl DeskpilotServer {
         &self,
         Parameters(a): Parameters<ClipboardWriteArgs>,
     ) -> CallToolResult {
-        let engine = self.engine();
         let length = a.text.chars().count();
-        match render::blocking(DESKTOP_TIMEOUT, "clipboard_write", move || {
-            engine.clipboard_write(&a.text)
-        })
-        .await
-        {
-            Ok(()) => {
-                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+        report::act(
+            self.session(),
+            &WORDING,
+            "clipboard_write",
+            DESKTOP_TIMEOUT,
+            Check::default(),
+            VerifyTarget::Screen,
+            move |s| s.clipboard_write(&a.text),
+            |_| Body::new(
+                format!(
                     "Put {length} characters on the clipboard (the previous content is replaced). Paste with press_key [\"ctrl\",\"v\"]."
-                ))]);
-                r.structured_content = Some(
-                    json!({ "action": "clipboard_write", "route": "clipboard", "length": length, "effect": "confirmed" }),
-                );
-                r
-            }
-            Err(e) => render::error(&e),
-        }
+                ),
+                json!({ "action": "clipboard_write", "length": length }),
+            ),
+        )
+        .await
     }
 }

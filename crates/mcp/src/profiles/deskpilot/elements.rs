@@ -3,20 +3,21 @@
 
 use deskpilot_backend::Button;
 use deskpilot_engine::{
-    ElementOp, ElementOutcome, Error, FindRequest, HitTestMode, TreeRequest, VerifyTarget,
+    Check, ElementOp, ElementOutcome, Error, FindRequest, HitTestMode, TreeRequest, VerifyTarget,
     WindowRef,
 };
 use deskpilot_types::WindowId;
-use rmcp::handler::server::wrapper::Parameters;
+use crate::kit::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::check::{Check, attach};
 use super::tree::with_notes_and_screenshot;
-use super::{DESKTOP_TIMEOUT, DeskpilotServer};
-use crate::render;
+use super::wording::WORDING;
+use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use crate::kit::render;
+use crate::kit::report::{self, Body};
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -95,24 +96,24 @@ pub struct ElementArgs {
 
 pub(crate) fn window_ref(window_id: u64, title_match: &str) -> Result<WindowRef, Error> {
     match (window_id, title_match.trim().is_empty()) {
-        (0, true) => Err(Error::InvalidArgument {
-            message: "pass window_id (from list_windows) or title_match".to_string(),
-        }),
+        (0, true) => Ok(WindowRef::Current),
         (0, false) => Ok(WindowRef::TitleMatch(title_match.to_string())),
         (id, _) => Ok(WindowRef::Id(WindowId(id))),
     }
 }
 
-/// Renders an element action's outcome.
-pub(crate) fn element_result(
-    label: &str,
-    o: &ElementOutcome,
-    extra: serde_json::Value,
-) -> CallToolResult {
+/// An element action's outcome in words.
+pub(crate) fn element_body(label: &str, o: &ElementOutcome, extra: serde_json::Value) -> Body {
     let e = &o.element;
     let mut text = format!(
         "{label} {} {} \"{}\" in window {} \"{}\" via {}: {}.",
-        e.token, e.role, e.name, o.window.id, o.window.title, o.route, o.detail
+        e.token,
+        e.role,
+        e.name,
+        o.window.id,
+        o.window.title,
+        o.route.as_str(),
+        o.detail
     );
     if let Some(r) = &o.receipt {
         text.push_str(&format!(
@@ -126,28 +127,18 @@ pub(crate) fn element_result(
         text.push_str("\nNote: ");
         text.push_str(n);
     }
-    let effect = o.effect.unwrap_or("unverifiable");
-    text.push_str(&match effect {
-        "confirmed" => "\nEffect: confirmed by the element's states.".to_string(),
-        "suspected_noop" => "\nEffect: suspected_noop — nothing changed that the element reports; look with get_window_state or a screenshot.".to_string(),
-        other => format!("\nEffect: {other} (take get_window_state or a screenshot to see what changed)."),
-    });
     let mut structured = json!({
         "action": label,
         "element": e,
         "window": o.window,
-        "route": o.route,
         "detail": o.detail,
         "receipt": o.receipt,
         "notes": o.notes,
-        "effect": effect,
     });
     if let (Some(s), Some(x)) = (structured.as_object_mut(), extra.as_object()) {
         s.extend(x.clone());
     }
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(structured);
-    r
+    Body::new(text, structured)
 }
 
 impl DeskpilotServer {
@@ -160,21 +151,17 @@ impl DeskpilotServer {
         mode: HitTestMode,
         check: Check,
     ) -> CallToolResult {
-        let (result, verdict) = self
-            .checked(
-                "click",
-                DESKTOP_TIMEOUT,
-                check,
-                VerifyTarget::Auto,
-                move |engine| engine.click_element(&token, button, count, mode),
-            )
-            .await;
-        let mut r = match result {
-            Ok(o) => element_result("click", &o, json!({})),
-            Err(e) => render::error(&e),
-        };
-        attach(&mut r, verdict);
-        r
+        report::act(
+            self.session(),
+            &WORDING,
+            "click",
+            DESKTOP_TIMEOUT,
+            check,
+            VerifyTarget::Auto,
+            move |s| s.click_element(&token, button, count, mode),
+            |o| element_body("click", o, json!({})),
+        )
+        .await
     }
 }
 
@@ -197,7 +184,7 @@ impl DeskpilotServer {
     pub async fn find_elements(&self, Parameters(a): Parameters<FindArgs>) -> CallToolResult {
         let window = match window_ref(a.window_id, &a.title_match) {
             Ok(w) => w,
-            Err(e) => return render::error(&e),
+            Err(e) => return error(&e),
         };
         let request = FindRequest {
             tree: TreeRequest {
@@ -211,7 +198,7 @@ impl DeskpilotServer {
             limit: a.limit,
             annotate: a.annotate,
         };
-        let engine = self.engine();
+        let engine = self.session();
         let (snapshot, candidates) =
             match render::blocking(DESKTOP_TIMEOUT, "find_elements", move || {
                 engine.find_elements(&request)
@@ -219,7 +206,7 @@ impl DeskpilotServer {
             .await
             {
                 Ok(r) => r,
-                Err(e) => return render::error(&e),
+                Err(e) => return error(&e),
             };
         let pinned = a.annotate && snapshot.screenshot.is_some() && !candidates.is_empty();
         let mut text = format!(
@@ -280,22 +267,17 @@ impl DeskpilotServer {
     )]
     pub async fn set_value(&self, Parameters(a): Parameters<SetValueArgs>) -> CallToolResult {
         let (token, value) = (a.element, a.value);
-        let check = Check::new(a.verify, a.observe);
-        let (result, verdict) = self
-            .checked(
-                "set_value",
-                DESKTOP_TIMEOUT,
-                check,
-                VerifyTarget::Auto,
-                move |engine| engine.set_element_value(&token, &value),
-            )
-            .await;
-        let mut r = match result {
-            Ok((o, read)) => element_result("set_value", &o, json!({ "value": read })),
-            Err(e) => render::error(&e),
-        };
-        attach(&mut r, verdict);
-        r
+        report::act(
+            self.session(),
+            &WORDING,
+            "set_value",
+            DESKTOP_TIMEOUT,
+            Check::new(a.verify, a.observe),
+            VerifyTarget::Auto,
+            move |s| s.set_element_value(&token, &value),
+            |(o, read)| element_body("set_value", o, json!({ "value": read })),
+        )
+        .await
     }
 
     /// Run one of an element's advertised actions (listed as actions=[…] in get_window_state), e.g. "click",
@@ -313,30 +295,25 @@ impl DeskpilotServer {
     )]
     pub async fn perform_action(&self, Parameters(a): Parameters<ActionArgs>) -> CallToolResult {
         let (token, action) = (a.element, a.action);
-        let check = Check::new(a.verify, a.observe);
-        let (result, verdict) = self
-            .checked(
-                "perform_action",
-                DESKTOP_TIMEOUT,
-                check,
-                VerifyTarget::Auto,
-                move |engine| {
-                    if action.trim().eq_ignore_ascii_case("focus") {
-                        engine.focus_element(&token)
-                    } else if let Some(op) = ElementOp::parse(&action) {
-                        engine.element_op(&token, op)
-                    } else {
-                        engine.perform_action(&token, &action)
-                    }
-                },
-            )
-            .await;
-        let mut r = match result {
-            Ok(o) => element_result("perform_action", &o, json!({})),
-            Err(e) => render::error(&e),
-        };
-        attach(&mut r, verdict);
-        r
+        report::act(
+            self.session(),
+            &WORDING,
+            "perform_action",
+            DESKTOP_TIMEOUT,
+            Check::new(a.verify, a.observe),
+            VerifyTarget::Auto,
+            move |s| {
+                if action.trim().eq_ignore_ascii_case("focus") {
+                    s.focus_element(&token)
+                } else if let Some(op) = ElementOp::parse(&action) {
+                    s.element_op(&token, op)
+                } else {
+                    s.perform_action(&token, &action)
+                }
+            },
+            |o| element_body("perform_action", o, json!({})),
+        )
+        .await
     }
 
     /// Read an element's full text (or value) as it is now.
@@ -351,7 +328,7 @@ impl DeskpilotServer {
         )
     )]
     pub async fn get_element_text(&self, Parameters(a): Parameters<ElementArgs>) -> CallToolResult {
-        let engine = self.engine();
+        let engine = self.session();
         let token = a.element;
         match render::blocking(DESKTOP_TIMEOUT, "get_element_text", move || {
             engine.element_text(&token)
@@ -369,7 +346,7 @@ impl DeskpilotServer {
                 r.structured_content = Some(json!({ "element": e, "text": text }));
                 r
             }
-            Err(e) => render::error(&e),
+            Err(e) => error(&e),
         }
     }
 }

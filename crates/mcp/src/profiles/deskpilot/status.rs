@@ -1,13 +1,13 @@
 //! `status`: what this server is attached to and what it last did.
 
-use rmcp::handler::server::wrapper::Parameters;
+use crate::kit::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{DESKTOP_TIMEOUT, DeskpilotServer};
-use crate::render;
+use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use crate::kit::render;
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -33,7 +33,7 @@ impl DeskpilotServer {
         )
     )]
     pub async fn resume(&self, Parameters(_): Parameters<ResumeArgs>) -> CallToolResult {
-        let engine = self.engine();
+        let engine = self.session();
         match render::blocking(DESKTOP_TIMEOUT, "resume", move || engine.resume()).await {
             Ok(None) => {
                 let mut r = CallToolResult::success(vec![ContentBlock::text(
@@ -54,7 +54,7 @@ impl DeskpilotServer {
                 }));
                 r
             }
-            Err(e) => render::error(&e),
+            Err(e) => error(&e),
         }
     }
 
@@ -71,11 +71,11 @@ impl DeskpilotServer {
         )
     )]
     pub async fn status(&self, Parameters(_): Parameters<StatusArgs>) -> CallToolResult {
-        let engine = self.engine();
+        let engine = self.session();
         let report =
             match render::blocking(DESKTOP_TIMEOUT, "status", move || engine.status()).await {
                 Ok(r) => r,
-                Err(e) => return render::error(&e),
+                Err(e) => return error(&e),
             };
         let b = &report.backend;
         let mut text = format!(
@@ -180,11 +180,11 @@ impl DeskpilotServer {
             },
             g.mutations,
         ));
-        let shell = self
-            .shells
+        let shells = self.session.shells();
+        let shell = shells
             .program()
             .map(|p| p.program.to_string_lossy().into_owned());
-        let sessions = self.shells.names();
+        let sessions = shells.names();
         text.push_str(&format!(
             "\nShell: {}; sessions: {}.",
             shell

@@ -3,16 +3,16 @@
 use std::time::Duration;
 
 use deskpilot_engine::{Snapshot, TREE_TIMEOUT, TreeRequest};
-use rmcp::handler::server::wrapper::Parameters;
+use crate::kit::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::elements::window_ref;
-use super::screenshot::image_result;
-use super::{DESKTOP_TIMEOUT, DeskpilotServer};
-use crate::render;
+use super::wording::image_result;
+use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use crate::kit::render;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -110,7 +110,7 @@ impl DeskpilotServer {
     ) -> CallToolResult {
         let window = match window_ref(a.window_id, &a.title_match) {
             Ok(w) => w,
-            Err(e) => return render::error(&e),
+            Err(e) => return error(&e),
         };
         let timeout = Duration::from_millis(a.timeout_ms.clamp(100, 30_000));
         let request = TreeRequest {
@@ -124,7 +124,7 @@ impl DeskpilotServer {
             timeout,
             fresh: a.fresh,
         };
-        let engine = self.engine();
+        let engine = self.session();
         let snapshot =
             match render::blocking(DESKTOP_TIMEOUT + timeout, "get_window_state", move || {
                 engine.window_state(&request)
@@ -132,7 +132,7 @@ impl DeskpilotServer {
             .await
             {
                 Ok(s) => s,
-                Err(e) => return render::error(&e),
+                Err(e) => return error(&e),
             };
         let w = &snapshot.window;
         let mut text = format!(

@@ -1,6 +1,11 @@
 //! `--tools` / `--exclude-tools` (and `DESKPILOT_TOOLS` / `DESKPILOT_TOOLS_EXCLUDE`).
+//!
+//! Invariant: filtering removes routes from the router itself, so a hidden tool is absent
+//! from `tools/list` *and* refused by `tools/call`, whatever the client cached.
 
 use std::collections::BTreeSet;
+
+use rmcp::handler::server::router::tool::ToolRouter;
 
 /// Which tools a server exposes: an optional allow list, then a deny list.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -39,6 +44,51 @@ impl ToolFilter {
             .map(String::as_str)
             .filter(|n| !known.iter().any(|k| k == n))
     }
+}
+
+impl ToolFilter {
+    /// Removes the tools this filter hides from `router`; returns it and the hidden names.
+    /// Names the filter gives that the router does not have are logged.
+    pub(crate) fn apply<S: Send + Sync + 'static>(&self, mut router: ToolRouter<S>) -> (ToolRouter<S>, Vec<String>) {
+        let known = names(&router);
+        for unknown in self.unknown_names(&known) {
+            tracing::warn!(tool = unknown, known = ?known, "tool filter names a tool this profile does not have");
+        }
+        let hidden: Vec<String> = known.iter().filter(|n| !self.allows(n)).cloned().collect();
+        for name in &hidden {
+            router.remove_route(name);
+        }
+        (router, hidden)
+    }
+}
+
+/// The tool names of `router`, sorted.
+pub(crate) fn names<S: Send + Sync + 'static>(router: &ToolRouter<S>) -> Vec<String> {
+    let mut names: Vec<String> = router
+        .list_all()
+        .into_iter()
+        .map(|t| t.name.into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A protocol error for a call to a tool the filter hid.
+pub(crate) fn refuse_hidden(
+    hidden: &[String],
+    name: &str,
+    available: impl FnOnce() -> Vec<String>,
+) -> Result<(), rmcp::ErrorData> {
+    if hidden.iter().any(|h| h == name) {
+        return Err(rmcp::ErrorData::invalid_params(
+            format!(
+                "tool {name} is disabled on this server (--tools / --exclude-tools / DESKPILOT_TOOLS); available: {}",
+                available().join(", ")
+            ),
+            None,
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -13,14 +13,14 @@ use std::time::Duration;
 use deskpilot_engine::Error;
 use deskpilot_shell::{Captured, Expect, Output, Session, ShellError, Shells, diagnose};
 use deskpilot_types::ErrorCode;
-use rmcp::handler::server::wrapper::Parameters;
+use crate::kit::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::DeskpilotServer;
-use crate::render;
+use super::{DeskpilotServer, error};
+use crate::kit::render;
 
 /// Default and largest command timeouts.
 const DEFAULT_TIMEOUT_MS: u64 = 30_000;
@@ -282,7 +282,7 @@ fn timeout_result(session: &str, command: &str, output: &Output) -> CallToolResu
                 .unwrap_or("the session was restarted")
         ),
     );
-    let mut r = render::error(&e);
+    let mut r = error(&e);
     if let Some(t) = render::text_mut(&mut r) {
         t.push_str(&stream("stdout so far", &output.stdout));
         t.push_str(&stream("stderr so far", &output.stderr));
@@ -299,7 +299,7 @@ fn timeout_result(session: &str, command: &str, output: &Output) -> CallToolResu
 
 impl DeskpilotServer {
     fn shells(&self) -> Arc<Shells> {
-        self.shells.clone()
+        self.session.shells().clone()
     }
 
     /// Runs `f` on session `name` (created when missing) on the blocking pool.
@@ -320,7 +320,7 @@ impl DeskpilotServer {
 
     /// The gates, on the blocking pool (approval may wait for a human).
     async fn gate(&self, label: String) -> Result<(), Error> {
-        let engine = self.engine();
+        let engine = self.session();
         render::blocking(
             deskpilot_engine::APPROVAL_TIMEOUT + Duration::from_secs(5),
             "gate",
@@ -350,7 +350,7 @@ impl DeskpilotServer {
     pub async fn shell_exec(&self, Parameters(a): Parameters<ExecArgs>) -> CallToolResult {
         let t = match timeout(a.timeout_ms) {
             Ok(t) => t,
-            Err(e) => return render::error(&e),
+            Err(e) => return error(&e),
         };
         let label = format!(
             "run shell command {} in session {}",
@@ -358,7 +358,7 @@ impl DeskpilotServer {
             a.session
         );
         if let Err(e) = self.gate(label).await {
-            return render::error(&e);
+            return error(&e);
         }
         let command = a.command.clone();
         let result = self
@@ -374,8 +374,8 @@ impl DeskpilotServer {
             Ok(Err(ShellError::Timeout { output })) => {
                 timeout_result(&a.session, &a.command, &output)
             }
-            Ok(Err(e)) => render::error(&shell_error(e)),
-            Err(e) => render::error(&e),
+            Ok(Err(e)) => error(&shell_error(e)),
+            Err(e) => error(&e),
         }
     }
 
@@ -397,7 +397,7 @@ impl DeskpilotServer {
             a.session
         );
         if let Err(e) = self.gate(label).await {
-            return render::error(&e);
+            return error(&e);
         }
         let path = a.path.clone();
         let t = Duration::from_secs(10);
@@ -434,9 +434,9 @@ impl DeskpilotServer {
                         out.cwd
                     ),
                 );
-                with_diagnosis(render::error(&e), &d)
+                with_diagnosis(error(&e), &d)
             }
-            Err(e) => render::error(&e),
+            Err(e) => error(&e),
         }
     }
 
@@ -477,7 +477,7 @@ impl DeskpilotServer {
                 r
             }
             Ok((None, names)) => {
-                let start = self.shells.start_dir().to_string_lossy().into_owned();
+                let start = self.shells().start_dir().to_string_lossy().into_owned();
                 let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
                     "Session {} has not run anything yet; it will start in {start}. Sessions: {}.",
                     a.session,
@@ -492,7 +492,7 @@ impl DeskpilotServer {
                 );
                 r
             }
-            Err(e) => render::error(&e),
+            Err(e) => error(&e),
         }
     }
 
@@ -509,7 +509,7 @@ impl DeskpilotServer {
     )]
     pub async fn shell_env_get(&self, Parameters(a): Parameters<EnvGetArgs>) -> CallToolResult {
         if let Err(e) = env_name(&a.name) {
-            return render::error(&e);
+            return error(&e);
         }
         let name = a.name.clone();
         let result = self
@@ -530,7 +530,7 @@ impl DeskpilotServer {
                 );
                 r
             }
-            Err(e) => render::error(&e),
+            Err(e) => error(&e),
         }
     }
 
@@ -548,14 +548,14 @@ impl DeskpilotServer {
     )]
     pub async fn shell_env_set(&self, Parameters(a): Parameters<EnvSetArgs>) -> CallToolResult {
         if let Err(e) = env_name(&a.name) {
-            return render::error(&e);
+            return error(&e);
         }
         let label = format!(
             "set environment variable {} in session {}",
             a.name, a.session
         );
         if let Err(e) = self.gate(label).await {
-            return render::error(&e);
+            return error(&e);
         }
         let (name, value) = (a.name.clone(), a.value.clone());
         let result = self
@@ -580,7 +580,7 @@ impl DeskpilotServer {
                 );
                 r
             }
-            Ok((out, read)) => render::error(&coded(
+            Ok((out, read)) => error(&coded(
                 ErrorCode::CommandFailed,
                 format!(
                     "{} did not take the value (read back {:?}): {}",
@@ -589,7 +589,7 @@ impl DeskpilotServer {
                     out.stderr.text.trim()
                 ),
             )),
-            Err(e) => render::error(&e),
+            Err(e) => error(&e),
         }
     }
 
@@ -608,7 +608,7 @@ impl DeskpilotServer {
     pub async fn shell_reset(&self, Parameters(a): Parameters<SessionArgs>) -> CallToolResult {
         let label = format!("reset shell session {}", a.session);
         if let Err(e) = self.gate(label).await {
-            return render::error(&e);
+            return error(&e);
         }
         let result = self
             .with_session(a.session.clone(), Duration::from_secs(10), |s| {
@@ -627,7 +627,7 @@ impl DeskpilotServer {
                 );
                 r
             }
-            Err(e) => render::error(&e),
+            Err(e) => error(&e),
         }
     }
 
@@ -651,10 +651,10 @@ impl DeskpilotServer {
     ) -> CallToolResult {
         let t = match timeout(a.timeout_ms) {
             Ok(t) => t,
-            Err(e) => return render::error(&e),
+            Err(e) => return error(&e),
         };
         if a.retries > MAX_RETRIES {
-            return render::error(&coded(
+            return error(&coded(
                 ErrorCode::InvalidArgument,
                 format!("retries {} is more than {MAX_RETRIES}", a.retries),
             ));
@@ -669,7 +669,7 @@ impl DeskpilotServer {
             cwd: e.cwd.clone(),
         };
         if expect.is_empty() {
-            return render::error(&coded(
+            return error(&coded(
                 ErrorCode::InvalidArgument,
                 "expect needs at least one of pathExists, pathNotExists, isDir, isFile, fileContains, cwd",
             ));
@@ -680,7 +680,7 @@ impl DeskpilotServer {
             a.session
         );
         if let Err(e) = self.gate(label).await {
-            return render::error(&e);
+            return error(&e);
         }
         let (command, retries) = (a.command.clone(), a.retries);
         let budget = t * (retries + 1) + Duration::from_secs(2 * u64::from(retries + 1));
@@ -691,7 +691,7 @@ impl DeskpilotServer {
             .await;
         match result {
             Ok(run) => run.render(&a.session, &a.command),
-            Err(e) => render::error(&e),
+            Err(e) => error(&e),
         }
     }
 
@@ -897,7 +897,7 @@ impl VerifiedRun {
                 .filter_map(|a| a["fix_applied"].as_str().map(str::to_string))
                 .collect();
             let Some(out) = &self.last else {
-                return render::error(&coded(ErrorCode::Internal, "no output"));
+                return error(&coded(ErrorCode::Internal, "no output"));
             };
             let mut r = output_result(session, command, out, extra);
             if let Some(t) = render::text_mut(&mut r) {
@@ -941,7 +941,7 @@ impl VerifiedRun {
                 self.stopped
             ),
         );
-        let mut r = render::error(&e);
+        let mut r = error(&e);
         if let Some(Value::Object(s)) = r.structured_content.as_mut()
             && let Value::Object(x) = extra
         {

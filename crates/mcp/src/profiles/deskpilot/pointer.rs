@@ -5,18 +5,19 @@
 
 use deskpilot_backend::Button;
 use deskpilot_engine::{
-    CoordinateSpace, Error, HitTestMode, PointerOutcome, PointerTarget, VerifyTarget,
+    Check, CoordinateSpace, Error, HitTestMode, PointerOutcome, PointerTarget, Session,
+    VerifyTarget,
 };
 use deskpilot_types::Key;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock};
+use crate::kit::Parameters;
+use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::check::{Check, attach};
-use super::{DESKTOP_TIMEOUT, DeskpilotServer};
-use crate::render;
+use super::wording::WORDING;
+use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use crate::kit::report::{self, Body};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -243,12 +244,8 @@ fn button(b: ButtonArg) -> Button {
     }
 }
 
-/// Renders an action's outcome: what was done, where it landed, what is under it.
-fn outcome(label: &str, result: Result<PointerOutcome, Error>) -> CallToolResult {
-    let o = match result {
-        Ok(o) => o,
-        Err(e) => return render::error(&e),
-    };
+/// An action's outcome in words: what was done, where it landed, what is under it.
+fn body(label: &str, o: &PointerOutcome) -> Body {
     let r = &o.receipt;
     let mut text = format!(
         "{label} at physical ({}, {}); pointer landed at ({}, {}){}.",
@@ -265,22 +262,20 @@ fn outcome(label: &str, result: Result<PointerOutcome, Error>) -> CallToolResult
         text.push_str("\nWarning: ");
         text.push_str(w);
     }
-    text.push_str("\nEffect: unverifiable (take a screenshot to see what changed).");
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(json!({
-        "action": label,
-        "route": "input",
-        "effect": "unverifiable",
-        "point": o.point,
-        "receipt": r,
-        "window": o.window,
-        "warnings": o.warnings,
-    }));
-    result
+    Body::new(
+        text,
+        json!({
+            "action": label,
+            "point": o.point,
+            "receipt": r,
+            "window": o.window,
+            "warnings": o.warnings,
+        }),
+    )
 }
 
 impl DeskpilotServer {
-    /// Parses the modifier names, then runs `f` with them on the blocking pool and renders it.
+    /// Parses the modifier names, then runs `f` with them through the action pipeline.
     async fn run_pointer<F>(
         &self,
         label: &'static str,
@@ -289,26 +284,23 @@ impl DeskpilotServer {
         f: F,
     ) -> CallToolResult
     where
-        F: FnOnce(&deskpilot_engine::Engine, &[Key]) -> Result<PointerOutcome, Error>
-            + Send
-            + 'static,
+        F: FnOnce(&Session, &[Key]) -> Result<PointerOutcome, Error> + Send + 'static,
     {
         let mods = match modifiers(modifier_names) {
             Ok(k) => k,
-            Err(e) => return render::error(&e),
+            Err(e) => return error(&e),
         };
-        let (result, verdict) = self
-            .checked(
-                label,
-                DESKTOP_TIMEOUT,
-                check,
-                VerifyTarget::Auto,
-                move |e| f(e, &mods),
-            )
-            .await;
-        let mut rendered = outcome(label, result);
-        attach(&mut rendered, verdict);
-        rendered
+        report::act(
+            self.session(),
+            &WORDING,
+            label,
+            DESKTOP_TIMEOUT,
+            check,
+            VerifyTarget::Auto,
+            move |s| f(s, &mods),
+            |o| body(label, o),
+        )
+        .await
     }
 }
 
@@ -332,7 +324,7 @@ impl DeskpilotServer {
         let (x, y) = match (a.element.trim().is_empty(), a.x, a.y) {
             (false, None, None) => {
                 if !a.modifiers.is_empty() {
-                    return render::error(&Error::InvalidArgument {
+                    return error(&Error::InvalidArgument {
                         message: "modifiers are for x/y clicks; an element click takes none"
                             .to_string(),
                     });
@@ -345,7 +337,7 @@ impl DeskpilotServer {
             }
             (true, Some(x), Some(y)) => (x, y),
             _ => {
-                return render::error(&Error::InvalidArgument {
+                return error(&Error::InvalidArgument {
                     message: "pass either x and y, or element (a token like s3:12), not both"
                         .to_string(),
                 });
@@ -421,7 +413,7 @@ impl DeskpilotServer {
     )]
     pub async fn move_cursor(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
         if !a.modifiers.is_empty() {
-            return render::error(&Error::InvalidArgument {
+            return error(&Error::InvalidArgument {
                 message: "move_cursor takes no modifiers (nothing is pressed while hovering)"
                     .to_string(),
             });

@@ -1,19 +1,19 @@
 //! `screenshot`: the screen, a monitor, a window or a region, budgeted and encoded.
 
-use base64::Engine as _;
 use deskpilot_engine::pipeline::ImageFormat;
 use deskpilot_engine::{
-    CaptureTarget, Decorations, Error, Screenshot, ScreenshotRequest, WindowRef, ZoomRequest,
+    CaptureTarget, Decorations, Error, ScreenshotRequest, WindowRef, ZoomRequest,
 };
 use deskpilot_types::{Rect, WindowId};
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock};
+use crate::kit::Parameters;
+use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{DESKTOP_TIMEOUT, DeskpilotServer};
-use crate::render;
+use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use crate::kit::render;
+use super::wording::image_result;
 
 /// A physical-pixel rectangle.
 #[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
@@ -168,9 +168,9 @@ impl DeskpilotServer {
     pub async fn screenshot(&self, Parameters(args): Parameters<ScreenshotArgs>) -> CallToolResult {
         let request = match args.request() {
             Ok(r) => r,
-            Err(e) => return render::error(&e),
+            Err(e) => return error(&e),
         };
-        let engine = self.engine();
+        let engine = self.session();
         let title_match = args.title_match.clone();
         let (grid, grid_step) = (args.grid || args.grid_step != 0, args.grid_step);
         let mark = args.mark.map(|p| (p.x, p.y));
@@ -200,7 +200,7 @@ impl DeskpilotServer {
         .await
         {
             Ok(s) => s,
-            Err(e) => return render::error(&e),
+            Err(e) => return error(&e),
         };
         let (shot, target) = shot;
         let what = match (&shot.window, target) {
@@ -284,20 +284,15 @@ impl DeskpilotServer {
             max_width: (a.max_width != 0).then_some(a.max_width),
             format: a.format.map(format),
         };
-        let engine = self.engine();
+        let engine = self.session();
         match render::blocking(DESKTOP_TIMEOUT, "zoom", move || engine.zoom(&request)).await {
             Ok(shot) => image_result("Zoom", &shot, "a zoomed region"),
-            Err(e) => render::error(&e),
+            Err(e) => error(&e),
         }
     }
 }
 
-fn append_text(result: &mut CallToolResult, line: &str) {
-    if let Some(text) = render::text_mut(result) {
-        text.push('\n');
-        text.push_str(line);
-    }
-}
+use crate::kit::render::append_text;
 
 fn format(f: FormatArg) -> ImageFormat {
     match f {
@@ -306,56 +301,3 @@ fn format(f: FormatArg) -> ImageFormat {
     }
 }
 
-/// The text + image + structured result every image-returning tool shares.
-pub(crate) fn image_result(kind: &str, shot: &Screenshot, what: &str) -> CallToolResult {
-    let v = &shot.view;
-    let format = match shot.image.format {
-        ImageFormat::Jpeg { .. } => "jpeg",
-        ImageFormat::Png => "png",
-    };
-    let mut text = format!(
-        "{kind} {id}: {w}x{h} {fmt} ({kb} KB) of {what} at {cap}, scale {scale:.4}.\n\
-         Coordinates: x/y read off this image map to physical = ({cx}, {cy}) + image / {scale:.4}; \
-         pass screenshot_id {id} with them.",
-        kind = kind,
-        id = shot.id,
-        w = v.width,
-        h = v.height,
-        fmt = format.to_uppercase(),
-        kb = shot.image.bytes.len().div_ceil(1024),
-        cap = v.capture,
-        scale = v.scale,
-        cx = v.capture.x,
-        cy = v.capture.y,
-    );
-    if shot.masked_regions > 0 {
-        text.push_str(&format!(
-            "\n{} privacy-masked regions are blacked out.",
-            shot.masked_regions
-        ));
-    }
-    for note in &shot.notes {
-        text.push_str("\nNote: ");
-        text.push_str(note);
-    }
-    let data = base64::engine::general_purpose::STANDARD.encode(&shot.image.bytes);
-    let mut result = CallToolResult::success(vec![
-        ContentBlock::text(text),
-        ContentBlock::image(data, shot.image.format.mime_type()),
-    ]);
-    result.structured_content = Some(json!({
-        "screenshot_id": shot.id,
-        "view": v,
-        "format": format,
-        "bytes": shot.image.bytes.len(),
-        "window": shot.window,
-        "masked_regions": shot.masked_regions,
-        "notes": shot.notes,
-        "timings_ms": {
-            "capture": shot.capture_time.as_secs_f64() * 1e3,
-            "resize": shot.image.resize_time.as_secs_f64() * 1e3,
-            "encode": shot.image.encode_time.as_secs_f64() * 1e3,
-        },
-    }));
-    result
-}

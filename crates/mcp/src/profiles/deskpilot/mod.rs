@@ -1,12 +1,12 @@
 //! The `deskpilot` profile: Codex-style granular tools.
 //!
 //! Tool groups live in their own modules (`windows`, `screenshot`, `status`, `pointer`,
-//! `keyboard`, `manage`), each a
+//! `keyboard`, `manage`, `tree`, `elements`, `wait`, `shell`), each a
 //! `#[tool_router(router = …)]`, merged in [`DeskpilotServer::new`] and trimmed by the
-//! [`ToolFilter`] before the server answers anything.
+//! [`ToolFilter`] before the server answers anything. A tool maps its arguments to an engine
+//! request and the engine's answer to text through the kit; `wording` says everything in
+//! this profile's words.
 
-mod approval;
-mod check;
 mod elements;
 mod keyboard;
 mod manage;
@@ -17,21 +17,25 @@ mod status;
 mod tree;
 mod wait;
 mod windows;
+mod wording;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use deskpilot_engine::Engine;
+use deskpilot_engine::{Engine, Session};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ProtocolVersion, ServerCapabilities,
-    ServerConfig,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::{ServerIdentity, ToolFilter};
+use crate::kit::{self, ToolFilter};
+use crate::ServerIdentity;
+
+pub(crate) use wording::error;
 
 /// How long one desktop call may take before the tool reports a timeout.
 const DESKTOP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -40,20 +44,20 @@ const INSTRUCTIONS: &str = "deskpilot drives this computer's desktop. Typical lo
 screenshot (a window_id or the screen) to see it, then act. Coordinates you read off a screenshot are in that image's \
 pixel space; deskpilot maps them back to the screen. Errors carry a stable code and a Hint line saying what to do next.";
 
-/// The MCP server for the `deskpilot` profile.
+/// The MCP server for the `deskpilot` profile: one per connection, over its own [`Session`].
 #[derive(Clone)]
 pub struct DeskpilotServer {
-    engine: Arc<Engine>,
+    session: Arc<Session>,
     identity: ServerIdentity,
     tool_router: ToolRouter<Self>,
     hidden: Arc<Vec<String>>,
-    shells: Arc<deskpilot_shell::Shells>,
 }
 
 impl std::fmt::Debug for DeskpilotServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DeskpilotServer")
             .field("identity", &self.identity)
+            .field("session", &self.session.id())
             .field("tools", &self.tool_names())
             .field("hidden", &self.hidden)
             .finish()
@@ -61,9 +65,9 @@ impl std::fmt::Debug for DeskpilotServer {
 }
 
 impl DeskpilotServer {
-    /// A server over `engine` exposing the tools `filter` allows.
+    /// A server for one client of `engine`, exposing the tools `filter` allows.
     pub fn new(engine: Arc<Engine>, identity: ServerIdentity, filter: &ToolFilter) -> Self {
-        let mut router = Self::windows_router()
+        let router = Self::windows_router()
             + Self::screenshot_router()
             + Self::status_router()
             + Self::pointer_router()
@@ -73,56 +77,30 @@ impl DeskpilotServer {
             + Self::elements_router()
             + Self::wait_router()
             + Self::shell_router();
-        let known: Vec<String> = router
-            .list_all()
-            .into_iter()
-            .map(|t| t.name.into_owned())
-            .collect();
-        for unknown in filter.unknown_names(&known) {
-            tracing::warn!(tool = unknown, known = ?known, "tool filter names a tool this profile does not have");
-        }
-        let hidden: Vec<String> = known
-            .iter()
-            .filter(|n| !filter.allows(n))
-            .cloned()
-            .collect();
-        for name in &hidden {
-            router.remove_route(name);
-        }
+        let (tool_router, hidden) = filter.apply(router);
         DeskpilotServer {
-            engine,
+            session: Arc::new(Session::new(engine)),
             identity,
-            tool_router: router,
+            tool_router,
             hidden: Arc::new(hidden),
-            shells: Arc::new(deskpilot_shell::Shells::detect()),
         }
     }
 
     /// Names of the tools this server exposes, sorted.
     pub fn tool_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .tool_router
-            .list_all()
-            .into_iter()
-            .map(|t| t.name.into_owned())
-            .collect();
-        names.sort();
-        names
+        kit::filter::names(&self.tool_router)
     }
 
-    pub(crate) fn engine(&self) -> Arc<Engine> {
-        self.engine.clone()
+    pub(crate) fn session(&self) -> Arc<Session> {
+        self.session.clone()
     }
 
-    /// Takes down what the server started: the overlay, and every shell session with what it
-    /// started. Call when the server stops, before its display goes.
-    pub fn shutdown(&self) {
-        self.engine.shutdown();
-        self.shells.shutdown();
+    /// This connection's session.
+    pub fn client_session(&self) -> &Arc<Session> {
+        &self.session
     }
 }
 
-#[tool_handler(router = self.tool_router)]
 impl ServerHandler for DeskpilotServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -135,12 +113,24 @@ impl ServerHandler for DeskpilotServer {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        tracing::info!("client initialized");
-        self.engine
-            .set_approver(Arc::new(approval::ElicitationApprover {
+        tracing::info!(session = self.session.id(), "client initialized");
+        self.session
+            .set_approver(Arc::new(kit::approval::ElicitationApprover {
                 peer: context.peer,
                 runtime: tokio::runtime::Handle::current(),
             }));
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tool_router.list_all()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.tool_router.get(name).cloned()
     }
 
     async fn call_tool(
@@ -148,17 +138,10 @@ impl ServerHandler for DeskpilotServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if self.hidden.iter().any(|h| *h == request.name) {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "tool {} is disabled on this server (--tools / --exclude-tools / DESKPILOT_TOOLS); available: {}",
-                    request.name,
-                    self.tool_names().join(", ")
-                ),
-                None,
-            ));
-        }
+        kit::filter::refuse_hidden(&self.hidden, &request.name, || self.tool_names())?;
+        let name = request.name.to_string();
         let tcc = ToolCallContext::new(self, request, context);
-        self.tool_router.call(tcc).await
+        let answer = self.tool_router.call(tcc).await;
+        kit::args::into_tool_error(answer, self.tool_router.get(&name), &wording::WORDING)
     }
 }

@@ -1,16 +1,16 @@
 //! Keyboard tools: `press_key` (chords) and `type_text` (any Unicode).
 
-use deskpilot_engine::{Error, KeyboardOutcome, MAX_TEXT_CHARS, VerifyTarget};
+use deskpilot_engine::{Check, Error, KeyboardOutcome, MAX_TEXT_CHARS, VerifyTarget};
 use deskpilot_types::Key;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock};
+use crate::kit::Parameters;
+use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::check::{Check, attach};
-use super::{DESKTOP_TIMEOUT, DeskpilotServer};
-use crate::render;
+use super::wording::WORDING;
+use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use crate::kit::report::{self, Body};
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -53,24 +53,16 @@ fn destination(o: &KeyboardOutcome) -> String {
     }
 }
 
-fn keyboard_result(
-    text: String,
-    o: &KeyboardOutcome,
-    mut structured: serde_json::Value,
-) -> CallToolResult {
+/// A keyboard outcome in words, after the tool's own first line.
+fn keyboard_body(text: String, o: &KeyboardOutcome, mut structured: serde_json::Value) -> Body {
     let mut text = text;
     for w in &o.warnings {
         text.push_str("\nWarning: ");
         text.push_str(w);
     }
-    text.push_str("\nEffect: unverifiable (take a screenshot to see what changed).");
-    structured["route"] = json!("input");
-    structured["effect"] = json!("unverifiable");
     structured["window"] = json!(o.active);
     structured["warnings"] = json!(o.warnings);
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(structured);
-    r
+    Body::new(text, structured)
 }
 
 /// Parses key names; "ctrl+s" splits on '+', while "+" alone is the plus key.
@@ -108,32 +100,27 @@ impl DeskpilotServer {
     pub async fn press_key(&self, Parameters(a): Parameters<PressKeyArgs>) -> CallToolResult {
         let keys = match parse_keys(&a.keys) {
             Ok(k) => k,
-            Err(e) => return render::error(&e),
+            Err(e) => return error(&e),
         };
-        let chord = keys.clone();
-        let check = Check::new(a.verify, a.observe);
-        let (result, verdict) = self
-            .checked(
-                "press_key",
-                DESKTOP_TIMEOUT,
-                check,
-                VerifyTarget::Focused,
-                move |engine| engine.press_key(&chord),
-            )
-            .await;
-        let mut r = match result {
-            Ok(o) => {
-                let label = a.keys.join("+");
-                keyboard_result(
-                    format!("Pressed {label} {}.", destination(&o)),
-                    &o,
-                    json!({ "action": "press_key", "keys": a.keys }),
+        let label = a.keys.join("+");
+        let names = a.keys;
+        report::act(
+            self.session(),
+            &WORDING,
+            "press_key",
+            DESKTOP_TIMEOUT,
+            Check::new(a.verify, a.observe),
+            VerifyTarget::Focused,
+            move |s| s.press_key(&keys),
+            |o| {
+                keyboard_body(
+                    format!("Pressed {label} {}.", destination(o)),
+                    o,
+                    json!({ "action": "press_key", "keys": names }),
                 )
-            }
-            Err(e) => render::error(&e),
-        };
-        attach(&mut r, verdict);
-        r
+            },
+        )
+        .await
     }
 
     /// Type text into the focused window as real keyboard input: any Unicode (accents, CJK, emoji), newlines and
@@ -152,26 +139,23 @@ impl DeskpilotServer {
         let text = a.text;
         // Long texts take a while; give them time in proportion (keyboard input is ~0.1 ms a key).
         let timeout = DESKTOP_TIMEOUT.max(std::time::Duration::from_millis(text.len() as u64 / 4));
-        let check = Check::new(a.verify, a.observe);
-        let (result, verdict) = self
-            .checked(
-                "type_text",
-                timeout,
-                check,
-                VerifyTarget::Focused,
-                move |engine| engine.type_text(&text),
-            )
-            .await;
-        let mut r = match result {
-            Ok(o) => keyboard_result(
-                format!("Typed {} characters {}.", o.count, destination(&o)),
-                &o,
-                json!({ "action": "type_text", "characters": o.count, "max_characters": MAX_TEXT_CHARS }),
-            ),
-            Err(e) => render::error(&e),
-        };
-        attach(&mut r, verdict);
-        r
+        report::act(
+            self.session(),
+            &WORDING,
+            "type_text",
+            timeout,
+            Check::new(a.verify, a.observe),
+            VerifyTarget::Focused,
+            move |s| s.type_text(&text),
+            |o| {
+                keyboard_body(
+                    format!("Typed {} characters {}.", o.count, destination(o)),
+                    o,
+                    json!({ "action": "type_text", "characters": o.count, "max_characters": MAX_TEXT_CHARS }),
+                )
+            },
+        )
+        .await
     }
 }
 

@@ -2,14 +2,14 @@
 
 use deskpilot_engine::WindowFilter;
 use deskpilot_types::WindowInfo;
-use rmcp::handler::server::wrapper::Parameters;
+use crate::kit::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{DESKTOP_TIMEOUT, DeskpilotServer};
-use crate::render;
+use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use crate::kit::render;
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -67,7 +67,7 @@ impl DeskpilotServer {
         &self,
         Parameters(args): Parameters<ListWindowsArgs>,
     ) -> CallToolResult {
-        let engine = self.engine();
+        let engine = self.session();
         let filter = WindowFilter {
             text: args.filter.clone(),
         };
@@ -77,7 +77,7 @@ impl DeskpilotServer {
         .await
         {
             Ok(w) => w,
-            Err(e) => return render::error(&e),
+            Err(e) => return error(&e),
         };
         let mut text = match (windows.len(), args.filter.trim().is_empty()) {
             (0, true) => "No windows.".to_string(),

@@ -1,0 +1,268 @@
+//! `Session`: what belongs to one client (one MCP connection) beside the shared [`Engine`].
+//!
+//! A session owns the screenshot registry and the last screenshot, the signatures `compare`
+//! measures against, the element snapshots and their tokens, the approver (who asks *this*
+//! client's human), its shell sessions, and typed slots where later channels keep their own
+//! per-client state (browser targets, context picks). The desktop-wide parts — backend,
+//! guard and kill switch, overlay, configuration — stay in the `Engine`, which every session
+//! of the process shares: one Esc stops every client.
+//!
+//! Ids are unique in the process (the engine hands them out), so an id or token that another
+//! session issued is recognised and refused as such (`FOREIGN_REFERENCE`), never resolved
+//! against this session's own records.
+//!
+//! A `Session` dereferences to its `Engine`, so desktop-wide operations are called on it
+//! directly.
+
+use std::any::{Any, TypeId};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use deskpilot_backend::Desktop;
+use deskpilot_types::WindowId;
+
+use crate::engine::{RefKey, Reference};
+use crate::registry::Registry;
+use crate::safety::Approver;
+use crate::tree::Snapshots;
+use crate::{Engine, EngineConfig};
+
+/// Identifies a session within the process (1, 2, …).
+pub type SessionId = u64;
+
+/// What kind of id an [`Ids`] ledger hands out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IdKind {
+    Screenshot,
+    Snapshot,
+}
+
+/// How many issued ids the engine remembers the owner of, per kind.
+const OWNERS_KEPT: usize = 4096;
+
+/// Process-wide counters for screenshot and snapshot ids, and who got the recent ones.
+#[derive(Debug, Default)]
+pub(crate) struct Ids {
+    state: Mutex<IdState>,
+}
+
+#[derive(Debug, Default)]
+struct IdState {
+    sessions: SessionId,
+    screenshots: u64,
+    snapshots: u64,
+    owners: VecDeque<(IdKind, u64, SessionId)>,
+}
+
+impl Ids {
+    fn lock(&self) -> MutexGuard<'_, IdState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn session(&self) -> SessionId {
+        let mut s = self.lock();
+        s.sessions += 1;
+        s.sessions
+    }
+
+    /// A new id of `kind` for `session`.
+    pub(crate) fn issue(&self, kind: IdKind, session: SessionId) -> u64 {
+        let mut s = self.lock();
+        let id = match kind {
+            IdKind::Screenshot => {
+                s.screenshots += 1;
+                s.screenshots
+            }
+            IdKind::Snapshot => {
+                s.snapshots += 1;
+                s.snapshots
+            }
+        };
+        if s.owners.len() == OWNERS_KEPT * 2 {
+            s.owners.pop_front();
+        }
+        s.owners.push_back((kind, id, session));
+        id
+    }
+
+    /// Whether `id` of `kind` was ever issued.
+    pub(crate) fn issued(&self, kind: IdKind, id: u64) -> bool {
+        let s = self.lock();
+        let last = match kind {
+            IdKind::Screenshot => s.screenshots,
+            IdKind::Snapshot => s.snapshots,
+        };
+        id >= 1 && id <= last
+    }
+
+    /// The session that was issued `id`, when it is recent enough to be remembered.
+    pub(crate) fn owner(&self, kind: IdKind, id: u64) -> Option<SessionId> {
+        self.lock()
+            .owners
+            .iter()
+            .rev()
+            .find(|(k, i, _)| *k == kind && *i == id)
+            .map(|(_, _, s)| *s)
+    }
+}
+
+/// One client's state over the shared engine. Every method blocks.
+pub struct Session {
+    engine: Arc<Engine>,
+    id: SessionId,
+    pub(crate) shots: Mutex<Registry>,
+    pub(crate) snapshots: Mutex<Snapshots>,
+    /// The newest signature of every target this client captured, for `compare`.
+    pub(crate) references: Mutex<HashMap<RefKey, Reference>>,
+    approver: Mutex<Option<Arc<dyn Approver>>>,
+    /// The window of the last window screenshot or snapshot, and which of the two it was.
+    observed: Mutex<Option<(WindowId, &'static str)>>,
+    shells: Arc<deskpilot_shell::Shells>,
+    slots: Mutex<HashMap<TypeId, Box<dyn Any + Send>>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("shells", &self.shells)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::ops::Deref for Session {
+    type Target = Engine;
+
+    fn deref(&self) -> &Engine {
+        &self.engine
+    }
+}
+
+impl Session {
+    /// A new client of `engine`, with shells found on this system.
+    pub fn new(engine: Arc<Engine>) -> Session {
+        Session::with_shells(engine, deskpilot_shell::Shells::detect())
+    }
+
+    /// A new client of `engine` whose shell sessions come from `shells`.
+    pub fn with_shells(engine: Arc<Engine>, shells: deskpilot_shell::Shells) -> Session {
+        let id = engine.ids.session();
+        Session {
+            engine,
+            id,
+            shots: Mutex::new(Registry::default()),
+            snapshots: Mutex::new(Snapshots::default()),
+            references: Mutex::new(HashMap::new()),
+            approver: Mutex::new(None),
+            observed: Mutex::new(None),
+            shells: Arc::new(shells),
+            slots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// An engine of its own over `desktop` with one session: for tests and one-shot tools.
+    pub fn standalone(desktop: Desktop, config: EngineConfig) -> Session {
+        Session::new(Arc::new(Engine::new(desktop, config)))
+    }
+
+    /// This session's number in the process.
+    pub fn id(&self) -> SessionId {
+        self.id
+    }
+
+    /// The shared engine.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// This client's shell sessions.
+    pub fn shells(&self) -> &Arc<deskpilot_shell::Shells> {
+        &self.shells
+    }
+
+    /// Installs who asks this client's human when `requireApproval` is on.
+    pub fn set_approver(&self, approver: Arc<dyn Approver>) {
+        *self.approver.lock().unwrap_or_else(|e| e.into_inner()) = Some(approver);
+    }
+
+    pub(crate) fn approver(&self) -> Option<Arc<dyn Approver>> {
+        self.approver
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Runs `f` on this session's value of type `T` (created with `Default` on first use):
+    /// where a channel above the engine (browser targets, context picks) keeps per-client state.
+    pub fn with_slot<T, R>(&self, f: impl FnOnce(&mut T) -> R) -> R
+    where
+        T: Any + Send + Default,
+    {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = slots
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Box::new(T::default()));
+        let value = slot
+            .downcast_mut::<T>()
+            .expect("slots are keyed by their own type");
+        f(value)
+    }
+
+    /// Remembers `window` as the one this client last looked at (`how`: "screenshot" or
+    /// "snapshot").
+    pub(crate) fn observe_window(&self, window: WindowId, how: &'static str) {
+        *self.observed.lock().unwrap_or_else(|e| e.into_inner()) = Some((window, how));
+    }
+
+    /// The window this client last looked at, when it looked at one.
+    pub(crate) fn observed(&self) -> Option<(WindowId, &'static str)> {
+        *self.observed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether another session of this engine was issued screenshot `id`.
+    pub(crate) fn foreign(&self, kind: IdKind, id: u64) -> bool {
+        self.engine.ids.owner(kind, id).is_some_and(|s| s != self.id)
+    }
+
+    /// Ends what this client started: its shell sessions and what they started.
+    pub fn close(&self) {
+        self.shells.shutdown();
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.shells.shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use deskpilot_backend::FakeDesktop;
+
+    use super::*;
+
+    #[test]
+    fn slots_keep_one_value_per_type() {
+        let s = Session::standalone(FakeDesktop::new(10, 10).desktop(), EngineConfig::default());
+        s.with_slot::<Vec<u32>, _>(|v| v.push(3));
+        s.with_slot::<String, _>(|t| t.push('x'));
+        assert_eq!(s.with_slot::<Vec<u32>, _>(|v| v.clone()), vec![3]);
+        assert_eq!(s.with_slot::<String, _>(|t| t.clone()), "x");
+    }
+
+    #[test]
+    fn ids_are_unique_in_the_process_and_know_their_owner() {
+        let engine = Arc::new(Engine::new(
+            FakeDesktop::new(10, 10).desktop(),
+            EngineConfig::default(),
+        ));
+        let (a, b) = (Session::new(engine.clone()), Session::new(engine.clone()));
+        let ia = engine.ids.issue(IdKind::Screenshot, a.id());
+        let ib = engine.ids.issue(IdKind::Screenshot, b.id());
+        assert_ne!(ia, ib);
+        assert!(b.foreign(IdKind::Screenshot, ia));
+        assert!(!a.foreign(IdKind::Screenshot, ia));
+        assert!(!a.foreign(IdKind::Snapshot, ia), "kinds are counted apart");
+    }
+}

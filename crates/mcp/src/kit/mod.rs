@@ -1,0 +1,33 @@
+//! The kit every profile is built from: blocking calls with deadlines (`render::blocking`),
+//! rendering of engine reports and errors into text + image + `structuredContent`
+//! (`render`, `report`), tool filtering (`filter`), argument parsing that names the field
+//! (`args`), elicitation (`approval`) and progress notifications (`progress`).
+//!
+//! Nothing here knows a tool's name or wording: a profile supplies its [`Wording`] (hints,
+//! the "unverifiable" advice, how an image is described) and its tool routers.
+
+pub(crate) mod approval;
+pub(crate) mod args;
+pub(crate) mod filter;
+pub use filter::ToolFilter;
+pub(crate) mod progress;
+pub(crate) mod render;
+pub(crate) mod report;
+
+pub use args::Parameters;
+
+use deskpilot_engine::Screenshot;
+use deskpilot_types::ErrorCode;
+use rmcp::model::CallToolResult;
+
+/// How a profile words what the kit renders: the text is the profile's, so its hints name its
+/// own tools and parameters.
+pub trait Wording: Send + Sync + 'static {
+    /// One line telling the agent what to do next after an error with `code`.
+    fn hint(&self, code: ErrorCode) -> &'static str;
+    /// What to do when nothing checked an action's effect ("take a screenshot …").
+    fn unverifiable(&self) -> &'static str;
+    /// The text + image + structured result for a screenshot (`kind`: "Screenshot",
+    /// "Observation", …; `what`: what it shows).
+    fn image(&self, kind: &str, shot: &Screenshot, what: &str) -> CallToolResult;
+}

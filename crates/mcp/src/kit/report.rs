@@ -1,0 +1,127 @@
+//! Rendering an engine [`ActionReport`]: the tool's own text and structured content, then
+//! what every mutating action says the same way — `route`, `effect` and its line, the screen
+//! verdict of `verify` / `observe` and the observation image. The effect is the engine's
+//! decision; nothing here reads text to decide it.
+
+use std::time::Duration;
+
+use deskpilot_engine::{
+    ActionReport, Check, Effect, Error, Evidence, Outcome, Session, VerifyTarget,
+};
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Value, json};
+
+use super::{Wording, render};
+
+/// A tool's own rendering of an outcome: its text (without the effect line) and its
+/// structured fields.
+#[derive(Debug)]
+pub(crate) struct Body {
+    pub text: String,
+    pub structured: Value,
+}
+
+impl Body {
+    pub(crate) fn new(text: String, structured: Value) -> Self {
+        Body { text, structured }
+    }
+}
+
+/// Runs a mutating operation through the engine's pipeline on the blocking pool with a
+/// deadline, and renders its report with `body`.
+pub(crate) async fn act<T, F>(
+    session: std::sync::Arc<Session>,
+    wording: &dyn Wording,
+    what: &'static str,
+    timeout: Duration,
+    check: Check,
+    target: VerifyTarget,
+    f: F,
+    body: impl FnOnce(&T) -> Body,
+) -> CallToolResult
+where
+    T: Outcome + Send + 'static,
+    F: FnOnce(&Session) -> Result<T, Error> + Send + 'static,
+{
+    let run = render::blocking(timeout, what, move || session.act(check, target, f)).await;
+    match run {
+        Ok(report) => {
+            let b = body(&report.outcome);
+            render(report, b, wording)
+        }
+        Err(e) => render::error(&e, wording),
+    }
+}
+
+/// The result of a mutating action that succeeded.
+pub(crate) fn render<T>(report: ActionReport<T>, body: Body, wording: &dyn Wording) -> CallToolResult {
+    let Body {
+        mut text,
+        mut structured,
+    } = body;
+    if !structured.is_object() {
+        structured = json!({});
+    }
+    structured["route"] = json!(report.route.as_str());
+    structured["effect"] = json!(report.effect.as_str());
+    text.push('\n');
+    text.push_str(&effect_line(report.effect, report.evidence, wording));
+    let mut images = Vec::new();
+    if let Some(v) = report.verdict {
+        let pct = v.ratio * 100.0;
+        let waited = v.waited.as_millis();
+        text.push('\n');
+        text.push_str(&if v.changed {
+            format!(
+                "Screen verdict: changed — {pct:.1} % of sampled pixels of the {} differ from just before the action (seen {waited} ms after it).",
+                v.what
+            )
+        } else {
+            format!(
+                "Screen verdict: NO visible change in the {} ({pct:.1} % of sampled pixels differ; watched for {waited} ms). The action probably did nothing — look again before repeating it.",
+                v.what
+            )
+        });
+        structured["verify"] = json!({
+            "changed": v.changed,
+            "ratio": v.ratio,
+            "waited_ms": waited,
+            "target": v.what,
+        });
+        if let Some(shot) = &v.screenshot {
+            let image = wording.image("Observation", shot, &v.what);
+            structured["observation"] = image.structured_content.unwrap_or_default();
+            images.extend(image.content);
+        }
+    }
+    if let Some(e) = report.verdict_error {
+        structured["verify"] =
+            json!({ "error": { "code": e.code().as_str(), "message": e.to_string() } });
+        text.push_str(&format!("\nScreen verdict unavailable: {e}"));
+    }
+    let mut content = vec![ContentBlock::text(text)];
+    content.extend(images);
+    let mut result = CallToolResult::success(content);
+    result.structured_content = Some(structured);
+    result
+}
+
+/// "Effect: …" as the profile words it.
+fn effect_line(effect: Effect, evidence: Evidence, wording: &dyn Wording) -> String {
+    match (effect, evidence) {
+        (Effect::Confirmed, Evidence::Screen) => {
+            "Effect: confirmed (the screen changed).".to_string()
+        }
+        (Effect::SuspectedNoop, Evidence::Screen) => {
+            "Effect: suspected_noop (the screen did not change).".to_string()
+        }
+        (Effect::Confirmed, Evidence::Outcome(by)) => format!("Effect: confirmed by {by}."),
+        (Effect::SuspectedNoop, Evidence::Outcome(by)) => format!(
+            "Effect: suspected_noop — nothing changed that {by} show; look again before repeating it."
+        ),
+        (effect, _) if effect == Effect::Unverifiable => {
+            format!("Effect: unverifiable ({}).", wording.unverifiable())
+        }
+        (effect, _) => format!("Effect: {}.", effect.as_str()),
+    }
+}

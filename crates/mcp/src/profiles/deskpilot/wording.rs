@@ -1,0 +1,205 @@
+//! How the `deskpilot` profile words what the kit renders: hints that name this profile's
+//! tools and parameters, the advice for an unverified effect, and the screenshot text.
+
+use base64::Engine as _;
+use deskpilot_engine::Screenshot;
+use deskpilot_engine::pipeline::ImageFormat;
+use deskpilot_types::ErrorCode;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::json;
+
+use crate::kit::Wording;
+
+/// The `deskpilot` profile's wording.
+#[derive(Debug)]
+pub(crate) struct Deskpilot;
+
+pub(crate) static WORDING: Deskpilot = Deskpilot;
+
+/// An engine error as this profile renders it.
+pub(crate) fn error(e: &deskpilot_engine::Error) -> CallToolResult {
+    crate::kit::render::error(e, &WORDING)
+}
+
+impl Wording for Deskpilot {
+    fn hint(&self, code: ErrorCode) -> &'static str {
+        match code {
+            ErrorCode::InvalidArgument => "Fix the argument named in the message and call again.",
+            ErrorCode::WindowNotFound => {
+                "The window is gone or the id is wrong: call list_windows and use an id from its answer."
+            }
+            ErrorCode::WindowMinimized => {
+                "Restore the window first (window action restore), or screenshot the screen instead."
+            }
+            ErrorCode::WindowNotVisible => {
+                "The window is not shown on screen; focus or restore it, or screenshot the screen instead."
+            }
+            ErrorCode::RegionOutsideScreen => {
+                "Pick a region inside a monitor: status lists the monitors and their bounds."
+            }
+            ErrorCode::UnknownScreenshot => {
+                "That screenshot_id is unknown or too old: take a new screenshot and use its id."
+            }
+            ErrorCode::NoDisplay => {
+                "Start deskpilot inside a desktop session (DISPLAY set), or use `deskpilot serve --virtual-display`; `deskpilot doctor` says what is missing."
+            }
+            ErrorCode::CaptureFailed => {
+                "Retry once; if it fails again run `deskpilot doctor` and report its output."
+            }
+            ErrorCode::PlatformError => "Retry once; if it persists run `deskpilot doctor`.",
+            ErrorCode::NoReferenceScreenshot => {
+                "Take a screenshot first and read x/y off it, or pass coordinates \"physical\" with real screen pixels."
+            }
+            ErrorCode::TargetWindowGone => {
+                "Nothing was performed. Take a fresh screenshot and act on what is actually there."
+            }
+            ErrorCode::TargetWindowChanged => {
+                "Nothing was performed. Take a fresh screenshot; the old coordinates are meaningless."
+            }
+            ErrorCode::TargetWindowMoved => {
+                "Nothing was performed. Take a fresh screenshot, then act."
+            }
+            ErrorCode::ClickWrongWindow => {
+                "Nothing was performed. Bring the target window to the front (window focus), take a fresh screenshot, then act."
+            }
+            ErrorCode::OutsideTargetWindow => {
+                "Nothing was performed. Pick a point inside the window, or take a screenshot of the screen to act elsewhere."
+            }
+            ErrorCode::PointOffScreen => {
+                "Nothing was performed. Use a point inside a monitor; status lists their bounds."
+            }
+            ErrorCode::PointerNotLanded => {
+                "Something moved or grabbed the pointer; take a fresh screenshot and retry once."
+            }
+            ErrorCode::ToolDisabled => {
+                "This server was started without that tool (--tools / --exclude-tools); use another tool or ask the user to enable it."
+            }
+            ErrorCode::AmbiguousWindow => {
+                "Pass the exact window_id from list_windows (the candidates are listed in the message)."
+            }
+            ErrorCode::FocusRefused => {
+                "The window manager kept another window in front; restore the window (window action restore), or click inside it, then take a fresh screenshot."
+            }
+            ErrorCode::WindowOpFailed => {
+                "The window manager did not apply it; take a screenshot to see the window's real state, then retry once or use another action."
+            }
+            ErrorCode::LaunchFailed => {
+                "Check the command name or give its full path; arguments go in args, one per entry, without shell quoting."
+            }
+            ErrorCode::ClipboardUnavailable => {
+                "Retry once; if the clipboard owner does not answer, set the text again with clipboard_write or type it with type_text."
+            }
+            ErrorCode::StaleElement => {
+                "The window's structure changed since that snapshot (the message says how): take get_window_state again and use its new tokens."
+            }
+            ErrorCode::ElementNotFound => {
+                "Use an index or token listed in the latest get_window_state (or find_elements) answer."
+            }
+            ErrorCode::ForeignReference => {
+                "Take your own screenshot (or get_window_state) on this connection and use its screenshot_id or tokens."
+            }
+            ErrorCode::ActionUnsupported => {
+                "Use perform_action with one of the actions the message lists, set_value only on editable elements, or click / type_text instead."
+            }
+            ErrorCode::AccessibilityUnavailable => {
+                "Work from the screenshot (click by coordinates) instead; `deskpilot doctor` checks the accessibility bus."
+            }
+            ErrorCode::BlockedTarget => {
+                "This is the deployment's decision, not a bug. Stop and tell the human; do not try to reach the same target another way."
+            }
+            ErrorCode::ActionDisabled => {
+                "Nothing was performed: the deployment does not allow this action. Tell the human, or reach the goal without it."
+            }
+            ErrorCode::WaitTimeout => {
+                "The message says what kept changing or what exists instead: wait again with a longer timeout_ms, or take a screenshot and act on what is there."
+            }
+            ErrorCode::StoppedByHuman => {
+                "Stop, report what you were doing and what is on screen, and wait. Call resume only when the human explicitly says to continue."
+            }
+            ErrorCode::ResumeTooSoon => {
+                "Ask the human first, then retry: the delay exists so the agent cannot immediately undo a human stop."
+            }
+            ErrorCode::ApprovalUnavailable | ErrorCode::ApprovalDenied => {
+                "Nothing was performed. Ask the human to approve, or operate differently."
+            }
+            ErrorCode::ShellUnavailable => {
+                "Shell tools cannot work on this machine: install bash (or PowerShell on Windows), or do the step another way."
+            }
+            ErrorCode::CommandTimeout => {
+                "The command was killed and the session restored (see what was lost); rerun it with a longer timeout_ms, or make it non-interactive."
+            }
+            ErrorCode::CommandFailed => {
+                "Read the diagnosis: it says why and whether retrying helps; fix the command or the path first."
+            }
+            ErrorCode::VerificationFailed => {
+                "The command ran but its effect is not there: read each failed check and the diagnosis, then change the command rather than repeating it."
+            }
+            ErrorCode::Internal => {
+                "This is a deskpilot bug: retry once, then report it with the message."
+            }
+            _ => "Read the message; retry once, then report it.",
+        }
+    }
+
+    fn unverifiable(&self) -> &'static str {
+        "pass verify: true, or take a screenshot, to see what changed"
+    }
+
+    fn image(&self, kind: &str, shot: &Screenshot, what: &str) -> CallToolResult {
+        image_result(kind, shot, what)
+    }
+}
+
+/// The text + image + structured result every image-returning tool shares.
+pub(crate) fn image_result(kind: &str, shot: &Screenshot, what: &str) -> CallToolResult {
+    let v = &shot.view;
+    let format = match shot.image.format {
+        ImageFormat::Jpeg { .. } => "jpeg",
+        ImageFormat::Png => "png",
+    };
+    let mut text = format!(
+        "{kind} {id}: {w}x{h} {fmt} ({kb} KB) of {what} at {cap}, scale {scale:.4}.\n\
+         Coordinates: x/y read off this image map to physical = ({cx}, {cy}) + image / {scale:.4}; \
+         pass screenshot_id {id} with them.",
+        kind = kind,
+        id = shot.id,
+        w = v.width,
+        h = v.height,
+        fmt = format.to_uppercase(),
+        kb = shot.image.bytes.len().div_ceil(1024),
+        cap = v.capture,
+        scale = v.scale,
+        cx = v.capture.x,
+        cy = v.capture.y,
+    );
+    if shot.masked_regions > 0 {
+        text.push_str(&format!(
+            "\n{} privacy-masked regions are blacked out.",
+            shot.masked_regions
+        ));
+    }
+    for note in &shot.notes {
+        text.push_str("\nNote: ");
+        text.push_str(note);
+    }
+    let data = base64::engine::general_purpose::STANDARD.encode(&shot.image.bytes);
+    let mut result = CallToolResult::success(vec![
+        ContentBlock::text(text),
+        ContentBlock::image(data, shot.image.format.mime_type()),
+    ]);
+    result.structured_content = Some(json!({
+        "screenshot_id": shot.id,
+        "view": v,
+        "format": format,
+        "bytes": shot.image.bytes.len(),
+        "window": shot.window,
+        "masked_regions": shot.masked_regions,
+        "notes": shot.notes,
+        "timings_ms": {
+            "capture": shot.capture_time.as_secs_f64() * 1e3,
+            "resize": shot.image.resize_time.as_secs_f64() * 1e3,
+            "encode": shot.image.encode_time.as_secs_f64() * 1e3,
+        },
+    }));
+    result
+}

@@ -1,0 +1,86 @@
+//! The table of profiles: one tool surface each over the same engine. `serve --profile NAME`
+//! looks the name up here; adding a profile is adding a module and a row.
+
+pub(crate) mod deskpilot;
+
+use std::sync::Arc;
+
+use deskpilot_engine::Engine;
+use rmcp::RoleServer;
+use rmcp::service::{DynService, ServiceExt};
+
+use crate::{ServerIdentity, ToolFilter};
+
+/// A server for one connection, ready to be served over a transport.
+pub struct Surface {
+    /// The profile's name.
+    pub profile: &'static str,
+    /// The tools it exposes after filtering, sorted.
+    pub tools: Vec<String>,
+    /// The server.
+    pub service: Box<dyn DynService<RoleServer>>,
+}
+
+impl std::fmt::Debug for Surface {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Surface")
+            .field("profile", &self.profile)
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One row of the table.
+#[derive(Debug)]
+pub struct Profile {
+    pub name: &'static str,
+    /// One line for `--help` and error messages.
+    pub summary: &'static str,
+    /// Builds a server for one new client of `engine`.
+    pub build: fn(Arc<Engine>, ServerIdentity, &ToolFilter) -> Surface,
+}
+
+/// Every profile this build has.
+pub static PROFILES: &[Profile] = &[Profile {
+    name: "deskpilot",
+    summary: "Codex-style granular tools (the default)",
+    build: |engine, identity, filter| {
+        let server = deskpilot::DeskpilotServer::new(engine, identity, filter);
+        Surface {
+            profile: "deskpilot",
+            tools: server.tool_names(),
+            service: server.into_dyn(),
+        }
+    },
+}];
+
+/// The profile called `name`, or an error listing those that exist.
+pub fn profile(name: &str) -> Result<&'static Profile, UnknownProfile> {
+    PROFILES
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| UnknownProfile {
+            name: name.to_string(),
+        })
+}
+
+/// `--profile` named no profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownProfile {
+    pub name: String,
+}
+
+impl std::fmt::Display for UnknownProfile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no profile \"{}\"; profiles: ", self.name)?;
+        for (i, p) in PROFILES.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{} ({})", p.name, p.summary)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for UnknownProfile {}
