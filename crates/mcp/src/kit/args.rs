@@ -55,6 +55,8 @@ fn describe(path: &str, serde: &str) -> String {
     let field = |name: &str| {
         if path == "." || path.is_empty() {
             name.to_string()
+        } else if path == name || path.ends_with(&format!(".{name}")) {
+            name.to_string()
         } else {
             format!("{path}.{name}")
         }
