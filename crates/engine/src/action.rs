@@ -270,9 +270,14 @@ mod tests {
         fake.add_window(FakeWindow::new("Editor", Rect::new(0, 0, 100, 100)));
         let s = session(&fake, SafetyConfig::default());
         let plain = s
-            .act(Check::default(), VerifyTarget::Screen, |_| Ok(Sent(Route::Input)))
+            .act(Check::default(), VerifyTarget::Screen, |_| {
+                Ok(Sent(Route::Input))
+            })
             .unwrap();
-        assert_eq!((plain.effect, plain.evidence), (Effect::Unverifiable, Evidence::None));
+        assert_eq!(
+            (plain.effect, plain.evidence),
+            (Effect::Unverifiable, Evidence::None)
+        );
         assert!(plain.verdict.is_none());
 
         let still = s
@@ -280,7 +285,10 @@ mod tests {
                 Ok(Sent(Route::Input))
             })
             .unwrap();
-        assert_eq!((still.effect, still.evidence), (Effect::SuspectedNoop, Evidence::Screen));
+        assert_eq!(
+            (still.effect, still.evidence),
+            (Effect::SuspectedNoop, Evidence::Screen)
+        );
 
         let painted = s
             .act(Check::new(false, true), VerifyTarget::Screen, |_| {
@@ -289,7 +297,10 @@ mod tests {
             })
             .unwrap();
         assert_eq!(painted.effect, Effect::Confirmed);
-        assert!(painted.verdict.as_ref().unwrap().screenshot.is_some(), "observe adds an image");
+        assert!(
+            painted.verdict.as_ref().unwrap().screenshot.is_some(),
+            "observe adds an image"
+        );
 
         // The outcome's own evidence wins over the screen.
         let own = s
@@ -357,7 +368,10 @@ mod tests {
             })
             .unwrap_err();
         assert_eq!(err.code(), ErrorCode::NoReferenceScreenshot);
-        assert!(fake.pointer_events().is_empty(), "nothing reached the desktop");
+        assert!(
+            fake.pointer_events().is_empty(),
+            "nothing reached the desktop"
+        );
     }
 
     #[test]
@@ -413,7 +427,11 @@ mod tests {
             Error::DryRun { .. }
         ));
         assert_eq!(asked.0.lock().unwrap().len(), 1, "asked, then dry run");
-        assert_eq!(fake.pointer_events().len(), sent, "nothing sent since the Esc");
+        assert_eq!(
+            fake.pointer_events().len(),
+            sent,
+            "nothing sent since the Esc"
+        );
         // With everything passed, the click lands and the report says how.
         let s = session(&fake, SafetyConfig::default());
         s.screenshot(&ScreenshotRequest {

@@ -16,7 +16,7 @@ use deskpilot_types::{Point, Role, WindowInfo};
 use crate::action::{Effect, Outcome, Route};
 use crate::pointer::Receipt;
 use crate::tree::Element;
-use crate::{Session, Error, HitTestMode, Mutation};
+use crate::{Error, HitTestMode, Mutation, Session};
 
 /// Action names that mean "click", best first.
 const CLICK_ACTIONS: &[&str] = &[
@@ -486,7 +486,9 @@ impl Session {
         let deadline = Instant::now() + EFFECT_WAIT;
         let (effect, notes) = loop {
             match accessibility.states(&element.handle) {
-                Ok(s) if op.done(&before, &s) => break (Some((Effect::Confirmed, STATES)), Vec::new()),
+                Ok(s) if op.done(&before, &s) => {
+                    break (Some((Effect::Confirmed, STATES)), Vec::new());
+                }
                 Ok(_) if Instant::now() >= deadline => {
                     break (
                         Some((Effect::SuspectedNoop, STATES)),
@@ -581,9 +583,15 @@ mod tests {
         let token = |i: usize| s.elements[i].token.clone();
 
         let o = e.element_op(&token(1), ElementOp::Toggle).unwrap();
-        assert_eq!((o.detail.as_str(), o.effect.map(|e| e.0)), ("click", Some(Effect::Confirmed)));
+        assert_eq!(
+            (o.detail.as_str(), o.effect.map(|e| e.0)),
+            ("click", Some(Effect::Confirmed))
+        );
         let o = e.element_op(&token(2), ElementOp::Expand).unwrap();
-        assert_eq!((o.detail.as_str(), o.effect.map(|e| e.0)), ("press", Some(Effect::Confirmed)));
+        assert_eq!(
+            (o.detail.as_str(), o.effect.map(|e| e.0)),
+            ("press", Some(Effect::Confirmed))
+        );
         let o = e.element_op(&token(2), ElementOp::Expand).unwrap();
         assert!(o.detail.contains("already expanded"), "{}", o.detail);
         let o = e.element_op(&token(2), ElementOp::Collapse).unwrap();

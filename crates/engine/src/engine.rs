@@ -7,13 +7,13 @@ use deskpilot_backend::{BackendInfo, Desktop, Frame, WindowCapture};
 use deskpilot_types::{Monitor, Rect, WindowId, WindowInfo};
 
 use crate::Error;
+use crate::Session;
 use crate::coords::{ImageBudget, ViewGeometry};
 use crate::decorate::{Decorations, Pin};
 use crate::pipeline::{self, EncodedImage, ImageFormat};
 use crate::registry::{ScreenshotId, ScreenshotRecord};
-use crate::session::IdKind;
-use crate::Session;
 use crate::safety::{GuardStatus, SafetyConfig};
+use crate::session::IdKind;
 
 /// Smallest and largest `max_width` a caller may ask for.
 pub const MAX_WIDTH_RANGE: (u32, u32) = (64, 8192);
@@ -229,7 +229,6 @@ impl Engine {
             .find(|w| w.id == id)
             .ok_or(Error::WindowNotFound(id))
     }
-
 }
 
 impl Session {

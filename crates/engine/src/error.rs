@@ -206,7 +206,6 @@ impl Error {
     pub(crate) fn clipboard(e: deskpilot_backend::Error) -> Error {
         Error::Clipboard(e)
     }
-
 }
 
 impl Error {

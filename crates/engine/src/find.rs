@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::coords::ViewGeometry;
 use crate::decorate::Pin;
 use crate::tree::{Element, Snapshot, TreeRequest};
-use crate::{CaptureTarget, Session, Error, ScreenshotRequest};
+use crate::{CaptureTarget, Error, ScreenshotRequest, Session};
 
 /// What to look for.
 #[derive(Debug, Clone, PartialEq)]

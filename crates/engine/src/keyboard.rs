@@ -9,7 +9,7 @@ use deskpilot_types::{Key, WindowInfo};
 
 use crate::pointer::recheck_pin;
 use crate::safety::{on, quoted};
-use crate::{Session, Error, Mutation};
+use crate::{Error, Mutation, Session};
 
 /// Longest text one `type_text` call accepts.
 pub const MAX_TEXT_CHARS: usize = 20_000;

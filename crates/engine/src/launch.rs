@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use deskpilot_types::WindowInfo;
 
-use crate::{Session, Error, Mutation};
+use crate::{Error, Mutation, Session};
 
 /// Longest a launch may wait for a window.
 pub const MAX_LAUNCH_WAIT: Duration = Duration::from_secs(60);

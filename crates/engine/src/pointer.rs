@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::action::{Outcome, Route};
 use crate::registry::ScreenshotRecord;
 use crate::safety::on;
-use crate::{Session, Error, Mutation};
+use crate::{Error, Mutation, Session};
 
 /// How long one move may take to show up in the pointer position.
 const LANDING_WAIT: std::time::Duration = std::time::Duration::from_millis(150);
@@ -103,21 +103,15 @@ pub(crate) struct Checked {
 
 impl Session {
     fn reference(&self, space: CoordinateSpace) -> Result<Option<ScreenshotRecord>, Error> {
-        let shots = self.shots.lock().unwrap_or_else(|e| e.into_inner());
         match space {
             CoordinateSpace::Physical => Ok(None),
             CoordinateSpace::Image {
                 screenshot_id: Some(id),
-            } => shots
-                .get(id)
-                .cloned()
-                .map(Some)
-                .ok_or(Error::UnknownScreenshot(id)),
+            } => self.screenshot_record(id).map(Some),
             CoordinateSpace::Image {
                 screenshot_id: None,
-            } => shots
-                .last()
-                .cloned()
+            } => self
+                .last_screenshot()
                 .map(Some)
                 .ok_or(Error::NoReferenceScreenshot),
         }

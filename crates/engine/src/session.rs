@@ -221,7 +221,10 @@ impl Session {
 
     /// Whether another session of this engine was issued screenshot `id`.
     pub(crate) fn foreign(&self, kind: IdKind, id: u64) -> bool {
-        self.engine.ids.owner(kind, id).is_some_and(|s| s != self.id)
+        self.engine
+            .ids
+            .owner(kind, id)
+            .is_some_and(|s| s != self.id)
     }
 
     /// Ends what this client started: its shell sessions and what they started.

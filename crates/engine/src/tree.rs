@@ -17,8 +17,8 @@ use deskpilot_backend::{ElementHandle, ElementStates, TreeLimits};
 use deskpilot_types::{Rect, Role, WindowId, WindowInfo};
 use serde::Serialize;
 
-use crate::window::WindowRef;
 use crate::session::IdKind;
+use crate::window::WindowRef;
 use crate::{CaptureTarget, Error, Screenshot, ScreenshotRequest, Session};
 
 /// Snapshots remembered (across all windows), so a stale token is told apart from a made-up one.
@@ -140,8 +140,14 @@ fn structure_change(old: &[Element], new: &[Element]) -> String {
         old.iter().map(|e| &e.handle).collect();
     let new_handles: std::collections::HashSet<&ElementHandle> =
         new.iter().map(|e| &e.handle).collect();
-    let added = new.iter().filter(|e| !old_handles.contains(&e.handle)).count();
-    let removed = old.iter().filter(|e| !new_handles.contains(&e.handle)).count();
+    let added = new
+        .iter()
+        .filter(|e| !old_handles.contains(&e.handle))
+        .count();
+    let removed = old
+        .iter()
+        .filter(|e| !new_handles.contains(&e.handle))
+        .count();
     let mut parts = Vec::new();
     if added > 0 {
         parts.push(format!("{added} elements appeared"));
@@ -170,7 +176,11 @@ impl Snapshots {
         mut elements: Vec<Element>,
         issue: impl FnOnce() -> u64,
     ) -> (u64, Vec<Element>, bool) {
-        let previous = self.kept.iter_mut().rev().find(|k| k.window.id == window.id);
+        let previous = self
+            .kept
+            .iter_mut()
+            .rev()
+            .find(|k| k.window.id == window.id);
         if let Some(k) = previous {
             if same_structure(&k.elements, &elements) {
                 for (e, old) in elements.iter_mut().zip(&k.elements) {
@@ -661,10 +671,7 @@ mod tests {
         assert_ne!(second.id, first.id);
         let stale = e.element(&first.elements[2].token).unwrap_err();
         assert_eq!(stale.code(), ErrorCode::StaleElement);
-        assert!(
-            stale.to_string().contains("1 elements appeared"),
-            "{stale}"
-        );
+        assert!(stale.to_string().contains("1 elements appeared"), "{stale}");
         assert!(e.element(&second.elements[2].token).is_ok());
         assert_eq!(
             e.element(&format!("s{}:99", second.id)).unwrap_err().code(),

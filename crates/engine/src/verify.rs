@@ -20,7 +20,7 @@ use deskpilot_backend::Frame;
 use deskpilot_types::{Rect, WindowId};
 
 use crate::engine::{CaptureTarget, Screenshot, ScreenshotRequest};
-use crate::{Session, Error, pipeline};
+use crate::{Error, Session, pipeline};
 
 /// Side of a signature cell, in physical pixels.
 const CELL: u32 = 16;

@@ -17,7 +17,7 @@ use deskpilot_types::Rect;
 
 use crate::tree::TreeRequest;
 use crate::verify::{Signature, difference};
-use crate::{Session, Error, WindowRef};
+use crate::{Error, Session, WindowRef};
 
 /// Longest `timeout` a wait accepts.
 pub const MAX_WAIT: Duration = Duration::from_secs(60);

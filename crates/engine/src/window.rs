@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use deskpilot_backend::WindowOp;
 use deskpilot_types::{Rect, WindowId, WindowInfo};
 
-use crate::{Session, Error, Mutation};
+use crate::{Error, Mutation, Session};
 
 /// How long an operation may take to show in the window list.
 const OP_WAIT: Duration = Duration::from_millis(2000);

@@ -13,7 +13,7 @@ mod kit;
 mod profiles;
 
 pub use kit::{Parameters, ToolFilter, Wording};
-pub use profiles::deskpilot::DeskpilotServer;
+pub use profiles::deskpilot::{DeskpilotServer, tools_list as deskpilot_tools_list};
 pub use profiles::{PROFILES, Profile, Surface, UnknownProfile, profile};
 
 /// Who the server says it is in the `initialize` handshake.

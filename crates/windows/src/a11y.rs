@@ -106,10 +106,7 @@ impl Session {
             .and_then(|(_, n)| n.parse::<u64>().ok())
             .and_then(|n| self.nodes.get(&n))
             .ok_or_else(|| Error::ElementGone {
-                reason: format!(
-                    "element {} is from an older read of its window",
-                    handle.0
-                ),
+                reason: format!("element {} is from an older read of its window", handle.0),
             })
     }
 }

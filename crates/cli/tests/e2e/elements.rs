@@ -309,8 +309,13 @@ async fn fixture_tree_matches_its_snapshot_and_elements_act() {
             json!({ "element": check["token"], "action": "fly" }),
         )
         .await;
-    assert_eq!(error_code(&r), "INVALID_ARGUMENT");
-    assert!(text(&r).contains("[Click]"), "{}", text(&r));
+    // An action the element does not offer: its own code, naming the role and what it offers.
+    assert_eq!(error_code(&r), "ACTION_UNSUPPORTED", "{}", text(&r));
+    assert!(
+        text(&r).contains("CheckBox") && text(&r).contains("[Click]"),
+        "{}",
+        text(&r)
+    );
     ok(&server
         .call(
             "perform_action",
@@ -439,7 +444,7 @@ async fn named_operations_toggle_expand_collapse_and_select() {
     // A plain button cannot be expanded: a typed error naming its real actions.
     let apply = element(&s, "Button", "Apply")["token"].clone();
     let r = op(apply, "expand").await;
-    assert_eq!(error_code(&r), "INVALID_ARGUMENT");
+    assert_eq!(error_code(&r), "ACTION_UNSUPPORTED", "{}", text(&r));
     assert!(text(&r).contains("not expandable") && text(&r).contains("[Click]"));
     server.finish().await;
 }

@@ -69,12 +69,20 @@ fn describe(path: &str, serde: &str) -> String {
     let serde = serde.split(" at line ").next().unwrap_or(serde);
     if let Some(rest) = serde.strip_prefix("invalid type: ") {
         if let Some((got, expected)) = rest.split_once(", expected ") {
-            return format!("{here}: expected {}, got {}", expected_words(expected), got_words(got));
+            return format!(
+                "{here}: expected {}, got {}",
+                expected_words(expected),
+                got_words(got)
+            );
         }
     }
     if let Some(rest) = serde.strip_prefix("invalid value: ") {
         if let Some((got, expected)) = rest.split_once(", expected ") {
-            return format!("{here}: expected {}, got {}", expected_words(expected), got_words(got));
+            return format!(
+                "{here}: expected {}, got {}",
+                expected_words(expected),
+                got_words(got)
+            );
         }
     }
     if let Some(rest) = serde.strip_prefix("missing field `") {

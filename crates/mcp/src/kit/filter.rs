@@ -49,7 +49,10 @@ impl ToolFilter {
 impl ToolFilter {
     /// Removes the tools this filter hides from `router`; returns it and the hidden names.
     /// Names the filter gives that the router does not have are logged.
-    pub(crate) fn apply<S: Send + Sync + 'static>(&self, mut router: ToolRouter<S>) -> (ToolRouter<S>, Vec<String>) {
+    pub(crate) fn apply<S: Send + Sync + 'static>(
+        &self,
+        mut router: ToolRouter<S>,
+    ) -> (ToolRouter<S>, Vec<String>) {
         let known = names(&router);
         for unknown in self.unknown_names(&known) {
             tracing::warn!(tool = unknown, known = ?known, "tool filter names a tool this profile does not have");

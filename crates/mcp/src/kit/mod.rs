@@ -13,6 +13,7 @@ pub use filter::ToolFilter;
 pub(crate) mod progress;
 pub(crate) mod render;
 pub(crate) mod report;
+pub(crate) mod schema;
 
 pub use args::Parameters;
 

@@ -39,4 +39,3 @@ pub(crate) async fn with_progress<T>(
         }
     }
 }
-

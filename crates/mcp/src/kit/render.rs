@@ -17,16 +17,16 @@ pub(crate) fn error(e: &Error, wording: &dyn Wording) -> CallToolResult {
         let mut result = CallToolResult::success(vec![ContentBlock::text(format!(
             "[dry run] Would {would}. Nothing was sent to the desktop (dryRun is on)."
         ))]);
-        result.structured_content = Some(
-            json!({ "dry_run": true, "would": would, "effect": Effect::Refused.as_str() }),
-        );
+        result.structured_content =
+            Some(json!({ "dry_run": true, "would": would, "effect": Effect::Refused.as_str() }));
         return result;
     }
     let code = e.code();
     let hint = wording.hint(code);
     let text = format!("{code}: {e}\nHint: {hint}");
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-    let mut content = json!({ "error": { "code": code.as_str(), "message": e.to_string(), "hint": hint } });
+    let mut content =
+        json!({ "error": { "code": code.as_str(), "message": e.to_string(), "hint": hint } });
     if let Some(effect) = refused_effect(e) {
         content["effect"] = json!(effect.as_str());
     }

@@ -54,7 +54,11 @@ where
 }
 
 /// The result of a mutating action that succeeded.
-pub(crate) fn render<T>(report: ActionReport<T>, body: Body, wording: &dyn Wording) -> CallToolResult {
+pub(crate) fn render<T>(
+    report: ActionReport<T>,
+    body: Body,
+    wording: &dyn Wording,
+) -> CallToolResult {
     let Body {
         mut text,
         mut structured,

@@ -84,3 +84,61 @@ impl std::fmt::Display for UnknownProfile {
 }
 
 impl std::error::Error for UnknownProfile {}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use deskpilot_backend::FakeDesktop;
+    use deskpilot_engine::{Engine, EngineConfig};
+
+    use super::*;
+
+    fn identity() -> ServerIdentity {
+        ServerIdentity {
+            name: "deskpilot".into(),
+            version: "test".into(),
+        }
+    }
+
+    /// Each profile's `tools/list` (names, input schemas, annotations) as checked in under
+    /// `profiles/<name>/tools.json`; a contract change shows as a diff. `DESKPILOT_BLESS=1`
+    /// rewrites the files.
+    #[test]
+    fn tools_list_matches_the_checked_in_snapshot() {
+        for p in PROFILES {
+            let engine = Arc::new(Engine::new(
+                FakeDesktop::new(10, 10).desktop(),
+                EngineConfig::default(),
+            ));
+            let tools = (p.build)(engine, identity(), &ToolFilter::default()).tools;
+            assert!(!tools.is_empty(), "{}", p.name);
+            let listed = match p.name {
+                "deskpilot" => deskpilot::tools_list(),
+                other => panic!("profile {other} has no snapshot test"),
+            };
+            let json = serde_json::to_string_pretty(&listed).unwrap() + "\n";
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("src/profiles")
+                .join(p.name)
+                .join("tools.json");
+            if std::env::var_os("DESKPILOT_BLESS").is_some() {
+                std::fs::write(&path, &json).unwrap();
+            }
+            let want = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                want == json,
+                "{} tools/list differs from {} (run with DESKPILOT_BLESS=1 and review the diff)",
+                p.name,
+                path.display()
+            );
+        }
+    }
+
+    #[test]
+    fn an_unknown_profile_lists_the_ones_that_exist() {
+        let err = profile("dhs").unwrap_err().to_string();
+        assert!(err.contains("no profile \"dhs\""), "{err}");
+        assert!(err.contains("deskpilot"), "{err}");
+    }
+}

@@ -1,13 +1,13 @@
 //! Element tools: `find_elements`, `set_value`, `perform_action`, `get_element_text`, and the
 //! element route of `click`.
 
+use crate::kit::Parameters;
 use deskpilot_backend::Button;
 use deskpilot_engine::{
     Check, ElementOp, ElementOutcome, Error, FindRequest, HitTestMode, TreeRequest, VerifyTarget,
     WindowRef,
 };
 use deskpilot_types::WindowId;
-use crate::kit::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
@@ -22,16 +22,16 @@ use crate::kit::report::{self, Body};
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindArgs {
-    /// The window (an id from list_windows).
+    /// The window (id from list_windows); default: the last screenshot's or snapshot's window, else the active one.
     #[serde(default)]
     pub window_id: u64,
-    /// Or: case-insensitive substring of the title or process name; must match one window.
+    /// Or a title / process substring naming one window.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
-    /// What to look for, in words: "the save button", "保存", "search box". Kind words prefer that role.
+    /// What to look for; kind words (button, box…) prefer that role.
     #[serde(default)]
     pub description: String,
-    /// Instead of ranking: every element whose name, value or description contains this (case-insensitive).
+    /// Instead of ranking: every element whose name, value or description contains this.
     #[serde(default, alias = "nameContains")]
     pub name_contains: String,
     /// Only elements of this role ("Button", "Edit", "MenuItem", …).
@@ -43,7 +43,7 @@ pub struct FindArgs {
     /// Also return the window's screenshot (default true).
     #[serde(default = "yes")]
     pub include_screenshot: bool,
-    /// Draw the candidates on the screenshot as numbered pins, 1 = best (default true).
+    /// Draw the candidates as numbered pins (default true).
     #[serde(default = "yes")]
     pub annotate: bool,
 }
@@ -58,14 +58,14 @@ fn yes() -> bool {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetValueArgs {
-    /// Element token from get_window_state or find_elements, e.g. "s3:12" (or a bare index of the newest snapshot).
+    /// Element token ("s3:12") from get_window_state / find_elements.
     pub element: String,
-    /// The exact text (or number, for sliders and spin buttons) to put in the element.
+    /// The exact text, or a number for sliders and spin buttons.
     pub value: String,
-    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    /// Compare pixels before and after; sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// Like verify, plus a fresh screenshot of the same target in the result.
+    /// verify plus a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -73,16 +73,15 @@ pub struct SetValueArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ActionArgs {
-    /// Element token from get_window_state or find_elements, e.g. "s3:12" (or a bare index of the newest snapshot).
+    /// Element token ("s3:12") from get_window_state / find_elements.
     pub element: String,
-    /// One of the element's actions as listed in actions=[…] (e.g. "click", "activate"), or an operation checked
-    /// against the element's states afterwards: "toggle" (check boxes, switches), "expand" / "collapse" (combo
-    /// boxes, tree nodes, expanders), "select" (list rows, tabs), "focus".
+    /// An advertised action ("click", "activate"…), or toggle (check boxes), expand / collapse (combo boxes, tree
+    /// nodes), select (rows, tabs), focus.
     pub action: String,
-    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    /// Compare pixels before and after; sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// Like verify, plus a fresh screenshot of the same target in the result.
+    /// verify plus a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -90,7 +89,7 @@ pub struct ActionArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ElementArgs {
-    /// Element token from get_window_state or find_elements, e.g. "s3:12" (or a bare index of the newest snapshot).
+    /// Element token ("s3:12") from get_window_state / find_elements.
     pub element: String,
 }
 
@@ -167,10 +166,8 @@ impl DeskpilotServer {
 
 #[tool_router(router = elements_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Find controls in a window by description ("the save button", "保存", "search box"): ranks every element by
-    /// name, value, description and role (CJK-aware, full-width folded, kind words prefer that role, disabled and
-    /// off-screen demoted) and returns the best few with a score, a one-line reason, a token to act on and the
-    /// element's centre in the returned screenshot's pixels.
+    /// Find controls by description ("the save button", "保存", "search box"): CJK-aware ranking of name, value,
+    /// description and role; returns the best few with score, reason, token and centre in the screenshot's pixels.
     #[tool(
         name = "find_elements",
         annotations(
@@ -253,8 +250,7 @@ impl DeskpilotServer {
         r
     }
 
-    /// Put text into an element (an entry, a text area) or set a slider / spin button's number, through the
-    /// accessibility API, and read it back.
+    /// Write an element's text or number through accessibility, then read it back.
     #[tool(
         name = "set_value",
         annotations(
@@ -280,9 +276,8 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Run one of an element's advertised actions (listed as actions=[…] in get_window_state), e.g. "click",
-    /// "activate"; or "toggle", "expand", "collapse", "select", "focus", whose effect is checked in the element's
-    /// states ("already expanded" does nothing and says so).
+    /// Run an element's action: one of its actions=[…], or toggle / expand / collapse / select / focus, whose
+    /// effect is checked in its states.
     #[tool(
         name = "perform_action",
         annotations(

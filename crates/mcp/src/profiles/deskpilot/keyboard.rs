@@ -1,8 +1,8 @@
 //! Keyboard tools: `press_key` (chords) and `type_text` (any Unicode).
 
+use crate::kit::Parameters;
 use deskpilot_engine::{Check, Error, KeyboardOutcome, MAX_TEXT_CHARS, VerifyTarget};
 use deskpilot_types::Key;
-use crate::kit::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
@@ -15,14 +15,13 @@ use crate::kit::report::{self, Body};
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PressKeyArgs {
-    /// The chord, pressed in order and released in reverse: ["ctrl","shift","t"], ["enter"], ["f5"], or one
-    /// string "ctrl+s". Names are case-insensitive (ctrl, shift, alt, super, enter, tab, esc, backspace, delete,
-    /// home, end, pageup, pagedown, up, down, left, right, space, f1–f24, or a single character).
+    /// ["ctrl","shift","t"], ["enter"] or "ctrl+s"; ctrl shift alt super enter tab esc backspace delete home end
+    /// pageup pagedown up down left right space f1–f24, or one character.
     pub keys: Vec<String>,
-    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    /// Compare pixels before and after; sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// Like verify, plus a fresh screenshot of the same target in the result.
+    /// verify plus a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -30,12 +29,12 @@ pub struct PressKeyArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TypeTextArgs {
-    /// The text, typed exactly: any Unicode (accents, CJK, emoji), newlines and tabs. At most 20000 characters.
+    /// The text.
     pub text: String,
-    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    /// Compare pixels before and after; sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// Like verify, plus a fresh screenshot of the same target in the result.
+    /// verify plus a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -85,8 +84,7 @@ fn parse_keys(names: &[String]) -> Result<Vec<Key>, Error> {
 
 #[tool_router(router = keyboard_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Press a key or chord in the focused window: keys pressed in order, released in reverse
-    /// (["ctrl","s"], ["alt","f4"], ["enter"]). An unknown name is refused with the list of valid names.
+    /// Press a key or chord in the focused window, in order, released in reverse. Unknown names are refused with the list.
     #[tool(
         name = "press_key",
         annotations(
@@ -123,8 +121,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Type text into the focused window as real keyboard input: any Unicode (accents, CJK, emoji), newlines and
-    /// tabs land exactly. At most 20000 characters per call.
+    /// Type into the focused window as real key input: any Unicode, newlines and tabs, exactly. At most 20000 characters.
     #[tool(
         name = "type_text",
         annotations(

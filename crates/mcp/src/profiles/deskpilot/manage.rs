@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
+use crate::kit::Parameters;
 use deskpilot_engine::{
-    Check, Error, LaunchOutcome, MAX_LAUNCH_WAIT, VerifyTarget, WindowAction, WindowOutcome, WindowRef,
-    describe_state,
+    Check, Error, LaunchOutcome, MAX_LAUNCH_WAIT, VerifyTarget, WindowAction, WindowOutcome,
+    WindowRef, describe_state,
 };
 use deskpilot_types::{WindowId, WindowInfo};
-use crate::kit::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
@@ -50,8 +50,7 @@ pub struct WindowArgs {
     /// The window (an id from list_windows). Preferred over title_match.
     #[serde(default)]
     pub window_id: u64,
-    /// Case-insensitive substring of the title or process name; must match exactly one window (AMBIGUOUS_WINDOW
-    /// lists the candidates otherwise).
+    /// Or a title / process substring naming one window.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// move: new left edge of the frame, physical pixels.
@@ -62,19 +61,19 @@ pub struct WindowArgs {
     pub width: Option<u32>,
     /// resize: new frame height, physical pixels.
     pub height: Option<u32>,
-    /// launch: program name (looked up on PATH) or full path. Started directly, not through a shell.
+    /// launch: program name (on PATH) or path; no shell.
     #[serde(default)]
     pub command: String,
     /// launch: arguments, one per entry, no shell quoting needed.
     #[serde(default)]
     pub args: Vec<String>,
-    /// launch: how long to wait for a window, in ms (default 10000, at most 60000).
+    /// launch: ms to wait for a window (default 10000, at most 60000).
     #[serde(default = "ten_seconds")]
     pub wait_ms: u64,
-    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    /// Compare pixels before and after; sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// Like verify, plus a fresh screenshot of the same target in the result.
+    /// verify plus a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -203,24 +202,26 @@ fn launch_body(o: &LaunchOutcome, wait: Duration) -> Body {
             text.push_str(&o.stderr_tail);
         }
     }
-    Body::new(text, json!({
-        "action": "launch",
-        "command": o.command,
-        "pid": o.pid,
-        "window": o.windows.first().or(o.other_windows.first()),
-        "windows": o.windows,
-        "other_windows": o.other_windows,
-        "exited": o.exited.is_some(),
-        "exit_code": o.exited.flatten(),
-        "waited_ms": o.waited.as_millis() as u64,
-    }))
+    Body::new(
+        text,
+        json!({
+            "action": "launch",
+            "command": o.command,
+            "pid": o.pid,
+            "window": o.windows.first().or(o.other_windows.first()),
+            "windows": o.windows,
+            "other_windows": o.other_windows,
+            "exited": o.exited.is_some(),
+            "exit_code": o.exited.flatten(),
+            "waited_ms": o.waited.as_millis() as u64,
+        }),
+    )
 }
 
 #[tool_router(router = manage_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Manage a window (window_id or title_match): focus, minimize, maximize, restore, close, move (x, y), resize
-    /// (width, height) — each verified against the window manager's real state afterwards — or launch a program
-    /// (command + args, no shell) and report the window(s) it opened.
+    /// Manage a window: focus, minimize, maximize, restore, close, move (x, y), resize (width, height), each checked
+    /// against the window manager afterwards; or launch a program (command + args, no shell) and report its windows.
     #[tool(
         name = "window",
         annotations(
@@ -273,7 +274,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Read the clipboard's text (plain text only; images and files are not read).
+    /// Read the clipboard's text (plain text only).
     #[tool(
         name = "clipboard_read",
         annotations(
@@ -319,8 +320,8 @@ impl DeskpilotServer {
         }
     }
 
-    /// Put text on the clipboard, replacing what the user had there. It stays pasteable while deskpilot runs; paste
-    /// it with press_key ["ctrl","v"] (a reliable way to enter long text or text an app will not take as typing).
+    /// Put text on the clipboard (replacing it); it stays pasteable while deskpilot runs. Paste with press_key
+    /// ["ctrl","v"]: a reliable way to enter long text.
     #[tool(
         name = "clipboard_write",
         annotations(

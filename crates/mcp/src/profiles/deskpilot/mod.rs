@@ -32,8 +32,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::kit::{self, ToolFilter};
 use crate::ServerIdentity;
+use crate::kit::{self, ToolFilter};
 
 pub(crate) use wording::error;
 
@@ -50,6 +50,8 @@ pub struct DeskpilotServer {
     session: Arc<Session>,
     identity: ServerIdentity,
     tool_router: ToolRouter<Self>,
+    /// What `tools/list` answers: the router's tools with compact schemas.
+    tools: Arc<Vec<rmcp::model::Tool>>,
     hidden: Arc<Vec<String>>,
 }
 
@@ -67,7 +69,24 @@ impl std::fmt::Debug for DeskpilotServer {
 impl DeskpilotServer {
     /// A server for one client of `engine`, exposing the tools `filter` allows.
     pub fn new(engine: Arc<Engine>, identity: ServerIdentity, filter: &ToolFilter) -> Self {
-        let router = Self::windows_router()
+        let router = Self::router();
+        let (tool_router, hidden) = filter.apply(router);
+        let tools = tool_router
+            .list_all()
+            .into_iter()
+            .map(kit::schema::compact)
+            .collect();
+        DeskpilotServer {
+            session: Arc::new(Session::new(engine)),
+            identity,
+            tool_router,
+            tools: Arc::new(tools),
+            hidden: Arc::new(hidden),
+        }
+    }
+
+    fn router() -> ToolRouter<Self> {
+        Self::windows_router()
             + Self::screenshot_router()
             + Self::status_router()
             + Self::pointer_router()
@@ -76,14 +95,7 @@ impl DeskpilotServer {
             + Self::tree_router()
             + Self::elements_router()
             + Self::wait_router()
-            + Self::shell_router();
-        let (tool_router, hidden) = filter.apply(router);
-        DeskpilotServer {
-            session: Arc::new(Session::new(engine)),
-            identity,
-            tool_router,
-            hidden: Arc::new(hidden),
-        }
+            + Self::shell_router()
     }
 
     /// Names of the tools this server exposes, sorted.
@@ -99,6 +111,16 @@ impl DeskpilotServer {
     pub fn client_session(&self) -> &Arc<Session> {
         &self.session
     }
+}
+
+/// What `tools/list` answers with every tool exposed (for the snapshot test and the
+/// benchmark's size row).
+pub fn tools_list() -> Vec<rmcp::model::Tool> {
+    DeskpilotServer::router()
+        .list_all()
+        .into_iter()
+        .map(kit::schema::compact)
+        .collect()
 }
 
 impl ServerHandler for DeskpilotServer {
@@ -126,11 +148,11 @@ impl ServerHandler for DeskpilotServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tool_router.list_all()))
+        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.tool_router.get(name).cloned()
+        self.tools.iter().find(|t| t.name == name).cloned()
     }
 
     async fn call_tool(
@@ -142,6 +164,7 @@ impl ServerHandler for DeskpilotServer {
         let name = request.name.to_string();
         let tcc = ToolCallContext::new(self, request, context);
         let answer = self.tool_router.call(tcc).await;
-        kit::args::into_tool_error(answer, self.tool_router.get(&name), &wording::WORDING)
+        let tool = self.tools.iter().find(|t| t.name == name);
+        kit::args::into_tool_error(answer, tool, &wording::WORDING)
     }
 }

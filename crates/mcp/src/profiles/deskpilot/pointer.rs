@@ -3,13 +3,13 @@
 //! Each parses its point(s), runs the engine action (which resolves coordinates, re-checks
 //! the pinned window, hit tests and proves the landing) and renders the receipt.
 
+use crate::kit::Parameters;
 use deskpilot_backend::Button;
 use deskpilot_engine::{
     Check, CoordinateSpace, Error, HitTestMode, PointerOutcome, PointerTarget, Session,
     VerifyTarget,
 };
 use deskpilot_types::Key;
-use crate::kit::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
@@ -54,26 +54,26 @@ pub enum ButtonArg {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PointArgs {
-    /// X in the last screenshot's pixel space (or physical with coordinates "physical").
+    /// X in the screenshot's pixels.
     pub x: f64,
-    /// Y in the last screenshot's pixel space (or physical with coordinates "physical").
+    /// Y in the screenshot's pixels.
     pub y: f64,
-    /// The screenshot x/y were read from; 0 or omitted means the last one.
+    /// The screenshot x/y come from (0: the last).
     #[serde(default)]
     pub screenshot_id: u64,
-    /// "image" (default) or "physical".
+    /// image (default): screenshot pixels; physical: screen pixels.
     #[serde(default)]
     pub coordinates: Coordinates,
-    /// "fail" (default), "warn" or "off".
+    /// fail (default): refuse a point another window covers; warn; off.
     #[serde(default)]
     pub hit_test: HitTestArg,
-    /// Keys held during the action: any of "ctrl", "shift", "alt", "super" (e.g. ["ctrl"] for ctrl+click).
+    /// Keys held meanwhile: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    /// Compare pixels before and after; sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// Like verify, plus a fresh screenshot of the same target in the result.
+    /// verify plus a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -81,24 +81,22 @@ pub struct PointArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClickArgs {
-    /// X in the last screenshot's pixel space (or physical with coordinates "physical"). Omit when clicking an element.
+    /// X in the screenshot's pixels. Omit when clicking an element.
     #[serde(default)]
     pub x: Option<f64>,
-    /// Y in the last screenshot's pixel space (or physical with coordinates "physical"). Omit when clicking an element.
+    /// Y in the screenshot's pixels. Omit when clicking an element.
     #[serde(default)]
     pub y: Option<f64>,
-    /// Instead of x/y: an element token from get_window_state / find_elements ("s3:12"), or a bare index ("12") of
-    /// the newest snapshot. A left single click runs
-    /// the element's own click action when it has one (route "accessibility"), else clicks its centre.
+    /// Instead of x/y: an element token ("s3:12"); runs its own click action when it has one, else clicks its centre.
     #[serde(default)]
     pub element: String,
-    /// The screenshot x/y were read from; 0 or omitted means the last one.
+    /// The screenshot x/y come from (0: the last).
     #[serde(default)]
     pub screenshot_id: u64,
-    /// "image" (default) or "physical".
+    /// image (default): screenshot pixels; physical: screen pixels.
     #[serde(default)]
     pub coordinates: Coordinates,
-    /// "fail" (default), "warn" or "off".
+    /// fail (default): refuse a point another window covers; warn; off.
     #[serde(default)]
     pub hit_test: HitTestArg,
     /// "left" (default), "right" or "middle".
@@ -107,13 +105,13 @@ pub struct ClickArgs {
     /// Clicks in a row, 1–3 (default 1).
     #[serde(default = "one")]
     pub count: u8,
-    /// Keys held during the action: any of "ctrl", "shift", "alt", "super" (e.g. ["ctrl"] for ctrl+click).
+    /// Keys held meanwhile: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    /// Compare pixels before and after; sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// Like verify, plus a fresh screenshot of the same target in the result.
+    /// verify plus a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -121,7 +119,7 @@ pub struct ClickArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScrollArgs {
-    /// X of the point to scroll at (screenshot pixel space unless coordinates "physical").
+    /// X in the screenshot's pixels.
     pub x: f64,
     /// Y of the point to scroll at.
     pub y: f64,
@@ -131,22 +129,22 @@ pub struct ScrollArgs {
     /// Wheel notches right (negative: left).
     #[serde(default)]
     pub dx: i32,
-    /// The screenshot x/y were read from; 0 or omitted means the last one.
+    /// The screenshot x/y come from (0: the last).
     #[serde(default)]
     pub screenshot_id: u64,
-    /// "image" (default) or "physical".
+    /// image (default): screenshot pixels; physical: screen pixels.
     #[serde(default)]
     pub coordinates: Coordinates,
-    /// "fail" (default), "warn" or "off".
+    /// fail (default): refuse a point another window covers; warn; off.
     #[serde(default)]
     pub hit_test: HitTestArg,
-    /// Keys held during the action: any of "ctrl", "shift", "alt", "super" (e.g. ["ctrl"] for ctrl+click).
+    /// Keys held meanwhile: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    /// Compare pixels before and after; sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// Like verify, plus a fresh screenshot of the same target in the result.
+    /// verify plus a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -162,28 +160,28 @@ pub struct DragArgs {
     pub to_x: f64,
     /// End Y.
     pub to_y: f64,
-    /// Intermediate pointer moves between press and release, 1–200 (default 12).
+    /// Pointer moves between press and release, 1–200 (default 12).
     #[serde(default = "twelve")]
     pub steps: u32,
     /// "left" (default), "right" or "middle".
     #[serde(default)]
     pub button: ButtonArg,
-    /// The screenshot the points were read from; 0 or omitted means the last one.
+    /// The screenshot the points come from (0: the last).
     #[serde(default)]
     pub screenshot_id: u64,
-    /// "image" (default) or "physical".
+    /// image (default): screenshot pixels; physical: screen pixels.
     #[serde(default)]
     pub coordinates: Coordinates,
-    /// "fail" (default), "warn" or "off".
+    /// fail (default): refuse a point another window covers; warn; off.
     #[serde(default)]
     pub hit_test: HitTestArg,
-    /// Keys held during the action: any of "ctrl", "shift", "alt", "super" (e.g. ["ctrl"] for ctrl+click).
+    /// Keys held meanwhile: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Take one extra capture after the action and report whether the screen changed (no image); sets effect.
+    /// Compare pixels before and after; sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// Like verify, plus a fresh screenshot of the same target in the result.
+    /// verify plus a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -306,10 +304,8 @@ impl DeskpilotServer {
 
 #[tool_router(router = pointer_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Click at x/y read off the last screenshot (or screenshot_id; or physical pixels with coordinates "physical"),
-    /// or click an element by token (element "s3:12": its own click action when it has one, else its centre).
-    /// Refused without a screenshot (NO_REFERENCE_SCREENSHOT), when the screenshot's window moved or vanished, or when
-    /// another app's window is under the point (CLICK_WRONG_WINDOW). Returns a receipt of where the pointer landed.
+    /// Click at x/y of the last screenshot (or screenshot_id), or an element token. Refused without a screenshot,
+    /// when its window moved or vanished, or when another window covers the point; returns where the pointer landed.
     #[tool(
         name = "click",
         annotations(
@@ -354,7 +350,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Double-click with the left button at x/y (same coordinate rules and safety checks as click).
+    /// Double-click at x/y (rules as click).
     #[tool(
         name = "double_click",
         annotations(
@@ -377,7 +373,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Right-click at x/y (same coordinate rules and safety checks as click), e.g. to open a context menu.
+    /// Right-click at x/y (rules as click), e.g. for a context menu.
     #[tool(
         name = "right_click",
         annotations(
@@ -400,7 +396,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Move the pointer to x/y without clicking (hover); returns a receipt of where it landed.
+    /// Move the pointer to x/y (hover); returns where it landed.
     #[tool(
         name = "move_cursor",
         annotations(
@@ -428,7 +424,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Scroll the wheel at x/y: dy notches down (negative: up), dx notches right (negative: left).
+    /// Scroll at x/y: dy notches down (negative: up), dx right (negative: left).
     #[tool(
         name = "scroll",
         annotations(
@@ -451,7 +447,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Drag from (from_x, from_y) to (to_x, to_y): press, move in steps, release (e.g. select text, move a slider).
+    /// Drag from (from_x, from_y) to (to_x, to_y): press, move in steps, release.
     #[tool(
         name = "drag",
         annotations(

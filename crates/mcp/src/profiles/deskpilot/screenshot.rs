@@ -1,19 +1,19 @@
 //! `screenshot`: the screen, a monitor, a window or a region, budgeted and encoded.
 
+use crate::kit::Parameters;
 use deskpilot_engine::pipeline::ImageFormat;
 use deskpilot_engine::{
     CaptureTarget, Decorations, Error, ScreenshotRequest, WindowRef, ZoomRequest,
 };
 use deskpilot_types::{Rect, WindowId};
-use crate::kit::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::wording::image_result;
 use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
 use crate::kit::render;
-use super::wording::image_result;
 
 /// A physical-pixel rectangle.
 #[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
@@ -35,38 +35,37 @@ pub enum FormatArg {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScreenshotArgs {
-    /// Capture this window (an id from list_windows). Omit for the whole screen.
+    /// This window (id from list_windows); default: the whole screen.
     #[serde(default)]
     pub window_id: u64,
-    /// Capture the one window whose title or process name contains this (case-insensitive); AMBIGUOUS_WINDOW when
-    /// several match.
+    /// Or a title / process substring naming one window.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// Capture this rectangle in physical screen pixels instead.
     #[serde(default)]
     pub region: Option<RegionArg>,
-    /// Capture only this monitor (index from status). -1 or omitted: every monitor.
+    /// Only this monitor (index from status); -1: all.
     #[serde(default = "all_monitors")]
     pub monitor: i64,
-    /// Widest image to return, 64–8192 (default 1280; the pixel budget of 600000 still applies).
+    /// Widest image, 64–8192 (default 1280; at most 600000 px).
     #[serde(default, alias = "maxWidth")]
     pub max_width: u32,
     /// "jpeg" (default, quality 80) or "png" (lossless, larger).
     #[serde(default)]
     pub format: Option<FormatArg>,
-    /// Draw a labelled coordinate grid; labels are image pixels, so they can be fed straight back to click.
+    /// Draw a grid labelled in image pixels (clickable as read).
     #[serde(default)]
     pub grid: bool,
-    /// Grid spacing in image pixels (default about a tenth of the width, rounded to 50).
+    /// Grid spacing in image pixels (default about a tenth of the width).
     #[serde(default, alias = "gridStep")]
     pub grid_step: u32,
-    /// Draw a crosshair at this image point ("this is where the next click lands").
+    /// Draw a crosshair at this image point.
     #[serde(default)]
     pub mark: Option<PointArg>,
     /// Darken everything outside this image rectangle.
     #[serde(default)]
     pub dim: Option<RegionArg>,
-    /// Report whether this capture differs from the previous capture of the same target (window or area).
+    /// Say whether the target changed since its previous capture.
     #[serde(default)]
     pub compare: bool,
 }
@@ -90,13 +89,13 @@ pub struct ZoomArgs {
     pub width: f64,
     /// Region height in the source screenshot's pixels.
     pub height: f64,
-    /// The screenshot the region was read from; 0 or omitted means the last one.
+    /// The screenshot the region comes from (0: the last).
     #[serde(default)]
     pub screenshot_id: u64,
-    /// Image pixels per screen pixel: 1 (default, native resolution) up to 4 (enlarged).
+    /// Image pixels per screen pixel, 1 (default) to 4.
     #[serde(default = "native")]
     pub scale: f64,
-    /// Widest image to return, 64–8192 (default 1280; the pixel budget of 600000 still applies).
+    /// Widest image, 64–8192 (default 1280; at most 600000 px).
     #[serde(default, alias = "maxWidth")]
     pub max_width: u32,
     /// "jpeg" (default) or "png".
@@ -152,9 +151,8 @@ impl ScreenshotArgs {
 
 #[tool_router(router = screenshot_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Take a screenshot of the screen, one monitor, one window (window_id) or a region. The image is scaled to at
-    /// most 1280 px wide and 600000 px; x/y you read off it are in its pixel space, and the result gives the mapping
-    /// (physical = capture origin + image / scale) plus a screenshot_id naming this image.
+    /// Screenshot of the screen, a monitor, a window or a region, scaled to ≤1280 px wide and ≤600000 px. x/y read
+    /// off it map back exactly (physical = origin + image / scale); its screenshot_id names it.
     #[tool(
         name = "screenshot",
         annotations(
@@ -263,9 +261,8 @@ impl DeskpilotServer {
         result
     }
 
-    /// Look closer: re-capture a rectangle read off the last screenshot (or screenshot_id) at native resolution
-    /// (scale 1) or enlarged (scale up to 4). The zoom is a screenshot of its own with its own screenshot_id, so
-    /// x/y read off it can be clicked directly; it stays pinned to the same window as its source.
+    /// Re-capture a rectangle of a screenshot at native resolution (scale 1) or enlarged (up to 4); the zoom has its
+    /// own screenshot_id, so x/y read off it click exactly.
     #[tool(
         name = "zoom",
         annotations(
@@ -300,4 +297,3 @@ fn format(f: FormatArg) -> ImageFormat {
         FormatArg::Png => ImageFormat::Png,
     }
 }
-

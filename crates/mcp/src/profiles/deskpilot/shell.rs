@@ -10,10 +10,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::kit::Parameters;
 use deskpilot_engine::Error;
 use deskpilot_shell::{Captured, Expect, Output, Session, ShellError, Shells, diagnose};
 use deskpilot_types::ErrorCode;
-use crate::kit::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
@@ -43,13 +43,13 @@ fn two() -> u32 {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecArgs {
-    /// The command, in the session's shell language (bash on Linux, PowerShell on Windows). Multi-line is fine.
+    /// The command (bash on Linux, PowerShell on Windows); multi-line is fine.
     pub command: String,
-    /// Milliseconds before the command is killed with everything it started (default 30000, at most 600000); the
-    /// session is then restarted in the same directory with its shell_env_set variables.
+    /// ms before the command and all it started are killed (default 30000, at most 600000); the session then
+    /// restarts in the same directory with its shell_env_set variables.
     #[serde(default = "default_timeout", alias = "timeout")]
     pub timeout_ms: u64,
-    /// Session name (default "main"); each session is its own shell with its own directory and variables.
+    /// Shell session (default "main"): its own shell, directory and variables.
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -57,9 +57,9 @@ pub struct ExecArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CdArgs {
-    /// The directory, absolute or relative to the session's current one (any Unicode).
+    /// The directory, absolute or relative.
     pub path: String,
-    /// Session name (default "main").
+    /// Shell session (default "main").
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -67,7 +67,7 @@ pub struct CdArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionArgs {
-    /// Session name (default "main").
+    /// Shell session (default "main").
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -77,7 +77,7 @@ pub struct SessionArgs {
 pub struct EnvGetArgs {
     /// Variable name (letters, digits, underscore).
     pub name: String,
-    /// Session name (default "main").
+    /// Shell session (default "main").
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -89,7 +89,7 @@ pub struct EnvSetArgs {
     pub name: String,
     /// The value, exactly (any Unicode, newlines included).
     pub value: String,
-    /// Session name (default "main").
+    /// Shell session (default "main").
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -126,14 +126,13 @@ pub struct VerifiedArgs {
     pub command: String,
     /// What must hold afterwards (at least one key).
     pub expect: ExpectArg,
-    /// Extra attempts when the check fails and the diagnosis says retrying can help (default 2, at most 5), with
-    /// growing pauses. A diagnosis of "not retryable" stops at once.
+    /// Extra attempts when a check fails and the diagnosis says retrying helps (default 2, at most 5).
     #[serde(default = "two")]
     pub retries: u32,
     /// Milliseconds per attempt (default 30000, at most 600000).
     #[serde(default = "default_timeout", alias = "timeout")]
     pub timeout_ms: u64,
-    /// Session name (default "main").
+    /// Shell session (default "main").
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -332,11 +331,8 @@ impl DeskpilotServer {
 
 #[tool_router(router = shell_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Run a command in a persistent shell session (bash on Linux, PowerShell on Windows): `cd`, variables,
-    /// `source .venv/bin/activate` and the like stay for the next call. Returns exit code, stdout and stderr kept apart
-    /// (huge output cut to head + tail with byte counts), the working directory, and a diagnosis when it failed.
-    /// Stdin is empty (a command that waits for input gets end-of-file). On timeout the command and everything it
-    /// started are killed and the session comes back in the same directory with its shell_env_set variables.
+    /// Run a command in a persistent shell session: cd, variables and venvs stay. Returns the exit code, stdout and
+    /// stderr apart (huge output cut to head + tail), the directory, and a diagnosis on failure. Stdin is empty.
     #[tool(
         name = "shell_exec",
         annotations(
@@ -379,7 +375,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Change a session's working directory (any Unicode path, absolute or relative); later commands run there.
+    /// Change a session's working directory.
     #[tool(
         name = "shell_cd",
         annotations(
@@ -534,8 +530,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Set (and export) an environment variable in a session; every later command sees it, and it survives a
-    /// session restart after a timeout.
+    /// Set and export a variable in a session; it survives a restart after a timeout.
     #[tool(
         name = "shell_env_set",
         annotations(
@@ -593,8 +588,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Restart a session's shell from scratch: its directory goes back to the start and its variables are forgotten.
-    /// Use it when the session is in a bad state.
+    /// Restart a session's shell from scratch (start directory, no variables).
     #[tool(
         name = "shell_reset",
         annotations(
@@ -631,10 +625,8 @@ impl DeskpilotServer {
         }
     }
 
-    /// Run a command and check its effect through the filesystem (not the command's own word): expect pathExists,
-    /// pathNotExists, isDir, isFile, fileContains [path, text] or cwd. When a check fails the diagnosis decides: not
-    /// retryable → stop at once; a missing parent directory for a command that creates something → the directory is
-    /// created and the command run again; otherwise retried with growing pauses up to `retries` times.
+    /// Run a command, then check expect through the filesystem. On failure the diagnosis decides: stop, create a
+    /// missing parent directory and rerun, or retry with growing pauses up to retries times.
     #[tool(
         name = "shell_exec_verified",
         annotations(
@@ -695,8 +687,8 @@ impl DeskpilotServer {
         }
     }
 
-    /// Explain a failure: category, reason, hint, a concrete next step, whether retrying as is can help, and an
-    /// automatic fix when one is safe. Rules cover bash, PowerShell (English and Chinese) and deskpilot's own codes.
+    /// Explain a failure: category, reason, hint, next step, whether a retry can help, a safe fix (bash, PowerShell,
+    /// English and Chinese, deskpilot's codes).
     #[tool(
         name = "diagnose",
         annotations(

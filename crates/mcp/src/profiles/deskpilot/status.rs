@@ -19,9 +19,8 @@ pub struct ResumeArgs {}
 
 #[tool_router(router = status_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Clear the kill switch after a human stop (Esc) or an overlay / input-host death, so mutating actions run
-    /// again. Call it ONLY when the human explicitly says to continue. Refused for 5 s after the stop
-    /// (RESUME_TOO_SOON); says so when nothing was stopped.
+    /// Clear the kill switch after a human's Esc (or the overlay dying). Call it ONLY when the human says to continue;
+    /// refused for 5 s after the stop (RESUME_TOO_SOON).
     #[tool(
         name = "resume",
         annotations(
@@ -58,8 +57,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Report the desktop deskpilot is attached to: platform, display, monitors (physical bounds), window count,
-    /// the active window, the last screenshot and the tools this server exposes.
+    /// The desktop: platform, display, monitors, active window, last screenshot, the guard's state, shells and tools.
     #[tool(
         name = "status",
         annotations(

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use deskpilot_engine::{Snapshot, TREE_TIMEOUT, TreeRequest};
 use crate::kit::Parameters;
+use deskpilot_engine::{Snapshot, TREE_TIMEOUT, TreeRequest};
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
@@ -17,10 +17,10 @@ use crate::kit::render;
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WindowStateArgs {
-    /// The window (an id from list_windows).
+    /// The window (id from list_windows); default: the last screenshot's or snapshot's window, else the active one.
     #[serde(default)]
     pub window_id: u64,
-    /// Or: case-insensitive substring of the title or process name; must match one window.
+    /// Or a title / process substring naming one window.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// Also return the window's screenshot (default true).
@@ -35,19 +35,16 @@ pub struct WindowStateArgs {
     /// Longest tree text to return (default 40000 characters).
     #[serde(default = "forty_thousand")]
     pub max_chars: usize,
-    /// Show only elements whose name, value, description or role contains this, with their ancestors; indexes stay
-    /// those of the full tree.
+    /// Keep only elements whose name, value, description or role contains this (and their ancestors).
     #[serde(default)]
     pub query: String,
     /// Widest screenshot to return (default 1280).
     #[serde(default, alias = "maxWidth")]
     pub max_width: u32,
-    /// How long the app may take to answer, in ms (default 5000, at most 30000).
+    /// How long the app may take, in ms (default 5000, at most 30000); then what was read is returned, marked partial.
     #[serde(default = "five_seconds")]
     pub timeout_ms: u64,
-    /// Read the whole tree from the app again. By default a window's structure is reused while its app has sent no
-    /// accessibility events since the last read (bounds, values and actions are always read fresh); pass true if
-    /// the tree looks out of date.
+    /// Re-read the whole tree (normally reused while the app sent no accessibility events).
     #[serde(default)]
     pub fresh: bool,
 }
@@ -91,9 +88,8 @@ pub(crate) fn with_notes_and_screenshot(
 
 #[tool_router(router = tree_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Read a window's controls as an indexed tree, one line per element:
-    /// `<index> <Role> "<name>" value="…" <flags> actions=[…]`, plus its screenshot. Each element has a token
-    /// s<snapshot>:<index> for acting on it; tokens from an older snapshot of the window are refused (STALE_ELEMENT).
+    /// A window's controls as an indexed tree, one line per element (`<index> <Role> "<name>" value=… <flags>
+    /// actions=[…]`), plus its screenshot. Tokens s<snapshot>:<index> stay valid while the window's structure is unchanged.
     #[tool(
         name = "get_window_state",
         annotations(

@@ -2,15 +2,15 @@
 
 use std::time::Duration;
 
-use deskpilot_engine::{Error, MAX_WAIT, WaitKind, WaitRequest};
 use crate::kit::Parameters;
+use deskpilot_engine::{Error, MAX_WAIT, WaitKind, WaitRequest};
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{DeskpilotServer, error};
 use super::elements::window_ref;
+use super::{DeskpilotServer, error};
 use crate::kit::render;
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
@@ -30,21 +30,20 @@ fn one() -> f64 {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForArgs {
-    /// What to wait for: "stable" (pixels stop changing), "window" (a window whose title or process contains
-    /// `text` appears), "element" (an element whose name contains `name` is in the window's tree), "text" (an
-    /// element whose text contains `text`).
+    /// stable (pixels stop changing), window (a window whose title or process contains text appears), element (an
+    /// element named like name is in the tree), text (an element's text contains text).
     #[serde(alias = "waitKind")]
     pub wait_kind: String,
-    /// Give up after this many milliseconds (default 10000, at most 60000): WAIT_TIMEOUT says what was seen.
+    /// Give up after this many ms (default 10000, at most 60000).
     #[serde(default = "ten_seconds", alias = "timeoutMs")]
     pub timeout_ms: u64,
     /// stable: how long the pixels must stay quiet (default 500 ms).
     #[serde(default = "half_second", alias = "stableMs")]
     pub stable_ms: u64,
-    /// The window to watch (stable: the whole screen when omitted; element / text: required).
+    /// The window to watch; default: the screen for stable, else the last screenshot's or snapshot's window.
     #[serde(default)]
     pub window_id: u64,
-    /// Or: case-insensitive substring of the title or process name; must match one window.
+    /// Or a title / process substring naming one window.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// element: a substring of the element's name.
@@ -64,7 +63,7 @@ fn half_second() -> u64 {
 
 #[tool_router(router = wait_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Wait a number of seconds (0–30) without touching anything.
+    /// Wait 0–30 seconds without touching anything.
     #[tool(
         name = "wait",
         annotations(
@@ -86,17 +85,21 @@ impl DeskpilotServer {
             });
         }
         let length = Duration::from_secs_f64(a.seconds);
-        crate::kit::progress::with_progress(&context, length, "waiting", tokio::time::sleep(length)).await;
+        crate::kit::progress::with_progress(
+            &context,
+            length,
+            "waiting",
+            tokio::time::sleep(length),
+        )
+        .await;
         let mut r =
             CallToolResult::success(vec![ContentBlock::text(format!("Waited {} s.", a.seconds))]);
         r.structured_content = Some(json!({ "waited_ms": (a.seconds * 1000.0).round() }));
         r
     }
 
-    /// Poll until something holds, instead of sleeping and hoping: "stable" (the window or screen stops changing;
-    /// a blinking caret does not count), "window" (a window appears), "element" (a named element is in the
-    /// window's accessibility tree), "text" (an element shows some text). Times out with WAIT_TIMEOUT saying what
-    /// kept changing or what is there instead.
+    /// Poll until something holds instead of sleeping: stable, window, element or text. WAIT_TIMEOUT says what kept
+    /// changing or what is there instead.
     #[tool(
         name = "wait_for",
         annotations(

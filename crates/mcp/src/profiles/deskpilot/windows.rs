@@ -1,8 +1,8 @@
 //! `list_windows`.
 
+use crate::kit::Parameters;
 use deskpilot_engine::WindowFilter;
 use deskpilot_types::WindowInfo;
-use crate::kit::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
@@ -14,7 +14,7 @@ use crate::kit::render;
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListWindowsArgs {
-    /// Case-insensitive substring of the title, process name or class (e.g. "mousepad", "记事本"). Empty lists every window.
+    /// Substring of title, process or class (e.g. "mousepad", "记事本"); empty: all.
     #[serde(default)]
     pub filter: String,
 }
@@ -51,8 +51,7 @@ pub(crate) fn window_line(w: &WindowInfo) -> String {
 
 #[tool_router(router = windows_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// List top-level windows, topmost first, with id, title, process, pid, class, frame and client rectangles
-    /// (physical pixels) and state. Use an id with screenshot { window_id }.
+    /// Top-level windows, topmost first: id, title, process, pid, class, frame and client rectangles, state.
     #[tool(
         name = "list_windows",
         annotations(

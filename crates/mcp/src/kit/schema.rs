@@ -1,0 +1,149 @@
+//! Tool schemas without the noise a model pays tokens for and learns nothing from:
+//! `$schema`, `format` and the integer bounds schemars derives from Rust types, one-use
+//! `$defs` of string enums (inlined as `enum`), empty defaults, and the line breaks of doc
+//! comments. Names, types, enums, required fields and meaningful defaults stay.
+
+use rmcp::model::Tool;
+use serde_json::{Map, Value};
+
+/// `tool` with a compact input schema and a one-paragraph description.
+pub(crate) fn compact(mut tool: Tool) -> Tool {
+    let mut schema = Value::Object((*tool.input_schema).clone());
+    let defs = schema
+        .as_object_mut()
+        .and_then(|s| s.remove("$defs"))
+        .unwrap_or(Value::Null);
+    if let Some(s) = schema.as_object_mut() {
+        s.remove("$schema");
+    }
+    clean(&mut schema, &defs);
+    if let Value::Object(map) = schema {
+        tool.input_schema = std::sync::Arc::new(map);
+    }
+    if let Some(d) = tool.description.take() {
+        tool.description = Some(one_paragraph(&d).into());
+    }
+    tool
+}
+
+/// Doc-comment line breaks become spaces; blank lines stay paragraph breaks.
+fn one_paragraph(text: &str) -> String {
+    text.split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn clean(v: &mut Value, defs: &Value) {
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::String(r)) = map.get("$ref").cloned() {
+                if let Some(def) = r.strip_prefix("#/$defs/").and_then(|name| defs.get(name)) {
+                    map.remove("$ref");
+                    let mut def = def.clone();
+                    clean(&mut def, defs);
+                    if let Value::Object(d) = def {
+                        for (k, v) in d {
+                            if k == "description" && map.contains_key("description") {
+                                continue;
+                            }
+                            map.entry(k).or_insert(v);
+                        }
+                    }
+                }
+            }
+            enum_of_consts(map);
+            // What schemars derives from Rust integer types says nothing to a model.
+            if map.remove("format").is_some() {
+                if map.get("minimum") == Some(&Value::from(0)) {
+                    map.remove("minimum");
+                }
+                for bound in [255, 65535, 4294967295u64] {
+                    if map.get("maximum") == Some(&Value::from(bound)) {
+                        map.remove("maximum");
+                    }
+                }
+            }
+            let empty_default = match map.get("default") {
+                Some(Value::String(s)) => s.is_empty(),
+                Some(Value::Array(a)) => a.is_empty(),
+                Some(Value::Bool(b)) => !b,
+                Some(Value::Null) => true,
+                _ => false,
+            };
+            if empty_default {
+                map.remove("default");
+            }
+            if let Some(Value::String(d)) = map.get_mut("description") {
+                *d = one_paragraph(d);
+            }
+            for (_, child) in map.iter_mut() {
+                clean(child, defs);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                clean(item, defs);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `oneOf` of string `const`s → `enum` (the per-value descriptions belong in the field's).
+fn enum_of_consts(map: &mut Map<String, Value>) {
+    let Some(Value::Array(variants)) = map.get("oneOf") else {
+        return;
+    };
+    let consts: Option<Vec<Value>> = variants
+        .iter()
+        .map(|v| v.get("const").filter(|c| c.is_string()).cloned())
+        .collect();
+    if let Some(consts) = consts {
+        map.remove("oneOf");
+        map.insert("type".into(), Value::from("string"));
+        map.insert("enum".into(), Value::Array(consts));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn noise_goes_and_meaning_stays() {
+        let mut schema = json!({
+            "$schema": "x",
+            "$defs": { "Mode": { "oneOf": [
+                { "const": "fail", "description": "Refuse.", "type": "string" },
+                { "const": "off", "type": "string" }
+            ] } },
+            "type": "object",
+            "properties": {
+                "mode": { "$ref": "#/$defs/Mode", "description": "\"fail\" or\n\"off\"." },
+                "id": { "type": "integer", "format": "uint64", "minimum": 0, "default": 0 },
+                "count": { "type": "integer", "format": "uint8", "minimum": 0, "maximum": 255, "default": 1 },
+                "text": { "type": "string", "default": "" }
+            },
+            "required": ["mode"]
+        });
+        let defs = schema.as_object_mut().unwrap().remove("$defs").unwrap();
+        schema.as_object_mut().unwrap().remove("$schema");
+        clean(&mut schema, &defs);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "mode": { "type": "string", "enum": ["fail", "off"], "description": "\"fail\" or \"off\"." },
+                    "id": { "type": "integer", "default": 0 },
+                    "count": { "type": "integer", "default": 1 },
+                    "text": { "type": "string" }
+                },
+                "required": ["mode"]
+            })
+        );
+    }
+}
