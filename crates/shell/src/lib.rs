@@ -14,6 +14,7 @@ mod expect;
 pub mod framing;
 mod session;
 mod shells;
+mod verified;
 
 pub use diagnose::{Diagnosis, Fix, diagnose};
 pub use expect::{Check, Expect};
@@ -22,3 +23,4 @@ pub use session::{
     Captured, HEAD_BYTES, LOST_STATE, Output, Session, ShellError, ShellProgram, TAIL_BYTES,
 };
 pub use shells::{MAX_SESSIONS, Shells, valid_session_name};
+pub use verified::{Attempt, VerifiedRun, run_verified};

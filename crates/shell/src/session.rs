@@ -136,6 +136,22 @@ pub struct Output {
     pub restart_note: Option<String>,
 }
 
+impl Output {
+    /// Why `command` failed, when it did (a non-zero exit code): the diagnoser's reading of
+    /// its stderr, stdout and exit code in the directory it ended in.
+    pub fn diagnosis(&self, command: &str) -> Option<crate::Diagnosis> {
+        (self.exit_code != Some(0)).then(|| {
+            crate::diagnose(
+                &self.stderr.text,
+                &self.stdout.text,
+                command,
+                self.exit_code,
+                Some(std::path::Path::new(&self.cwd)),
+            )
+        })
+    }
+}
+
 fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(d.as_millis() as u64)
 }

@@ -238,14 +238,7 @@ fn output_result(session: &str, command: &str, out: &Output, extra: Value) -> Ca
         "stderr": out.stderr,
         "restart_note": out.restart_note,
     });
-    if out.exit_code != Some(0) {
-        let d = diagnose(
-            &out.stderr.text,
-            &out.stdout.text,
-            command,
-            out.exit_code,
-            Some(Path::new(&out.cwd)),
-        );
+    if let Some(d) = out.diagnosis(command) {
         text.push_str(&format!(
             "\nDiagnosis: {} — {}. Retrying as is {}. Next: {}",
             d.category,
@@ -678,11 +671,11 @@ impl DeskpilotServer {
         let budget = t * (retries + 1) + Duration::from_secs(2 * u64::from(retries + 1));
         let result = self
             .with_session(a.session.clone(), budget, move |s| {
-                Ok(verified(s, &command, &expect, retries, t))
+                Ok(deskpilot_shell::run_verified(s, &command, &expect, retries, t))
             })
             .await;
         match result {
-            Ok(run) => run.render(&a.session, &a.command),
+            Ok(run) => render_verified(run, &a.session, &a.command),
             Err(e) => error(&e),
         }
     }
@@ -747,148 +740,24 @@ fn with_diagnosis(mut r: CallToolResult, d: &deskpilot_shell::Diagnosis) -> Call
     r
 }
 
-/// One attempt of `shell_exec_verified`.
-#[derive(serde::Serialize)]
-struct Attempt {
-    exit_code: Option<i32>,
-    timed_out: bool,
-    checks: Vec<deskpilot_shell::Check>,
-    diagnosis: Option<deskpilot_shell::Diagnosis>,
-    fix_applied: Option<String>,
-    stderr: String,
-}
-
-struct VerifiedRun {
-    attempts: Vec<Attempt>,
-    passed: bool,
-    last: Option<Output>,
-    stopped: String,
-}
-
-/// Runs, checks, diagnoses, fixes (the additive case only), and retries while it makes sense.
-fn verified(
-    s: &mut Session,
-    command: &str,
-    expect: &Expect,
-    retries: u32,
-    t: Duration,
-) -> VerifiedRun {
-    let mut attempts = Vec::new();
-    let mut last = None;
-    let mut fixed = false;
-    let mut attempt = 0;
-    loop {
-        let (out, timed_out) = match s.exec(command, t) {
-            Ok(o) => (o, false),
-            Err(ShellError::Timeout { output }) => (*output, true),
-            Err(e) => {
-                attempts.push(Attempt {
-                    exit_code: None,
-                    timed_out: false,
-                    checks: vec![],
-                    diagnosis: None,
-                    fix_applied: None,
-                    stderr: e.to_string(),
-                });
-                return VerifiedRun {
-                    attempts,
-                    passed: false,
-                    last,
-                    stopped: format!("the shell failed: {e}"),
-                };
-            }
-        };
-        let checks = expect.check(Path::new(&out.cwd));
-        let passed = checks.iter().all(|c| c.ok);
-        let mut a = Attempt {
-            exit_code: out.exit_code,
-            timed_out,
-            checks,
-            diagnosis: None,
-            fix_applied: None,
-            stderr: out.stderr.text.chars().take(2000).collect(),
-        };
-        if passed {
-            attempts.push(a);
-            return VerifiedRun {
-                attempts,
-                passed: true,
-                last: Some(out),
-                stopped: String::new(),
-            };
-        }
-        let error = if timed_out {
-            "timed out".to_string()
-        } else if out.stderr.text.trim().is_empty() && out.exit_code == Some(0) {
-            // The command claims success but the effect is not there.
-            String::new()
-        } else {
-            out.stderr.text.clone()
-        };
-        let d = diagnose(
-            &error,
-            &out.stdout.text,
-            command,
-            out.exit_code.filter(|c| *c != 0),
-            Some(Path::new(&out.cwd)),
-        );
-        let fix = match &d.fix {
-            Some(deskpilot_shell::Fix::CreateDirectory { path }) if !fixed => Some(path.clone()),
-            _ => None,
-        };
-        let retryable = d.retryable;
-        a.diagnosis = Some(d);
-        last = Some(out);
-        let stop = if let Some(dir) = fix {
-            match std::fs::create_dir_all(&dir) {
-                Ok(()) => {
-                    fixed = true;
-                    a.fix_applied = Some(format!("created the missing directory {dir}"));
-                    None
-                }
-                Err(e) => Some(format!("the fix (create {dir}) failed: {e}")),
-            }
-        } else if !retryable {
-            Some("the diagnosis says retrying as is cannot help".to_string())
-        } else if attempt >= retries {
-            Some(format!("{} retries used", retries))
-        } else {
-            // Backoff before the next try: 200 ms, 400 ms, 800 ms, …
-            std::thread::sleep(Duration::from_millis(200 << attempt.min(5)));
-            None
-        };
-        let fixed_now = a.fix_applied.is_some();
-        attempts.push(a);
-        if let Some(stopped) = stop {
-            return VerifiedRun {
-                attempts,
-                passed: false,
-                last,
-                stopped,
-            };
-        }
-        if !fixed_now {
-            attempt += 1;
-        }
-    }
-}
-
-impl VerifiedRun {
-    fn render(self, session: &str, command: &str) -> CallToolResult {
-        let n = self.attempts.len();
+/// `shell_exec_verified`'s run in this profile's words.
+fn render_verified(run: deskpilot_shell::VerifiedRun, session: &str, command: &str) -> CallToolResult {
+    {
+        let this = run;
+        let n = this.attempts.len();
         let extra = json!({
-            "verified": self.passed,
-            "attempts": self.attempts,
-            "effect": if self.passed { "confirmed" } else { "suspected_noop" },
+            "verified": this.passed,
+            "attempts": this.attempts,
+            "effect": if this.passed { "confirmed" } else { "suspected_noop" },
         });
-        if self.passed {
+        if this.passed {
             let fixes: Vec<String> = extra["attempts"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .filter_map(|a| a["fix_applied"].as_str().map(str::to_string))
                 .collect();
-            let Some(out) = &self.last else {
+            let Some(out) = &this.last else {
                 return error(&coded(ErrorCode::Internal, "no output"));
             };
             let mut r = output_result(session, command, out, extra);
@@ -930,7 +799,7 @@ impl VerifiedRun {
                 } else {
                     failed.join("; ")
                 },
-                self.stopped
+                this.stopped
             ),
         );
         let mut r = error(&e);
