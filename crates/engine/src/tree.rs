@@ -490,7 +490,8 @@ impl Session {
             ));
         }
         notes.extend(raw.notes);
-        if !raw.complete && !elements.is_empty() {
+        // A timeout explains itself in the backend's notes; a budget cut is said here.
+        if !raw.complete && elements.len() >= request.max_elements {
             notes.push(format!(
                 "the tree was cut at {} elements (max_elements {}, max_depth {}); raise them or use query",
                 elements.len(),

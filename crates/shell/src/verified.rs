@@ -140,4 +140,3 @@ pub fn run_verified(
         }
     }
 }
-

@@ -126,6 +126,15 @@ fn run<T>(
     }))
 }
 
+/// `fut`'s output, or `None` when `deadline` comes first.
+async fn before<T>(deadline: Instant, fut: impl Future<Output = T>) -> Option<T> {
+    futures_lite::future::or(async { Some(fut.await) }, async {
+        async_io::Timer::at(deadline).await;
+        None
+    })
+    .await
+}
+
 impl A11y {
     /// The accessibility bus connection, made on first use. A plain bus connection: nothing
     /// is asked of the applications while connecting, so a hung app cannot block it.
@@ -686,15 +695,18 @@ async fn describe(
 }
 
 /// Walks the subtrees under `starts` level by level, every level's requests in flight at once.
+/// Reads the children of `starts`, level by level, until the limits or `deadline`; returns
+/// whether it finished (false: the deadline cut it short, and the levels read are kept).
 async fn walk(
     conn: &zbus::Connection,
     nodes: &mut Vec<Node>,
     starts: Vec<usize>,
     limits: &TreeLimits,
-) {
+    deadline: Instant,
+) -> bool {
     let mut level = starts;
     while !level.is_empty() && nodes.len() < limits.max_elements {
-        let kids = join_all(level.iter().map(|&at| {
+        let reading = join_all(level.iter().map(|&at| {
             let object = nodes[at].object.clone();
             let depth = nodes[at].depth;
             let role = nodes[at].role;
@@ -737,8 +749,10 @@ async fn walk(
                 .flatten()
                 .collect::<Vec<_>>()
             }
-        }))
-        .await;
+        }));
+        let Some(kids) = before(deadline, reading).await else {
+            return false;
+        };
         let mut next = Vec::new();
         for batch in kids {
             for node in batch {
@@ -751,6 +765,7 @@ async fn walk(
         }
         level = next;
     }
+    true
 }
 
 /// Puts `nodes` (parents before children, but not necessarily depth-first) in depth-first order.
@@ -782,8 +797,45 @@ fn depth_first(nodes: Vec<Node>) -> Vec<Node> {
 }
 
 /// Extents, actions and a value for every node, all in flight together.
-async fn enrich(conn: &zbus::Connection, nodes: &[Node], window: &WindowInfo) -> Vec<RawElement> {
-    join_all(nodes.iter().map(|n| async move {
+/// Every node with its bounds, actions, value and names, read concurrently. A node whose
+/// reads do not finish by `deadline` comes back bare (what the node list knew); the count of
+/// those is returned too.
+async fn enrich(
+    conn: &zbus::Connection,
+    nodes: &[Node],
+    window: &WindowInfo,
+    deadline: Instant,
+) -> (Vec<RawElement>, usize) {
+    let all = join_all(nodes.iter().map(|n| async move {
+        match before(deadline, enrich_one(conn, n, window)).await {
+            Some(e) => (e, true),
+            None => (bare(n, window), false),
+        }
+    }))
+    .await;
+    let unanswered = all.iter().filter(|(_, answered)| !answered).count();
+    (all.into_iter().map(|(e, _)| e).collect(), unanswered)
+}
+
+/// What the node list alone says about a node.
+fn bare(n: &Node, window: &WindowInfo) -> RawElement {
+    RawElement {
+        parent: n.parent,
+        depth: n.depth,
+        role: role(n.role),
+        platform_role: n.role.name().to_string(),
+        name: n.name.trim().to_string(),
+        description: n.description.clone().unwrap_or_default().trim().to_string(),
+        value: None,
+        states: states(n.states, None, window.frame),
+        actions: Vec::new(),
+        bounds: None,
+        handle: handle(&n.object),
+    }
+}
+
+async fn enrich_one(conn: &zbus::Connection, n: &Node, window: &WindowInfo) -> RawElement {
+    {
         let o = &n.object;
         let extents = async {
             if !n.ifaces.contains(Interface::Component) {
@@ -869,8 +921,7 @@ async fn enrich(conn: &zbus::Connection, nodes: &[Node], window: &WindowInfo) ->
             bounds,
             handle: handle(o),
         }
-    }))
-    .await
+    }
 }
 
 /// Converts element bounds from logical to physical pixels when the app reports its frame
@@ -957,7 +1008,8 @@ impl X11Desktop {
         conn: &zbus::Connection,
         window: &WindowInfo,
         limits: &TreeLimits,
-    ) -> Result<(Vec<Node>, &'static str, usize), Error> {
+        deadline: Instant,
+    ) -> Result<(Vec<Node>, &'static str, usize, bool), Error> {
         // A remembered frame is re-validated by the read itself (the cache must still list
         // it as showing) or, for walked apps, by one state query; a stale one is looked up again.
         let mut remembered = self
@@ -1021,8 +1073,12 @@ impl X11Desktop {
             }
         };
         let walked = unfinished.len();
-        walk(conn, &mut nodes, unfinished, limits).await;
+        let finished = walk(conn, &mut nodes, unfinished, limits, deadline).await;
         let nodes = depth_first(nodes);
+        if !finished {
+            // A cut-short read is returned, never reused.
+            return Ok((nodes, source, walked, false));
+        }
         let mut trees = self.a11y.trees.lock().unwrap_or_else(|e| e.into_inner());
         if trees.len() > 256 {
             trees.clear();
@@ -1038,7 +1094,7 @@ impl X11Desktop {
                 walked,
             },
         );
-        Ok((nodes, source, walked))
+        Ok((nodes, source, walked, true))
     }
 }
 
@@ -1220,8 +1276,14 @@ impl Accessibility for X11Desktop {
         })
     }
 
+    /// # Timeouts
+    /// `limits.timeout` bounds the read. At four fifths of it, a walk still going keeps the
+    /// levels it read and elements whose details did not arrive come back bare; the tree is
+    /// then marked incomplete with a note. When the application answered nothing at all, the
+    /// read fails with [`Error::Timeout`] at `limits.timeout`.
     fn tree(&self, window: &WindowInfo, limits: &TreeLimits) -> Result<RawTree, Error> {
         let started = Instant::now();
+        let deadline = started + limits.timeout * 4 / 5;
         let conn = &self.a11y.connection()?;
         run(limits.timeout, "reading the accessibility tree", async {
             let t0 = Instant::now();
@@ -1239,17 +1301,42 @@ impl Accessibility for X11Desktop {
                         && self.a11y.changes.count(&m.app) == m.count
                 })
                 .cloned();
-            let (nodes, source, walked) = match unchanged {
+            let (nodes, source, walked, finished, reused) = match unchanged {
                 Some(m) => {
                     tracing::debug!(nodes = m.nodes.len(), "tree reused: no events since");
-                    (m.nodes, m.source, m.walked)
+                    (m.nodes, m.source, m.walked, true, true)
                 }
-                None => self.read_nodes(conn, window, limits).await?,
+                None => {
+                    let (nodes, source, walked, finished) =
+                        self.read_nodes(conn, window, limits, deadline).await?;
+                    (nodes, source, walked, finished, false)
+                }
             };
             let t_nodes = t0.elapsed();
             let truncated = nodes.len() >= limits.max_elements;
-            let mut elements = enrich(conn, &nodes, window).await;
+            let (mut elements, unanswered) = enrich(conn, &nodes, window, deadline).await;
+            if reused && unanswered == elements.len() && !elements.is_empty() {
+                // Nothing at all came from the application: there is nothing to return.
+                return Err(Error::Timeout {
+                    operation: "reading the accessibility tree".to_string(),
+                    after: limits.timeout,
+                });
+            }
             let mut notes = Vec::new();
+            if !finished {
+                notes.push(format!(
+                    "timeout_ms {} ran out while reading the tree: showing the {} elements read so far",
+                    limits.timeout.as_millis(),
+                    nodes.len()
+                ));
+            }
+            if unanswered > 0 {
+                notes.push(format!(
+                    "timeout_ms {} ran out before {unanswered} of {} elements told their bounds, actions and values; they are listed without them",
+                    limits.timeout.as_millis(),
+                    elements.len()
+                ));
+            }
             if let Some(scale) = to_physical(&mut elements, window) {
                 notes.push(format!(
                     "the application reports logical coordinates (scale {scale:.2}); element bounds were converted to physical pixels"
@@ -1274,7 +1361,7 @@ impl Accessibility for X11Desktop {
             Ok(RawTree {
                 elements,
                 source: source.to_string(),
-                complete: !truncated,
+                complete: !truncated && finished && unanswered == 0,
                 notes,
             })
         })

@@ -324,13 +324,48 @@ async fn fixture_tree_matches_its_snapshot_and_elements_act() {
         .await);
     fixture.saw("toggled Enable logging on").await;
 
-    // A token from an older snapshot of the window is refused.
-    let r = server.call("get_window_state", args.clone()).await;
+    // Re-reading a window whose structure did not change keeps the snapshot and its tokens
+    // (regression: every re-read used to make every earlier token STALE_ELEMENT). The
+    // "Logging is on" label appeared with the check above, so one more read shows it under a
+    // new snapshot, and a token of the old one is refused, saying what changed.
+    let shown = ok(&server.call("get_window_state", args.clone()).await).clone();
+    let again = ok(&server.call("get_window_state", args.clone()).await).clone();
+    assert_eq!(
+        again["snapshot_id"], shown["snapshot_id"],
+        "unchanged: same id"
+    );
+    assert!(
+        shown["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["name"] == "Logging is on"),
+        "the label that appeared is in the tree"
+    );
+    let old_snapshot = first["token"].as_str().unwrap().split(':').next().unwrap()[1..].to_string();
+    assert_ne!(
+        shown["snapshot_id"].to_string(),
+        old_snapshot,
+        "a structural change: a new id"
+    );
+    let apply = |snap: &serde_json::Value| {
+        snap["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "Apply")
+            .unwrap()["token"]
+            .clone()
+    };
+    let r = server
+        .call("get_element_text", json!({ "element": apply(&shown) }))
+        .await;
     ok(&r);
     let r = server
         .call("click", json!({ "element": first["token"] }))
         .await;
-    assert_eq!(error_code(&r), "STALE_ELEMENT");
+    assert_eq!(error_code(&r), "STALE_ELEMENT", "{}", text(&r));
+    assert!(text(&r).contains("1 elements appeared"), "{}", text(&r));
     let r = server.call("click", json!({ "element": "s9999:1" })).await;
     assert_eq!(error_code(&r), "ELEMENT_NOT_FOUND");
     server.finish().await;

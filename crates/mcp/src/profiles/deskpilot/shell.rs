@@ -671,7 +671,9 @@ impl DeskpilotServer {
         let budget = t * (retries + 1) + Duration::from_secs(2 * u64::from(retries + 1));
         let result = self
             .with_session(a.session.clone(), budget, move |s| {
-                Ok(deskpilot_shell::run_verified(s, &command, &expect, retries, t))
+                Ok(deskpilot_shell::run_verified(
+                    s, &command, &expect, retries, t,
+                ))
             })
             .await;
         match result {
@@ -741,7 +743,11 @@ fn with_diagnosis(mut r: CallToolResult, d: &deskpilot_shell::Diagnosis) -> Call
 }
 
 /// `shell_exec_verified`'s run in this profile's words.
-fn render_verified(run: deskpilot_shell::VerifiedRun, session: &str, command: &str) -> CallToolResult {
+fn render_verified(
+    run: deskpilot_shell::VerifiedRun,
+    session: &str,
+    command: &str,
+) -> CallToolResult {
     {
         let this = run;
         let n = this.attempts.len();
