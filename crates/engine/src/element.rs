@@ -153,7 +153,7 @@ fn element_err(element: &Element, what: &str, e: deskpilot_backend::Error) -> Er
 
 /// `ACTION_UNSUPPORTED` for `what` on `element`.
 fn unsupported(element: &Element, what: &str, reason: &str) -> Error {
-    Error::ActionUnsupported {
+    Error::ActionUnsupported(Box::new(crate::error::Unsupported {
         token: element.token.clone(),
         role: element.role.to_string(),
         name: element.name.clone(),
@@ -161,7 +161,7 @@ fn unsupported(element: &Element, what: &str, reason: &str) -> Error {
         offered: element.actions.clone(),
         editable: element.editable,
         reason: reason.to_string(),
-    }
+    }))
 }
 
 /// The first of `preferred` the element advertises, spelled as the element spells it.

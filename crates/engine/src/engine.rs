@@ -98,7 +98,7 @@ pub struct Change {
 pub(crate) struct Reference {
     id: ScreenshotId,
     rect: Rect,
-    signature: crate::verify::Signature,
+    signature: crate::signature::Signature,
 }
 
 /// One capture, encoded and registered.
@@ -412,7 +412,7 @@ impl Session {
         let capture_time = started.elapsed();
         let masked_regions = pipeline::apply_masks(&mut frame, &self.config.mask_regions);
         let view = geometry(frame.rect);
-        let signature = crate::verify::signature(&frame);
+        let signature = crate::signature::signature(&frame);
         let image = pipeline::encode(&frame, &view, format, &mut pool.scaled, &decorations(&view));
         pool.frame = frame.data;
         *self.buffers.lock().unwrap_or_else(|e| e.into_inner()) = pool;
@@ -443,7 +443,7 @@ impl Session {
                 },
             );
         let change = previous.filter(|old| old.rect == view.capture).map(|old| {
-            let d = crate::verify::difference(&old.signature, &signature, &overlay);
+            let d = crate::signature::difference(&old.signature, &signature, &overlay);
             Change {
                 changed: d.changed,
                 ratio: d.ratio,

@@ -82,17 +82,9 @@ pub enum Error {
     /// says what changed.
     #[error("{token} is from an older snapshot of its window: {why}")]
     StaleElement { token: String, why: String },
-    /// The element does not support the action; `offered` lists what it does advertise.
-    #[error("{token} ({role} \"{name}\") does not support {action}: {reason}; it offers [{}]{}", offered.join(", "), if *editable { " and editable text" } else { "" })]
-    ActionUnsupported {
-        token: String,
-        role: String,
-        name: String,
-        action: String,
-        offered: Vec<String>,
-        editable: bool,
-        reason: String,
-    },
+    /// The element does not support the action; the payload lists what it does offer.
+    #[error("{0}")]
+    ActionUnsupported(Box<Unsupported>),
     /// A screenshot id or element token that another client (another session) was issued.
     #[error("{what} belongs to another client's session; ids and tokens are per connection")]
     ForeignReference { what: String },
@@ -163,7 +155,7 @@ impl Error {
             Error::LaunchFailed { .. } => ErrorCode::LaunchFailed,
             Error::StaleElement { .. } => ErrorCode::StaleElement,
             Error::ForeignReference { .. } => ErrorCode::ForeignReference,
-            Error::ActionUnsupported { .. } => ErrorCode::ActionUnsupported,
+            Error::ActionUnsupported(_) => ErrorCode::ActionUnsupported,
             Error::Backend(B::ConnectionLost {
                 link: deskpilot_backend::Link::Display,
                 ..
@@ -214,4 +206,19 @@ impl Error {
     pub fn diagnosis(&self) -> deskpilot_shell::Diagnosis {
         deskpilot_shell::diagnose(&format!("{}: {self}", self.code()), "", "", None, None)
     }
+}
+
+/// An action an element does not support, and what it does offer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{token} ({role} \"{name}\") does not support {action}: {reason}; it offers [{}]{}", offered.join(", "), if *editable { " and editable text" } else { "" })]
+pub struct Unsupported {
+    pub token: String,
+    pub role: String,
+    pub name: String,
+    pub action: String,
+    /// The actions the element advertises.
+    pub offered: Vec<String>,
+    /// Whether it takes text (`set_value`).
+    pub editable: bool,
+    pub reason: String,
 }

@@ -28,6 +28,7 @@ mod pointer;
 mod registry;
 mod safety;
 mod session;
+mod signature;
 mod tree;
 mod verify;
 mod wait;
@@ -52,7 +53,8 @@ pub use safety::{
     OverlayMode, RESUME_COOLDOWN, SafetyConfig, Stop, StopReason,
 };
 pub use session::{Session, SessionId};
+pub use signature::Difference;
 pub use tree::{Element, Snapshot, TREE_TIMEOUT, TreeRequest, line as tree_line, parse_token};
-pub use verify::{Before, Difference, SETTLE, Verdict, VerifyTarget};
+pub use verify::{Before, SETTLE, Verdict, VerifyTarget};
 pub use wait::{MAX_WAIT, WaitKind, WaitOutcome, WaitRequest};
 pub use window::{WindowAction, WindowOutcome, WindowRef, describe_state};

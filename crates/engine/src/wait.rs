@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use deskpilot_types::Rect;
 
+use crate::signature::{Signature, difference};
 use crate::tree::TreeRequest;
-use crate::verify::{Signature, difference};
 use crate::{Error, Session, WindowRef};
 
 /// Longest `timeout` a wait accepts.

@@ -114,15 +114,15 @@ impl Session {
             return find(&windows, target);
         }
         let observed = self.observed();
-        if let Some((id, how)) = observed {
-            if let Some(w) = windows.iter().find(|w| w.id == id) {
-                notes.push(format!(
-                    "no window given: used {} {}, the window of your last {how}",
-                    w.id,
-                    w.label()
-                ));
-                return Ok(w.clone());
-            }
+        if let Some((id, how)) = observed
+            && let Some(w) = windows.iter().find(|w| w.id == id)
+        {
+            notes.push(format!(
+                "no window given: used {} {}, the window of your last {how}",
+                w.id,
+                w.label()
+            ));
+            return Ok(w.clone());
         }
         match windows.iter().find(|w| w.state.active) {
             Some(w) => {

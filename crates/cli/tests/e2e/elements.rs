@@ -348,7 +348,7 @@ async fn fixture_tree_matches_its_snapshot_and_elements_act() {
         old_snapshot,
         "a structural change: a new id"
     );
-    let apply = |snap: &serde_json::Value| {
+    let apply = |snap: &Value| {
         snap["elements"]
             .as_array()
             .unwrap()

@@ -53,9 +53,7 @@ pub(crate) fn parse<P: DeserializeOwned>(arguments: Value) -> Result<P, String> 
 /// `path` + serde's message → `field: expected …, got …`.
 fn describe(path: &str, serde: &str) -> String {
     let field = |name: &str| {
-        if path == "." || path.is_empty() {
-            name.to_string()
-        } else if path == name || path.ends_with(&format!(".{name}")) {
+        if path == "." || path.is_empty() || path == name || path.ends_with(&format!(".{name}")) {
             name.to_string()
         } else {
             format!("{path}.{name}")
@@ -67,23 +65,23 @@ fn describe(path: &str, serde: &str) -> String {
         path.to_string()
     };
     let serde = serde.split(" at line ").next().unwrap_or(serde);
-    if let Some(rest) = serde.strip_prefix("invalid type: ") {
-        if let Some((got, expected)) = rest.split_once(", expected ") {
-            return format!(
-                "{here}: expected {}, got {}",
-                expected_words(expected),
-                got_words(got)
-            );
-        }
+    if let Some(rest) = serde.strip_prefix("invalid type: ")
+        && let Some((got, expected)) = rest.split_once(", expected ")
+    {
+        return format!(
+            "{here}: expected {}, got {}",
+            expected_words(expected),
+            got_words(got)
+        );
     }
-    if let Some(rest) = serde.strip_prefix("invalid value: ") {
-        if let Some((got, expected)) = rest.split_once(", expected ") {
-            return format!(
-                "{here}: expected {}, got {}",
-                expected_words(expected),
-                got_words(got)
-            );
-        }
+    if let Some(rest) = serde.strip_prefix("invalid value: ")
+        && let Some((got, expected)) = rest.split_once(", expected ")
+    {
+        return format!(
+            "{here}: expected {}, got {}",
+            expected_words(expected),
+            got_words(got)
+        );
     }
     if let Some(rest) = serde.strip_prefix("missing field `") {
         let name = rest.trim_end_matches('`');
@@ -100,13 +98,13 @@ fn describe(path: &str, serde: &str) -> String {
         let name = rest.split('`').next().unwrap_or(rest);
         return format!("{}: unknown field", field(name));
     }
-    if let Some(rest) = serde.strip_prefix("unknown variant `") {
-        if let Some((got, valid)) = rest.split_once("`, expected ") {
-            return format!(
-                "{here}: expected {}, got \"{got}\"",
-                valid.replace('`', "\"")
-            );
-        }
+    if let Some(rest) = serde.strip_prefix("unknown variant `")
+        && let Some((got, valid)) = rest.split_once("`, expected ")
+    {
+        return format!(
+            "{here}: expected {}, got \"{got}\"",
+            valid.replace('`', "\"")
+        );
     }
     format!("{here}: {serde}")
 }
@@ -132,7 +130,7 @@ fn got_words(got: &str) -> String {
     } else if let Some(n) = unticked.strip_prefix("floating point ") {
         format!("the number {n}")
     } else if let Some(b) = unticked.strip_prefix("boolean ") {
-        format!("{b}")
+        b.to_string()
     } else {
         match got {
             "map" => "an object".to_string(),

@@ -27,15 +27,22 @@ impl Body {
     }
 }
 
+/// How one mutating call runs: its name (for timeouts), its deadline, what to check and
+/// which target the check samples.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Step {
+    pub what: &'static str,
+    pub timeout: Duration,
+    pub check: Check,
+    pub target: VerifyTarget,
+}
+
 /// Runs a mutating operation through the engine's pipeline on the blocking pool with a
 /// deadline, and renders its report with `body`.
 pub(crate) async fn act<T, F>(
     session: std::sync::Arc<Session>,
     wording: &dyn Wording,
-    what: &'static str,
-    timeout: Duration,
-    check: Check,
-    target: VerifyTarget,
+    step: Step,
     f: F,
     body: impl FnOnce(&T) -> Body,
 ) -> CallToolResult
@@ -43,6 +50,12 @@ where
     T: Outcome + Send + 'static,
     F: FnOnce(&Session) -> Result<T, Error> + Send + 'static,
 {
+    let Step {
+        what,
+        timeout,
+        check,
+        target,
+    } = step;
     let run = render::blocking(timeout, what, move || session.act(check, target, f)).await;
     match run {
         Ok(report) => {
@@ -123,7 +136,7 @@ fn effect_line(effect: Effect, evidence: Evidence, wording: &dyn Wording) -> Str
         (Effect::SuspectedNoop, Evidence::Outcome(by)) => format!(
             "Effect: suspected_noop — nothing changed that {by} show; look again before repeating it."
         ),
-        (effect, _) if effect == Effect::Unverifiable => {
+        (Effect::Unverifiable, _) => {
             format!("Effect: unverifiable ({}).", wording.unverifiable())
         }
         (effect, _) => format!("Effect: {}.", effect.as_str()),

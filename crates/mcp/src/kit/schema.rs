@@ -37,18 +37,18 @@ fn one_paragraph(text: &str) -> String {
 fn clean(v: &mut Value, defs: &Value) {
     match v {
         Value::Object(map) => {
-            if let Some(Value::String(r)) = map.get("$ref").cloned() {
-                if let Some(def) = r.strip_prefix("#/$defs/").and_then(|name| defs.get(name)) {
-                    map.remove("$ref");
-                    let mut def = def.clone();
-                    clean(&mut def, defs);
-                    if let Value::Object(d) = def {
-                        for (k, v) in d {
-                            if k == "description" && map.contains_key("description") {
-                                continue;
-                            }
-                            map.entry(k).or_insert(v);
+            if let Some(Value::String(r)) = map.get("$ref").cloned()
+                && let Some(def) = r.strip_prefix("#/$defs/").and_then(|name| defs.get(name))
+            {
+                map.remove("$ref");
+                let mut def = def.clone();
+                clean(&mut def, defs);
+                if let Value::Object(d) = def {
+                    for (k, v) in d {
+                        if k == "description" && map.contains_key("description") {
+                            continue;
                         }
+                        map.entry(k).or_insert(v);
                     }
                 }
             }

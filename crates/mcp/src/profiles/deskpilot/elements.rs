@@ -4,15 +4,14 @@
 use crate::kit::Parameters;
 use deskpilot_backend::Button;
 use deskpilot_engine::{
-    Check, ElementOp, ElementOutcome, Error, FindRequest, HitTestMode, TreeRequest, VerifyTarget,
-    WindowRef,
+    Check, ElementOp, ElementOutcome, FindRequest, HitTestMode, TreeRequest, VerifyTarget,
 };
-use deskpilot_types::WindowId;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::targets::window_ref;
 use super::tree::with_notes_and_screenshot;
 use super::wording::WORDING;
 use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
@@ -93,14 +92,6 @@ pub struct ElementArgs {
     pub element: String,
 }
 
-pub(crate) fn window_ref(window_id: u64, title_match: &str) -> Result<WindowRef, Error> {
-    match (window_id, title_match.trim().is_empty()) {
-        (0, true) => Ok(WindowRef::Current),
-        (0, false) => Ok(WindowRef::TitleMatch(title_match.to_string())),
-        (id, _) => Ok(WindowRef::Id(WindowId(id))),
-    }
-}
-
 /// An element action's outcome in words.
 pub(crate) fn element_body(label: &str, o: &ElementOutcome, extra: serde_json::Value) -> Body {
     let e = &o.element;
@@ -153,10 +144,12 @@ impl DeskpilotServer {
         report::act(
             self.session(),
             &WORDING,
-            "click",
-            DESKTOP_TIMEOUT,
-            check,
-            VerifyTarget::Auto,
+            report::Step {
+                what: "click",
+                timeout: DESKTOP_TIMEOUT,
+                check,
+                target: VerifyTarget::Auto,
+            },
             move |s| s.click_element(&token, button, count, mode),
             |o| element_body("click", o, json!({})),
         )
@@ -179,10 +172,7 @@ impl DeskpilotServer {
         )
     )]
     pub async fn find_elements(&self, Parameters(a): Parameters<FindArgs>) -> CallToolResult {
-        let window = match window_ref(a.window_id, &a.title_match) {
-            Ok(w) => w,
-            Err(e) => return error(&e),
-        };
+        let window = window_ref(a.window_id, &a.title_match);
         let request = FindRequest {
             tree: TreeRequest {
                 include_screenshot: a.include_screenshot,
@@ -266,10 +256,12 @@ impl DeskpilotServer {
         report::act(
             self.session(),
             &WORDING,
-            "set_value",
-            DESKTOP_TIMEOUT,
-            Check::new(a.verify, a.observe),
-            VerifyTarget::Auto,
+            report::Step {
+                what: "set_value",
+                timeout: DESKTOP_TIMEOUT,
+                check: Check::new(a.verify, a.observe),
+                target: VerifyTarget::Auto,
+            },
             move |s| s.set_element_value(&token, &value),
             |(o, read)| element_body("set_value", o, json!({ "value": read })),
         )
@@ -293,10 +285,12 @@ impl DeskpilotServer {
         report::act(
             self.session(),
             &WORDING,
-            "perform_action",
-            DESKTOP_TIMEOUT,
-            Check::new(a.verify, a.observe),
-            VerifyTarget::Auto,
+            report::Step {
+                what: "perform_action",
+                timeout: DESKTOP_TIMEOUT,
+                check: Check::new(a.verify, a.observe),
+                target: VerifyTarget::Auto,
+            },
             move |s| {
                 if action.trim().eq_ignore_ascii_case("focus") {
                     s.focus_element(&token)

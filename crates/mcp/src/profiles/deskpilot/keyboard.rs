@@ -105,10 +105,12 @@ impl DeskpilotServer {
         report::act(
             self.session(),
             &WORDING,
-            "press_key",
-            DESKTOP_TIMEOUT,
-            Check::new(a.verify, a.observe),
-            VerifyTarget::Focused,
+            report::Step {
+                what: "press_key",
+                timeout: DESKTOP_TIMEOUT,
+                check: Check::new(a.verify, a.observe),
+                target: VerifyTarget::Focused,
+            },
             move |s| s.press_key(&keys),
             |o| {
                 keyboard_body(
@@ -139,10 +141,12 @@ impl DeskpilotServer {
         report::act(
             self.session(),
             &WORDING,
-            "type_text",
-            timeout,
-            Check::new(a.verify, a.observe),
-            VerifyTarget::Focused,
+            report::Step {
+                what: "type_text",
+                timeout,
+                check: Check::new(a.verify, a.observe),
+                target: VerifyTarget::Focused,
+            },
             move |s| s.type_text(&text),
             |o| {
                 keyboard_body(

@@ -248,10 +248,12 @@ impl DeskpilotServer {
             return report::act(
                 self.session(),
                 &WORDING,
-                "launch",
-                wait + DESKTOP_TIMEOUT,
-                Check::new(a.verify, a.observe),
-                VerifyTarget::Screen,
+                report::Step {
+                    what: "launch",
+                    timeout: wait + DESKTOP_TIMEOUT,
+                    check: Check::new(a.verify, a.observe),
+                    target: VerifyTarget::Screen,
+                },
                 move |s| s.launch(&command, &args, wait),
                 |o| launch_body(o, wait),
             )
@@ -264,10 +266,12 @@ impl DeskpilotServer {
         report::act(
             self.session(),
             &WORDING,
-            "window",
-            DESKTOP_TIMEOUT,
-            Check::new(a.verify, a.observe),
-            VerifyTarget::Screen,
+            report::Step {
+                what: "window",
+                timeout: DESKTOP_TIMEOUT,
+                check: Check::new(a.verify, a.observe),
+                target: VerifyTarget::Screen,
+            },
             move |s| s.window_action(&target, action),
             |o| window_body(action, o),
         )
@@ -340,10 +344,7 @@ impl DeskpilotServer {
         report::act(
             self.session(),
             &WORDING,
-            "clipboard_write",
-            DESKTOP_TIMEOUT,
-            Check::default(),
-            VerifyTarget::Screen,
+            report::Step { what: "clipboard_write", timeout: DESKTOP_TIMEOUT, check: Check::default(), target: VerifyTarget::Screen },
             move |s| s.clipboard_write(&a.text),
             |_| Body::new(
                 format!(

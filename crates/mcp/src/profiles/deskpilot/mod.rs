@@ -14,6 +14,7 @@ mod pointer;
 mod screenshot;
 mod shell;
 mod status;
+mod targets;
 mod tree;
 mod wait;
 mod windows;

@@ -291,10 +291,12 @@ impl DeskpilotServer {
         report::act(
             self.session(),
             &WORDING,
-            label,
-            DESKTOP_TIMEOUT,
-            check,
-            VerifyTarget::Auto,
+            report::Step {
+                what: label,
+                timeout: DESKTOP_TIMEOUT,
+                check,
+                target: VerifyTarget::Auto,
+            },
             move |s| f(s, &mods),
             |o| body(label, o),
         )

@@ -9,7 +9,7 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::elements::window_ref;
+use super::targets::window_ref;
 use super::wording::image_result;
 use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
 use crate::kit::render;
@@ -104,10 +104,7 @@ impl DeskpilotServer {
         &self,
         Parameters(a): Parameters<WindowStateArgs>,
     ) -> CallToolResult {
-        let window = match window_ref(a.window_id, &a.title_match) {
-            Ok(w) => w,
-            Err(e) => return error(&e),
-        };
+        let window = window_ref(a.window_id, &a.title_match);
         let timeout = Duration::from_millis(a.timeout_ms.clamp(100, 30_000));
         let request = TreeRequest {
             window,

@@ -9,7 +9,7 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::elements::window_ref;
+use super::targets::window_ref;
 use super::{DeskpilotServer, error};
 use crate::kit::render;
 use rmcp::RoleServer;
@@ -118,10 +118,7 @@ impl DeskpilotServer {
         let window = if a.window_id == 0 && a.title_match.trim().is_empty() {
             None
         } else {
-            match window_ref(a.window_id, &a.title_match) {
-                Ok(w) => Some(w),
-                Err(e) => return error(&e),
-            }
+            Some(window_ref(a.window_id, &a.title_match))
         };
         let needed = |field: &str, v: &str| {
             if v.trim().is_empty() {

@@ -1,0 +1,199 @@
+//! Read strategy one: the application's whole cache in one `Cache.GetItems` call (GTK), with
+//! the nodes whose cached child count disagrees (lazily created children) left for the walk.
+
+use super::*;
+
+/// What the application's cache says about a frame's subtree.
+pub(super) enum FromCache {
+    /// The application has no usable cache (Qt's differs from the specification).
+    Unusable,
+    /// The application serves no cache right now (GTK before it learns a client listens).
+    NotNow,
+    /// The frame is no longer in the cache, or no longer showing.
+    FrameGone,
+    /// The subtree (frame first) and the nodes whose children must be read directly.
+    Tree(Vec<Node>, Vec<usize>),
+}
+
+/// The subtree under `frame` from the application's cache.
+pub(super) async fn from_cache(
+    conn: &zbus::Connection,
+    frame: &Node,
+    limits: &TreeLimits,
+) -> FromCache {
+    let mut not_now = false;
+    match read_cache(conn, frame, limits, &mut not_now).await {
+        None if not_now => FromCache::NotNow,
+        None => FromCache::Unusable,
+        Some(None) => FromCache::FrameGone,
+        Some(Some((nodes, unfinished))) => FromCache::Tree(nodes, unfinished),
+    }
+}
+
+pub(super) async fn read_cache(
+    conn: &zbus::Connection,
+    frame: &Node,
+    limits: &TreeLimits,
+    not_now: &mut bool,
+) -> Option<Option<(Vec<Node>, Vec<usize>)>> {
+    let items = get_items(conn, frame.object.name_as_str()?, not_now).await?;
+    let items = items.as_slice();
+    let mut children: HashMap<String, Vec<&atspi::CacheItem>> = HashMap::new();
+    for item in items {
+        children
+            .entry(item.parent.path_as_str().to_string())
+            .or_default()
+            .push(item);
+    }
+    for list in children.values_mut() {
+        list.sort_by_key(|i| i.index);
+    }
+    // The frame as the cache sees it now: a remembered frame that is gone or hidden is stale.
+    let Some(now) = items
+        .iter()
+        .find(|i| i.object.path_as_str() == frame.object.path_as_str())
+        .filter(|i| i.states.contains(State::Showing) && !i.states.contains(State::Defunct))
+    else {
+        return Some(None);
+    };
+    let mut frame = frame.clone();
+    frame.name = now.short_name.clone();
+    frame.description = Some(now.name.clone());
+    frame.states = now.states;
+    let mut nodes = vec![frame];
+    // Nodes whose cached children are fewer than they report: walk them.
+    let mut unfinished = Vec::new();
+    let mut stack = vec![0usize];
+    while let Some(at) = stack.pop() {
+        let node = nodes[at].clone();
+        let path = node.object.path_as_str().to_string();
+        let kids = children.get(&path).map(Vec::as_slice).unwrap_or_default();
+        let reported = items
+            .iter()
+            .find(|i| i.object.path_as_str() == path)
+            .map(|i| i.children)
+            .unwrap_or(kids.len() as i32);
+        if node.depth >= limits.max_depth {
+            continue;
+        }
+        if (kids.len() as i32) < reported {
+            unfinished.push(at);
+            continue;
+        }
+        let mut pushed = Vec::new();
+        for item in kids {
+            if nodes.len() >= limits.max_elements {
+                break;
+            }
+            if !item.states.contains(State::Showing) {
+                continue;
+            }
+            nodes.push(Node {
+                object: item.object.clone(),
+                parent: Some(at),
+                depth: node.depth + 1,
+                role: item.role,
+                // atspi's field names are shifted: `short_name` carries the accessible name,
+                // `name` the description.
+                name: item.short_name.clone(),
+                description: Some(item.name.clone()),
+                states: item.states,
+                ifaces: item.ifaces,
+            });
+            pushed.push(nodes.len() - 1);
+        }
+        stack.extend(pushed.into_iter().rev());
+    }
+    // Toolkits create some children lazily (GTK list boxes, tables, menus): the cache lists
+    // such a container with no children at all. Ask the containers that look empty.
+    let mut has_children = vec![false; nodes.len()];
+    for n in &nodes {
+        if let Some(p) = n.parent {
+            has_children[p] = true;
+        }
+    }
+    let suspects: Vec<usize> = (0..nodes.len())
+        .filter(|&i| !has_children[i] && !unfinished.contains(&i))
+        .filter(|&i| nodes[i].depth < limits.max_depth && lazy_container(&nodes[i]))
+        .collect();
+    let t = Instant::now();
+    let n_suspects = suspects.len();
+    let counts = join_all(suspects.iter().map(|&i| {
+        let object = nodes[i].object.clone();
+        async move {
+            let p = accessible(conn, &object).await.ok()?;
+            p.child_count().await.ok()
+        }
+    }))
+    .await;
+    tracing::debug!(
+        suspects = n_suspects,
+        ms = t.elapsed().as_secs_f64() * 1e3,
+        "child counts"
+    );
+    for (i, count) in suspects.into_iter().zip(counts) {
+        if count.unwrap_or(0) > 0 {
+            unfinished.push(i);
+        }
+    }
+    Some(Some((nodes, unfinished)))
+}
+
+/// One application's whole cache; `None` when it serves none (`not_now` when it may later).
+pub(super) async fn get_items(
+    conn: &zbus::Connection,
+    app: &str,
+    not_now: &mut bool,
+) -> Option<Vec<atspi::CacheItem>> {
+    let cache = zbus::proxy::Builder::<CacheProxy>::new(conn)
+        .destination(app.to_string())
+        .ok()?
+        .path("/org/a11y/atspi/cache")
+        .ok()?
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await
+        .ok()?;
+    let t = Instant::now();
+    let items = match cache.get_items().await {
+        Ok(items) => items,
+        Err(e) => {
+            tracing::debug!(error = %e, "Cache.GetItems unusable");
+            *not_now = matches!(
+                &e,
+                zbus::Error::MethodError(name, _, _)
+                    if name.as_str() == "org.freedesktop.DBus.Error.UnknownMethod"
+                        || name.as_str() == "org.freedesktop.DBus.Error.UnknownObject"
+            );
+            return None;
+        }
+    };
+    tracing::debug!(
+        items = items.len(),
+        ms = t.elapsed().as_secs_f64() * 1e3,
+        "Cache.GetItems"
+    );
+    Some(items)
+}
+
+/// Containers whose children a toolkit may create only when asked. Menus and combo boxes
+/// count only while open: a closed one's items are hidden anyway.
+pub(super) fn lazy_container(n: &Node) -> bool {
+    use atspi::Role as A;
+    match n.role {
+        A::Menu | A::ComboBox => n.states.contains(State::Expanded),
+        r => matches!(
+            r,
+            A::List
+                | A::ListBox
+                | A::Table
+                | A::TreeTable
+                | A::Tree
+                | A::PageTabList
+                | A::ScrollPane
+                | A::Viewport
+                | A::Panel
+                | A::Filler
+        ),
+    }
+}

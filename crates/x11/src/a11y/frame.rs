@@ -1,0 +1,135 @@
+//! Finding a window's frame in its application's accessibility tree (by pid, then extents or
+//! title), and re-validating a remembered one.
+
+use super::*;
+
+/// The window's frame in its application's tree.
+pub(super) async fn find_frame(
+    conn: &zbus::Connection,
+    window: &WindowInfo,
+    pids: &Mutex<HashMap<String, u32>>,
+) -> Result<Node, Error> {
+    let root = AccessibleProxy::builder(conn)
+        .destination("org.a11y.atspi.Registry")
+        .map_err(dbus_err("registry"))?
+        .path("/org/a11y/atspi/accessible/root")
+        .map_err(dbus_err("registry"))?
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await
+        .map_err(dbus_err("registry"))?;
+    let apps = root
+        .get_children()
+        .await
+        .map_err(dbus_err("registry children"))?;
+    let dbus = zbus::fdo::DBusProxy::new(conn)
+        .await
+        .map_err(|e| Error::os("DBus proxy", e))?;
+    // A bus connection keeps its pid for life: ask the bus once per application.
+    let known: HashMap<String, u32> = pids.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let app_pids = join_all(apps.iter().map(|app| {
+        let dbus = &dbus;
+        let known = &known;
+        async move {
+            let name = app.name_as_str()?;
+            if let Some(pid) = known.get(name) {
+                return Some(*pid);
+            }
+            let bus = zbus::names::BusName::try_from(name.to_string()).ok()?;
+            dbus.get_connection_unix_process_id(bus).await.ok()
+        }
+    }))
+    .await;
+    {
+        let mut cache = pids.lock().unwrap_or_else(|e| e.into_inner());
+        for (app, pid) in apps.iter().zip(&app_pids) {
+            if let (Some(name), Some(pid)) = (app.name_as_str(), pid) {
+                cache.insert(name.to_string(), *pid);
+            }
+        }
+    }
+    let pids = app_pids;
+    let ours: Vec<&ObjectRefOwned> = apps
+        .iter()
+        .zip(pids)
+        .filter(|(_, pid)| window.pid.is_none() || *pid == window.pid)
+        .map(|(app, _)| app)
+        .collect();
+    if ours.is_empty() {
+        return Err(unavailable(format!(
+            "the application of window {} (pid {}) is not on the accessibility bus (GTK apps need GTK_MODULES=gail:atk-bridge, Qt apps QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1, set before they start)",
+            window.id,
+            window.pid.map_or("?".to_string(), |p| p.to_string())
+        )));
+    }
+    let mut best: Option<(u32, Node)> = None;
+    for app in ours {
+        let proxy = accessible(conn, app).await?;
+        let frames = proxy.get_children().await.unwrap_or_default();
+        let described = join_all(frames.iter().map(|f| async move {
+            let p = accessible(conn, f).await.ok()?;
+            let (name, role, states, ifaces) = futures_lite::future::zip(
+                futures_lite::future::zip(p.name(), p.get_role()),
+                futures_lite::future::zip(p.get_state(), p.get_interfaces()),
+            )
+            .await
+            .pipe(|((n, r), (s, i))| (n.ok(), r.ok(), s.ok(), i.ok()));
+            let extents = match proxy_at::<ComponentProxy>(conn, f).await {
+                Ok(c) => c.get_extents(CoordType::Screen).await.ok(),
+                Err(_) => None,
+            };
+            Some((f.clone(), name?, role?, states?, ifaces?, extents))
+        }))
+        .await;
+        for (object, name, role, states, ifaces, extents) in described.into_iter().flatten() {
+            let rect = extents.and_then(|(x, y, w, h)| bounds(x, y, w, h));
+            let near = |a: Rect, b: Rect| {
+                (a.x - b.x).abs() <= 2
+                    && (a.y - b.y).abs() <= 2
+                    && (a.width as i64 - b.width as i64).abs() <= 2
+                    && (a.height as i64 - b.height as i64).abs() <= 2
+            };
+            let score = match rect {
+                Some(r) if near(r, window.client) || near(r, window.frame) => 3,
+                _ if !window.title.is_empty() && name == window.title => 2,
+                _ if states.contains(State::Showing) => 1,
+                _ => 0,
+            };
+            if best.as_ref().is_none_or(|(s, _)| score > *s) {
+                best = Some((
+                    score,
+                    Node {
+                        object,
+                        parent: None,
+                        depth: 0,
+                        role,
+                        name,
+                        description: None,
+                        states,
+                        ifaces,
+                    },
+                ));
+            }
+        }
+    }
+    best.map(|(_, n)| n).ok_or_else(|| {
+        unavailable(format!(
+            "the application of window {} shows no top-level accessible element",
+            window.id
+        ))
+    })
+}
+
+/// A remembered frame, refreshed, if it still exists and shows.
+pub(super) async fn still_showing(conn: &zbus::Connection, frame: &Node) -> Option<Node> {
+    let p = accessible(conn, &frame.object).await.ok()?;
+    let (states, name) = futures_lite::future::zip(p.get_state(), p.name()).await;
+    let states = states.ok()?;
+    if !states.contains(State::Showing) || states.contains(State::Defunct) {
+        return None;
+    }
+    let mut frame = frame.clone();
+    frame.states = states;
+    frame.name = name.unwrap_or_default();
+    Some(frame)
+}

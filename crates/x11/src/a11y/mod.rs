@@ -1,0 +1,342 @@
+//! Accessibility trees over AT-SPI (D-Bus), with the `atspi` crate.
+//!
+//! zbus runs its own executor threads; the blocking trait methods drive futures with
+//! `async_io::block_on` and race every read against a deadline, so a stuck application costs
+//! one call its timeout, never the server.
+//!
+//! Reading a window's tree:
+//! 1. the window's application: the registry's children whose D-Bus connection belongs to the
+//!    window's pid; its frame: the top-level child whose extents match the window's client or
+//!    frame rectangle (else whose name is the title);
+//! 2. the subtree: `Cache.GetItems` (one call for the whole application) where the toolkit has
+//!    it (GTK), walking only nodes whose cached child count disagrees (transient children);
+//!    a concurrent level-by-level walk where it has not (Qt) — never one round trip per
+//!    property per node in sequence;
+//! 3. per kept element, concurrently: extents, advertised actions, a value or text excerpt.
+//!
+//! Hidden elements (not `Showing`) are left out with their subtrees.
+//!
+//! This module holds the bus connection, the shared plumbing (deadlines, error mapping,
+//! handles, proxies) and the node type; each concern has a module of its own: `roles`,
+//! `frame`, `cache` and `walk` (the two read strategies), `enrich`, `tree`, `actions`.
+
+mod actions;
+mod cache;
+mod enrich;
+mod frame;
+mod roles;
+mod tree;
+mod walk;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use atspi::proxy::accessible::AccessibleProxy;
+use atspi::proxy::action::ActionProxy;
+use atspi::proxy::cache::CacheProxy;
+use atspi::proxy::component::ComponentProxy;
+use atspi::proxy::editable_text::EditableTextProxy;
+use atspi::proxy::selection::SelectionProxy;
+use atspi::proxy::text::TextProxy;
+use atspi::proxy::value::ValueProxy;
+use atspi::zbus;
+use atspi::{CoordType, Interface, InterfaceSet, ObjectRefOwned, State, StateSet};
+use deskpilot_backend::{
+    Accessibility, ElementHandle, ElementStates, Error, RawElement, RawTree, TreeLimits,
+};
+use deskpilot_types::{Rect, Role, WindowInfo};
+use futures_util::future::join_all;
+
+use crate::X11Desktop;
+use crate::a11y_changes::Changes;
+
+use cache::*;
+use enrich::*;
+use frame::*;
+pub(crate) use roles::role;
+use roles::*;
+use walk::*;
+
+/// How long connecting to the accessibility bus may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// Longest text excerpt kept as an element's value.
+const EXCERPT: i32 = 200;
+
+/// The accessibility bus connection, made on first use.
+#[derive(Default)]
+pub(crate) struct A11y {
+    conn: Mutex<Option<zbus::Connection>>,
+    /// Application bus name → pid.
+    pids: Mutex<HashMap<String, u32>>,
+    /// Applications whose `Cache.GetItems` is unusable (Qt's legacy signature): walk at once.
+    no_cache: Mutex<std::collections::HashSet<String>>,
+    /// X window id → its frame, found once and re-validated on every read.
+    frames: Mutex<HashMap<u64, Node>>,
+    /// Event counts per application: when a window's last read may be reused.
+    changes: Arc<Changes>,
+    /// X window id → the nodes of its last read.
+    trees: Mutex<HashMap<u64, KnownTree>>,
+}
+
+/// A window's nodes as last read, and what they depend on.
+#[derive(Debug, Clone)]
+struct KnownTree {
+    app: String,
+    /// The application's event count before the read.
+    count: u64,
+    limits: (usize, u32),
+    nodes: Vec<Node>,
+    source: &'static str,
+    walked: usize,
+}
+
+impl std::fmt::Debug for A11y {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("A11y").finish_non_exhaustive()
+    }
+}
+
+fn unavailable(reason: impl std::fmt::Display) -> Error {
+    Error::Unsupported {
+        what: "accessibility tree",
+        reason: reason.to_string(),
+    }
+}
+
+/// A D-Bus failure as the engine needs to tell it apart: the object is gone, the interface is
+/// missing, the bus broke, or something else.
+fn dbus_err(what: &'static str) -> impl Fn(zbus::Error) -> Error {
+    move |e| match &e {
+        zbus::Error::MethodError(name, _, _) => match name.as_str() {
+            "org.freedesktop.DBus.Error.UnknownObject"
+            | "org.freedesktop.DBus.Error.ServiceUnknown"
+            | "org.freedesktop.DBus.Error.NameHasNoOwner" => Error::ElementGone {
+                reason: format!("{what}: {e}"),
+            },
+            "org.freedesktop.DBus.Error.UnknownMethod"
+            | "org.freedesktop.DBus.Error.UnknownInterface" => Error::Unsupported {
+                what: "this operation on the element",
+                reason: format!("{what}: {e}"),
+            },
+            _ => Error::os(what, e),
+        },
+        zbus::Error::InputOutput(_) => Error::ConnectionLost {
+            link: deskpilot_backend::Link::Accessibility,
+            message: format!("{what}: {e}"),
+        },
+        _ => Error::os(what, e),
+    }
+}
+
+/// Runs `fut` to completion or fails after `timeout`.
+fn run<T>(
+    timeout: Duration,
+    what: &str,
+    fut: impl Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    let what = what.to_string();
+    async_io::block_on(futures_lite::future::or(fut, async move {
+        async_io::Timer::after(timeout).await;
+        Err(Error::Timeout {
+            operation: what,
+            after: timeout,
+        })
+    }))
+}
+
+/// `fut`'s output, or `None` when `deadline` comes first.
+async fn before<T>(deadline: Instant, fut: impl Future<Output = T>) -> Option<T> {
+    futures_lite::future::or(async { Some(fut.await) }, async {
+        async_io::Timer::at(deadline).await;
+        None
+    })
+    .await
+}
+
+impl A11y {
+    /// The accessibility bus connection, made on first use. A plain bus connection: nothing
+    /// is asked of the applications while connecting, so a hung app cannot block it.
+    fn connection(&self) -> Result<zbus::Connection, Error> {
+        let mut slot = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = slot.as_ref() {
+            return Ok(c.clone());
+        }
+        let conn = run(
+            CONNECT_TIMEOUT,
+            "connecting to the accessibility bus",
+            async {
+                let address = a11y_bus_address()
+                    .await
+                    .map_err(|e| unavailable(format!("no accessibility bus: {e}")))?;
+                let conn = zbus::connection::Builder::address(address.as_str())
+                    .map_err(|e| {
+                        unavailable(format!("bad accessibility bus address {address}: {e}"))
+                    })?
+                    .build()
+                    .await
+                    .map_err(|e| unavailable(format!("no accessibility bus at {address}: {e}")))?;
+                // Toolkit bridges (GTK's at-spi2-atk) serve their bulk cache only while some
+                // client listens for events; listening also tells us which apps changed.
+                if let Err(e) = self.changes.start(&conn).await {
+                    tracing::warn!(error = %e, "cannot listen to accessibility events; trees are read in full every time");
+                }
+                Ok(conn)
+            },
+        )?;
+        *slot = Some(conn.clone());
+        Ok(conn)
+    }
+}
+
+/// Where the accessibility bus is: `AT_SPI_BUS_ADDRESS` when set (as libatspi reads it), else
+/// what the bus launcher tells the session bus.
+async fn a11y_bus_address() -> Result<String, zbus::Error> {
+    if let Some(a) = std::env::var("AT_SPI_BUS_ADDRESS")
+        .ok()
+        .filter(|a| !a.trim().is_empty())
+    {
+        return Ok(a);
+    }
+    let session = zbus::Connection::session().await?;
+    let bus = atspi::proxy::bus::BusProxy::new(&session).await?;
+    bus.get_address().await
+}
+
+/// What the first pass knows about a node, before enrichment.
+#[derive(Debug, Clone)]
+struct Node {
+    object: ObjectRefOwned,
+    parent: Option<usize>,
+    depth: u32,
+    role: atspi::Role,
+    name: String,
+    /// Known from the application's cache; `None` means it must be asked for.
+    description: Option<String>,
+    states: StateSet,
+    ifaces: InterfaceSet,
+}
+
+fn handle(o: &ObjectRefOwned) -> ElementHandle {
+    ElementHandle(format!(
+        "{}|{}",
+        o.name_as_str().unwrap_or_default(),
+        o.path_as_str()
+    ))
+}
+
+/// Parses a handle back into the bus name and path it came from.
+pub(crate) fn parse_handle(h: &ElementHandle) -> Option<(String, String)> {
+    let (name, path) = h.0.split_once('|')?;
+    Some((name.to_string(), path.to_string()))
+}
+
+async fn accessible<'c>(
+    conn: &'c zbus::Connection,
+    o: &ObjectRefOwned,
+) -> Result<AccessibleProxy<'c>, Error> {
+    proxy_at::<AccessibleProxy>(conn, o).await
+}
+
+async fn proxy_at<'c, P>(conn: &'c zbus::Connection, o: &ObjectRefOwned) -> Result<P, Error>
+where
+    P: From<zbus::Proxy<'c>> + zbus::proxy::Defaults,
+{
+    let name = o
+        .name_as_str()
+        .ok_or_else(|| unavailable("a null object reference"))?
+        .to_string();
+    let proxy = zbus::proxy::Builder::<P>::new(conn)
+        .destination(name)
+        .map_err(dbus_err("destination"))?
+        .path(o.path_as_str().to_string())
+        .map_err(dbus_err("path"))?
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await
+        .map_err(dbus_err("proxy"))?;
+    Ok(proxy)
+}
+
+/// Small helper so tuple plumbing reads left to right.
+trait Pipe: Sized {
+    fn pipe<T>(self, f: impl FnOnce(Self) -> T) -> T {
+        f(self)
+    }
+}
+impl<T> Pipe for T {}
+
+/// An object reference from a handle this module issued.
+fn object(h: &ElementHandle) -> Result<ObjectRefOwned, Error> {
+    let (name, path) =
+        parse_handle(h).ok_or_else(|| unavailable("not an AT-SPI element handle"))?;
+    let name = zbus::names::UniqueName::try_from(name)
+        .map_err(|e| unavailable(format!("bad bus name in handle: {e}")))?;
+    let path = zbus::zvariant::ObjectPath::try_from(path)
+        .map_err(|e| unavailable(format!("bad path in handle: {e}")))?;
+    Ok(ObjectRefOwned::new(atspi::ObjectRef::Owned { name, path }))
+}
+
+/// How long one element operation may take.
+const OPERATION_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[cfg(test)]
+mod tests {
+    use deskpilot_types::{WindowId, WindowState};
+
+    use super::*;
+
+    fn raw(bounds: Rect) -> RawElement {
+        RawElement {
+            parent: None,
+            depth: 0,
+            role: Role::Button,
+            platform_role: String::new(),
+            name: String::new(),
+            description: String::new(),
+            value: None,
+            states: ElementStates::default(),
+            actions: Vec::new(),
+            bounds: Some(bounds),
+            handle: ElementHandle(String::new()),
+        }
+    }
+
+    fn window(client: Rect) -> WindowInfo {
+        WindowInfo {
+            id: WindowId(1),
+            title: String::new(),
+            class: String::new(),
+            pid: None,
+            process: None,
+            frame: client,
+            client,
+            state: WindowState::default(),
+            z: 0,
+            monitor: None,
+        }
+    }
+
+    #[test]
+    fn logical_bounds_of_a_scaled_app_become_physical() {
+        // Measured: GTK with GDK_SCALE=2 reports its frame at 159,3 642x533 while the X
+        // window is 1282x1065 at 319,7.
+        let w = window(Rect::new(319, 7, 1282, 1065));
+        let mut els = vec![
+            raw(Rect::new(159, 3, 642, 533)),
+            raw(Rect::new(200, 100, 50, 20)),
+        ];
+        let scale = to_physical(&mut els, &w).expect("scaled");
+        assert_eq!(scale, 2.0);
+        assert_eq!(els[0].bounds, Some(Rect::new(319, 7, 1284, 1066)));
+        assert_eq!(els[1].bounds, Some(Rect::new(401, 201, 100, 40)));
+        assert!(els[1].states.onscreen);
+        // An unscaled app is left alone.
+        let mut same = vec![
+            raw(Rect::new(319, 7, 1282, 1065)),
+            raw(Rect::new(1, 2, 3, 4)),
+        ];
+        assert_eq!(to_physical(&mut same, &w), None);
+        assert_eq!(same[1].bounds, Some(Rect::new(1, 2, 3, 4)));
+    }
+}

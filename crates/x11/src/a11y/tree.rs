@@ -1,0 +1,200 @@
+//! A window's tree: reuse of the last node list while the application sent no events, else
+//! the frame, the cache and the walk; then enrichment, all within `timeout_ms`, partial when
+//! it runs out.
+
+use super::*;
+
+impl X11Desktop {
+    /// Finds the window's frame and reads the nodes under it (cache, then walk), and remembers
+    /// them with the application's event count from before the read.
+    async fn read_nodes(
+        &self,
+        conn: &zbus::Connection,
+        window: &WindowInfo,
+        limits: &TreeLimits,
+        deadline: Instant,
+    ) -> Result<(Vec<Node>, &'static str, usize, bool), Error> {
+        // A remembered frame is re-validated by the read itself (the cache must still list
+        // it as showing) or, for walked apps, by one state query; a stale one is looked up again.
+        let mut remembered = self
+            .a11y
+            .frames
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&window.id.0)
+            .cloned();
+        let (frame, outcome, app, count) = loop {
+            let fresh = remembered.is_none();
+            let frame = match remembered.take() {
+                Some(f) => f,
+                None => find_frame(conn, window, &self.a11y.pids).await?,
+            };
+            let app = frame.object.name_as_str().unwrap_or_default().to_string();
+            // Counted before the read: an event during it makes the next read fresh.
+            let count = self.a11y.changes.count(&app);
+            let walk_only = self
+                .a11y
+                .no_cache
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(&app);
+            let outcome = if walk_only {
+                FromCache::Unusable
+            } else {
+                from_cache(conn, &frame, limits).await
+            };
+            let frame = match (&outcome, fresh) {
+                (FromCache::FrameGone, false) => continue,
+                (FromCache::Unusable | FromCache::NotNow, false) => {
+                    match still_showing(conn, &frame).await {
+                        Some(f) => f,
+                        None => continue,
+                    }
+                }
+                _ => frame,
+            };
+            if let FromCache::Unusable = outcome {
+                self.a11y
+                    .no_cache
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(app.clone());
+            }
+            break (frame, outcome, app, count);
+        };
+        {
+            let mut frames = self.a11y.frames.lock().unwrap_or_else(|e| e.into_inner());
+            if frames.len() > 256 {
+                frames.clear();
+            }
+            frames.insert(window.id.0, frame.clone());
+        }
+        let (mut nodes, source, unfinished) = match outcome {
+            FromCache::Tree(nodes, unfinished) => (nodes, "atspi-cache", unfinished),
+            // A fresh frame the cache does not list (yet): read it directly this time.
+            FromCache::Unusable | FromCache::NotNow | FromCache::FrameGone => {
+                (vec![frame.clone()], "atspi-walk", vec![0])
+            }
+        };
+        let walked = unfinished.len();
+        let finished = walk(conn, &mut nodes, unfinished, limits, deadline).await;
+        let nodes = depth_first(nodes);
+        if !finished {
+            // A cut-short read is returned, never reused.
+            return Ok((nodes, source, walked, false));
+        }
+        let mut trees = self.a11y.trees.lock().unwrap_or_else(|e| e.into_inner());
+        if trees.len() > 256 {
+            trees.clear();
+        }
+        trees.insert(
+            window.id.0,
+            KnownTree {
+                app,
+                count,
+                limits: (limits.max_elements, limits.max_depth),
+                nodes: nodes.clone(),
+                source,
+                walked,
+            },
+        );
+        Ok((nodes, source, walked, true))
+    }
+
+    /// Reads `window`'s tree.
+    ///
+    /// # Timeouts
+    /// `limits.timeout` bounds the read. At four fifths of it, a walk still going keeps the
+    /// levels it read and elements whose details did not arrive come back bare; the tree is
+    /// then marked incomplete with a note. When the application answered nothing at all, the
+    /// read fails with [`Error::Timeout`] at `limits.timeout`.
+    pub(super) fn read_tree(
+        &self,
+        window: &WindowInfo,
+        limits: &TreeLimits,
+    ) -> Result<RawTree, Error> {
+        let started = Instant::now();
+        let deadline = started + limits.timeout * 4 / 5;
+        let conn = &self.a11y.connection()?;
+        run(limits.timeout, "reading the accessibility tree", async {
+            let t0 = Instant::now();
+            // The whole node list of the last read, while the app has sent no event since.
+            let settled = !limits.fresh && self.a11y.changes.settled(conn).await;
+            let unchanged = self
+                .a11y
+                .trees
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&window.id.0)
+                .filter(|m| {
+                    settled
+                        && m.limits == (limits.max_elements, limits.max_depth)
+                        && self.a11y.changes.count(&m.app) == m.count
+                })
+                .cloned();
+            let (nodes, source, walked, finished, reused) = match unchanged {
+                Some(m) => {
+                    tracing::debug!(nodes = m.nodes.len(), "tree reused: no events since");
+                    (m.nodes, m.source, m.walked, true, true)
+                }
+                None => {
+                    let (nodes, source, walked, finished) =
+                        self.read_nodes(conn, window, limits, deadline).await?;
+                    (nodes, source, walked, finished, false)
+                }
+            };
+            let t_nodes = t0.elapsed();
+            let truncated = nodes.len() >= limits.max_elements;
+            let (mut elements, unanswered) = enrich(conn, &nodes, window, deadline).await;
+            if reused && unanswered == elements.len() && !elements.is_empty() {
+                // Nothing at all came from the application: there is nothing to return.
+                return Err(Error::Timeout {
+                    operation: "reading the accessibility tree".to_string(),
+                    after: limits.timeout,
+                });
+            }
+            let mut notes = Vec::new();
+            if !finished {
+                notes.push(format!(
+                    "timeout_ms {} ran out while reading the tree: showing the {} elements read so far",
+                    limits.timeout.as_millis(),
+                    nodes.len()
+                ));
+            }
+            if unanswered > 0 {
+                notes.push(format!(
+                    "timeout_ms {} ran out before {unanswered} of {} elements told their bounds, actions and values; they are listed without them",
+                    limits.timeout.as_millis(),
+                    elements.len()
+                ));
+            }
+            if let Some(scale) = to_physical(&mut elements, window) {
+                notes.push(format!(
+                    "the application reports logical coordinates (scale {scale:.2}); element bounds were converted to physical pixels"
+                ));
+            }
+            tracing::debug!(
+                nodes_ms = t_nodes.as_secs_f64() * 1e3,
+                enrich_ms = (t0.elapsed() - t_nodes).as_secs_f64() * 1e3,
+                "accessibility tree phases"
+            );
+            if source == "atspi-cache" && walked > 0 && walked < nodes.len() {
+                notes.push(format!(
+                    "{walked} containers not fully in the application's cache were read directly"
+                ));
+            }
+            tracing::debug!(
+                elements = elements.len(),
+                source,
+                ms = started.elapsed().as_secs_f64() * 1e3,
+                "accessibility tree"
+            );
+            Ok(RawTree {
+                elements,
+                source: source.to_string(),
+                complete: !truncated && finished && unanswered == 0,
+                notes,
+            })
+        })
+    }
+}

@@ -1,0 +1,142 @@
+//! Read strategy two: a concurrent level-by-level walk (Qt, and what the cache left open),
+//! dropping hidden children before reading anything else of them, until the limits or the
+//! deadline; and the depth-first order the engine expects.
+
+use super::*;
+
+/// Roles whose children are mostly hidden until opened.
+pub(super) fn hides_children(r: atspi::Role) -> bool {
+    use atspi::Role as A;
+    matches!(
+        r,
+        A::Menu | A::MenuBar | A::ComboBox | A::PopupMenu | A::MenuItem
+    )
+}
+
+/// Reads one node's basics (its states are known already).
+pub(super) async fn describe(
+    conn: &zbus::Connection,
+    object: ObjectRefOwned,
+    states: StateSet,
+    parent: usize,
+    depth: u32,
+) -> Option<Node> {
+    let p = accessible(conn, &object).await.ok()?;
+    let (name, (role, ifaces)) = futures_lite::future::zip(
+        p.name(),
+        futures_lite::future::zip(p.get_role(), p.get_interfaces()),
+    )
+    .await;
+    Some(Node {
+        object,
+        parent: Some(parent),
+        depth,
+        role: role.ok()?,
+        name: name.unwrap_or_default(),
+        description: None,
+        states,
+        ifaces: ifaces.unwrap_or_default(),
+    })
+}
+
+/// Walks the subtrees under `starts` level by level, every level's requests in flight at once.
+/// Reads the children of `starts`, level by level, until the limits or `deadline`; returns
+/// whether it finished (false: the deadline cut it short, and the levels read are kept).
+pub(super) async fn walk(
+    conn: &zbus::Connection,
+    nodes: &mut Vec<Node>,
+    starts: Vec<usize>,
+    limits: &TreeLimits,
+    deadline: Instant,
+) -> bool {
+    let mut level = starts;
+    while !level.is_empty() && nodes.len() < limits.max_elements {
+        let reading = join_all(level.iter().map(|&at| {
+            let object = nodes[at].object.clone();
+            let depth = nodes[at].depth;
+            let role = nodes[at].role;
+            async move {
+                if depth >= limits.max_depth {
+                    return Vec::new();
+                }
+                let Ok(p) = accessible(conn, &object).await else {
+                    return Vec::new();
+                };
+                let children = p.get_children().await.unwrap_or_default();
+                if !hides_children(role) {
+                    // Everything in one round: few children here are hidden.
+                    return join_all(children.into_iter().map(|c| async move {
+                        let p = accessible(conn, &c).await.ok()?;
+                        let states = p.get_state().await.ok()?;
+                        states.contains(State::Showing).then_some(())?;
+                        describe(conn, c, states, at, depth + 1).await
+                    }))
+                    .await
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>();
+                }
+                // Menus hold many hidden items: states first, then only what is showing.
+                let showing = join_all(children.into_iter().map(|c| async move {
+                    let p = accessible(conn, &c).await.ok()?;
+                    let states = p.get_state().await.ok()?;
+                    states.contains(State::Showing).then_some((c, states))
+                }))
+                .await;
+                join_all(
+                    showing
+                        .into_iter()
+                        .flatten()
+                        .map(|(c, states)| describe(conn, c, states, at, depth + 1)),
+                )
+                .await
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+            }
+        }));
+        let Some(kids) = before(deadline, reading).await else {
+            return false;
+        };
+        let mut next = Vec::new();
+        for batch in kids {
+            for node in batch {
+                if nodes.len() >= limits.max_elements {
+                    break;
+                }
+                nodes.push(node);
+                next.push(nodes.len() - 1);
+            }
+        }
+        level = next;
+    }
+    true
+}
+
+/// Puts `nodes` (parents before children, but not necessarily depth-first) in depth-first order.
+pub(super) fn depth_first(nodes: Vec<Node>) -> Vec<Node> {
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    for (i, n) in nodes.iter().enumerate() {
+        if let Some(p) = n.parent {
+            children[p].push(i);
+        }
+    }
+    let mut order = Vec::with_capacity(nodes.len());
+    let mut stack = vec![0usize];
+    while let Some(i) = stack.pop() {
+        order.push(i);
+        stack.extend(children[i].iter().rev());
+    }
+    let mut new_index = vec![0usize; nodes.len()];
+    for (new, &old) in order.iter().enumerate() {
+        new_index[old] = new;
+    }
+    order
+        .iter()
+        .map(|&old| {
+            let mut n = nodes[old].clone();
+            n.parent = n.parent.map(|p| new_index[p]);
+            n
+        })
+        .collect()
+}
