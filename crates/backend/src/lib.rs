@@ -27,7 +27,7 @@ use deskpilot_types::{Key, Monitor, Point, Rect, WindowInfo};
 pub use error::{Error, Link};
 pub use fake::FakeDesktop;
 pub use frame::{Frame, PixelFormat};
-pub use overlay::{GuardEvent, GuardListener, NoOverlay, Overlay, OverlayStyle};
+pub use overlay::{Escapes, GuardEvent, GuardListener, NoOverlay, Overlay, OverlayStyle};
 pub use overlay_process::ProcessOverlay;
 pub use tree::{Accessibility, ElementHandle, ElementStates, RawElement, RawTree, TreeLimits};
 

@@ -37,6 +37,15 @@ pub struct OverlayStyle {
     pub esc_stop: bool,
 }
 
+/// Esc presses an indicator heard, counted by whose they were.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Escapes {
+    /// deskpilot's own (announced with `expect_own_escape`): never a stop.
+    pub own: u64,
+    /// A human's while the indicator was up: each one stops.
+    pub human: u64,
+}
+
 /// The indicator and kill-switch listener of one platform.
 pub trait Overlay: Send + Sync {
     /// Registers who hears about stops. Called once, before anything is shown.
@@ -53,6 +62,10 @@ pub trait Overlay: Send + Sync {
     fn regions(&self) -> Vec<Rect>;
     /// deskpilot itself is about to press Esc: that press is not a human's.
     fn expect_own_escape(&self) {}
+    /// The Esc presses heard so far, by whose they were.
+    fn escapes(&self) -> Escapes {
+        Escapes::default()
+    }
     /// The indicator's process id, when it runs as a process of its own.
     fn pid(&self) -> Option<u32> {
         None

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use deskpilot_types::Rect;
 
-use crate::{Error, GuardEvent, GuardListener, Overlay, OverlayStyle};
+use crate::{Error, Escapes, GuardEvent, GuardListener, Overlay, OverlayStyle};
 
 /// How long the parent waits for the child to acknowledge a command.
 const ACK_TIMEOUT: Duration = Duration::from_secs(3);
@@ -41,6 +41,7 @@ struct Shared {
     visible: AtomicBool,
     regions: Mutex<Vec<Rect>>,
     own_escapes: Mutex<VecDeque<Instant>>,
+    heard: Mutex<Escapes>,
 }
 
 struct Running {
@@ -159,7 +160,9 @@ fn read_child(
             };
             if own {
                 tracing::debug!("Esc sent by deskpilot itself: not a stop");
+                lock(&shared.heard).own += 1;
             } else if shared.visible.load(Ordering::SeqCst) {
+                lock(&shared.heard).human += 1;
                 emit(GuardEvent::Escape);
             }
         } else if let Some(why) = line.strip_prefix("host-lost") {
@@ -250,6 +253,10 @@ impl Overlay for ProcessOverlay {
         if self.visible() {
             lock(&self.shared.own_escapes).push_back(Instant::now());
         }
+    }
+
+    fn escapes(&self) -> Escapes {
+        *lock(&self.shared.heard)
     }
 
     fn pid(&self) -> Option<u32> {

@@ -265,6 +265,8 @@ pub struct GuardStatus {
     pub overlay_error: Option<String>,
     /// Whether an Esc would stop the agent right now.
     pub esc_armed: bool,
+    /// The Esc presses the indicator heard, deskpilot's own and a human's.
+    pub escapes: deskpilot_backend::Escapes,
     pub approver: bool,
 }
 
@@ -483,6 +485,7 @@ impl Engine {
             overlay_pid: overlay.pid(),
             overlay_error: s.overlay_error.clone(),
             esc_armed: visible && self.config().safety.esc_stop,
+            escapes: overlay.escapes(),
             approver: false,
         }
     }

@@ -214,12 +214,20 @@ async fn clicks_pass_through_the_overlay_and_its_death_fails_closed() {
         "{presses:?}"
     );
 
-    // deskpilot's own Esc is not a human's.
+    // deskpilot's own Esc is not a human's: once the overlay has heard it (counted as own),
+    // the kill switch is still armed.
     ok(&server
         .call("press_key", json!({ "keys": ["escape"] }))
         .await);
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(status(&server).await["kill_switch"]["state"], "armed");
+    wait_for(
+        Duration::from_secs(5),
+        "the overlay to hear deskpilot's Esc",
+        || async { (status(&server).await["overlay"]["escapes"]["own"] == 1).then_some(()) },
+    )
+    .await;
+    let s = status(&server).await;
+    assert_eq!(s["kill_switch"]["state"], "armed");
+    assert_eq!(s["overlay"]["escapes"]["human"], 0);
 
     // Killing the overlay fails closed.
     let pid = status(&server).await["overlay"]["pid"]
@@ -378,9 +386,9 @@ async fn the_overlay_hides_when_idle_and_esc_counts_only_while_it_is_up() {
         shown.elapsed()
     );
     assert_eq!(status(&server).await["kill_switch"]["state"], "idle");
-    // Esc while the overlay is down is nobody's business.
+    // Esc while the overlay is down is nobody's business. A second Esc once it is up again
+    // trips the switch; by then the first has been delivered too, and only one was counted.
     xdotool_escape(desktop.display());
-    tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(status(&server).await["kill_switch"]["state"], "idle");
     ok(&server
         .call(
@@ -392,6 +400,16 @@ async fn the_overlay_hides_when_idle_and_esc_counts_only_while_it_is_up() {
         status(&server).await["overlay"]["visible"],
         true,
         "shown again"
+    );
+    xdotool_escape(desktop.display());
+    wait_for(Duration::from_secs(5), "the second Esc to stop", || async {
+        (status(&server).await["kill_switch"]["state"] == "tripped").then_some(())
+    })
+    .await;
+    assert_eq!(
+        status(&server).await["overlay"]["escapes"]["human"],
+        1,
+        "the Esc pressed while the overlay was down did not count"
     );
     server.finish().await;
 

@@ -140,11 +140,26 @@ async fn dry_run_reports_what_it_would_do_and_touches_nothing() {
         "{}",
         text(&r)
     );
-    // Nothing reached the window (the X server would have delivered the press by now).
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(
-        painted.presses().is_empty(),
-        "a dry-run click was delivered"
+    // Nothing reached the window: a marker click sent after the dry run (another client's
+    // XTEST press) is the first press the window sees. deskpilot's calls end with a round trip,
+    // so a press it had sent would have come before the marker.
+    let (ox, oy) = painted.client_origin();
+    let (mx, my) = (ox as i32 + 400, oy as i32 + 200);
+    let marker = std::process::Command::new("xdotool")
+        .args(["mousemove", &mx.to_string(), &my.to_string(), "click", "1"])
+        .env("DISPLAY", desktop.display())
+        .status()
+        .expect("xdotool");
+    assert!(marker.success());
+    let presses = harness::wait_for(Duration::from_secs(5), "the marker click", || async {
+        let p: Vec<_> = painted.presses().into_iter().filter(|p| p.down).collect();
+        (!p.is_empty()).then_some(p)
+    })
+    .await;
+    assert_eq!(
+        (presses[0].x as i32, presses[0].y as i32),
+        (400, 200),
+        "the first press is the marker, so the dry-run click was never delivered: {presses:?}"
     );
     // Reads still work; the clipboard is not written.
     xclip_in(desktop, "kept by xclip");

@@ -219,6 +219,7 @@ impl DeskpilotServer {
                 "visible": g.overlay_visible,
                 "pid": g.overlay_pid,
                 "error": g.overlay_error,
+                "escapes": { "own": g.escapes.own, "human": g.escapes.human },
             },
             "kill_switch": {
                 "state": if g.stop.is_some() { "tripped" } else if g.esc_armed { "armed" } else { "idle" },
