@@ -20,6 +20,31 @@ fn xvfb_installed() -> bool {
 }
 
 #[test]
+fn an_unknown_profile_exits_non_zero_listing_the_profiles() {
+    let out = Command::new(BIN)
+        .args(["serve", "--profile", "dhs"])
+        .env_remove("DISPLAY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(out.stdout.is_empty(), "nothing but JSON-RPC on stdout, and here nothing at all");
+    assert!(
+        stderr.contains("no profile \"dhs\"") && stderr.contains("deskpilot"),
+        "{stderr}"
+    );
+    // `call` reads the same table.
+    let out = Command::new(BIN)
+        .args(["call", "status", "--profile", "dhs"])
+        .env_remove("DISPLAY")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("profiles: deskpilot"));
+}
+
+#[test]
 fn doctor_without_a_display_says_what_to_do() {
     let out = Command::new(BIN)
         .arg("doctor")

@@ -41,9 +41,16 @@ pub(crate) use wording::error;
 /// How long one desktop call may take before the tool reports a timeout.
 const DESKTOP_TIMEOUT: Duration = Duration::from_secs(30);
 
-const INSTRUCTIONS: &str = "deskpilot drives this computer's desktop. Typical loop: list_windows to find a window id, \
-screenshot (a window_id or the screen) to see it, then act. Coordinates you read off a screenshot are in that image's \
-pixel space; deskpilot maps them back to the screen. Errors carry a stable code and a Hint line saying what to do next.";
+const INSTRUCTIONS: &str = "deskpilot drives this computer's desktop. Typical loop: list_windows, then screenshot \
+(a window_id or the screen) or get_window_state (its controls, with tokens like s3:12), then act. \
+Coordinates: x/y are read in the pixel space of the last screenshot (or of screenshot_id) and map back to the exact \
+screen pixel; coordinates \"physical\" takes screen pixels. A pointer action is refused when there is no screenshot, \
+when its window moved or vanished, or when another window covers the point. Element tokens stay valid while the \
+window's structure is unchanged; STALE_ELEMENT says what changed. Without a window, get_window_state, find_elements and \
+wait_for use the window of your last screenshot or snapshot, else the active one. Every mutating result has route and \
+effect (confirmed, unverifiable, suspected_noop, refused); verify: true compares the target's pixels before and after, \
+observe: true adds a fresh screenshot. A human can stop you with Esc (STOPPED_BY_HUMAN): stop and wait for them. \
+Errors carry a stable code and a Hint line saying what to do next.";
 
 /// The MCP server for the `deskpilot` profile: one per connection, over its own [`Session`].
 #[derive(Clone)]
