@@ -14,26 +14,47 @@ pub enum PixelFormat {
     Rgba,
 }
 
-/// Pixels of `rect`, row-major, `rect.width * 4` bytes per row.
+/// Pixels of `rect`, row-major, `rect.width * 4` bytes per row. `D` is where they live: an
+/// owned `Vec<u8>` by default, or `&mut [u8]` for a frame lent for the length of one capture
+/// (see `Capture::capture_with`).
 #[derive(Clone, PartialEq, Eq)]
-pub struct Frame {
+pub struct Frame<D = Vec<u8>> {
     /// Where the pixels came from, in physical virtual-desktop pixels.
     pub rect: Rect,
     pub format: PixelFormat,
-    pub data: Vec<u8>,
+    pub data: D,
 }
 
-impl std::fmt::Debug for Frame {
+/// A frame lent for the length of one call.
+pub type FrameMut<'a> = Frame<&'a mut [u8]>;
+
+impl<D: AsRef<[u8]>> std::fmt::Debug for Frame<D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Frame")
             .field("rect", &self.rect)
             .field("format", &self.format)
-            .field("bytes", &self.data.len())
+            .field("bytes", &self.data.as_ref().len())
             .finish()
     }
 }
 
 impl Frame {
+    /// The same pixels, lent.
+    pub fn view_mut(&mut self) -> FrameMut<'_> {
+        Frame {
+            rect: self.rect,
+            format: self.format,
+            data: self.data.as_mut_slice(),
+        }
+    }
+}
+
+impl<D: AsRef<[u8]>> Frame<D> {
+    /// The pixel bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.data.as_ref()
+    }
+
     /// The `[r, g, b]` of a pixel given in physical coordinates, `None` outside the frame.
     pub fn rgb_at(&self, p: Point) -> Option<[u8; 3]> {
         if !self.rect.contains(p) {
@@ -42,13 +63,15 @@ impl Frame {
         let col = (p.x as i64 - self.rect.x as i64) as usize;
         let row = (p.y as i64 - self.rect.y as i64) as usize;
         let i = (row * self.rect.width as usize + col) * 4;
-        let px = &self.data[i..i + 4];
+        let px = &self.data.as_ref()[i..i + 4];
         Some(match self.format {
             PixelFormat::Bgrx => [px[2], px[1], px[0]],
             PixelFormat::Rgba => [px[0], px[1], px[2]],
         })
     }
+}
 
+impl<D: AsMut<[u8]>> Frame<D> {
     /// Paints `rect` (physical coordinates, clipped to the frame) in one colour.
     pub fn fill(&mut self, rect: Rect, rgb: [u8; 3]) {
         let Some(r) = rect.intersect(&self.rect) else {
@@ -62,8 +85,8 @@ impl Frame {
         let x0 = (r.x as i64 - self.rect.x as i64) as usize;
         let y0 = (r.y as i64 - self.rect.y as i64) as usize;
         for row in y0..y0 + r.height as usize {
-            let line =
-                &mut self.data[row * stride + x0 * 4..row * stride + (x0 + r.width as usize) * 4];
+            let line = &mut self.data.as_mut()
+                [row * stride + x0 * 4..row * stride + (x0 + r.width as usize) * 4];
             for chunk in line.chunks_exact_mut(4) {
                 chunk.copy_from_slice(&px);
             }

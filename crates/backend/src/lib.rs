@@ -26,7 +26,7 @@ use deskpilot_types::{Key, Monitor, Point, Rect, WindowInfo};
 
 pub use error::{Error, Link};
 pub use fake::FakeDesktop;
-pub use frame::{Frame, PixelFormat};
+pub use frame::{Frame, FrameMut, PixelFormat};
 pub use overlay::{Escapes, GuardEvent, GuardListener, NoOverlay, Overlay, OverlayStyle};
 pub use overlay_process::ProcessOverlay;
 pub use tree::{Accessibility, ElementHandle, ElementStates, RawElement, RawTree, TreeLimits};
@@ -65,6 +65,20 @@ pub trait Capture: Send + Sync {
     fn capture_into(&self, rect: Rect, buffer: Vec<u8>) -> Result<Frame, Error> {
         drop(buffer);
         self.capture(rect)
+    }
+
+    /// Grabs `rect` and lends its pixels to `f` for the length of the call, without a copy where
+    /// the platform can (X11 lends its MIT-SHM segment). `buffer` is the caller's reusable
+    /// allocation for backends that copy; it is handed back (unused by a backend that lends).
+    fn capture_with(
+        &self,
+        rect: Rect,
+        buffer: Vec<u8>,
+        f: &mut dyn FnMut(&mut FrameMut<'_>),
+    ) -> Result<Vec<u8>, Error> {
+        let mut frame = self.capture_into(rect, buffer)?;
+        f(&mut frame.view_mut());
+        Ok(frame.data)
     }
 
     /// The part `rect` of `window` as the window itself draws it, even where other windows

@@ -402,20 +402,38 @@ impl Session {
         }
         let started = Instant::now();
         let mut pool = std::mem::take(&mut *self.buffers.lock().unwrap_or_else(|e| e.into_inner()));
-        let mut frame = match drawn {
-            Some(frame) => frame,
-            None => self
-                .desktop
-                .capture
-                .capture_into(rect, std::mem::take(&mut pool.frame))?,
+        let view = geometry(rect);
+        let mut scaled = std::mem::take(&mut pool.scaled);
+        let mut done = None;
+        // Masks, signature, scaling and encoding run on the frame where the backend lends it
+        // (X11: the shared-memory segment itself), so a full screen is never copied whole.
+        let mut process = |frame: &mut deskpilot_backend::FrameMut<'_>| {
+            let capture_time = started.elapsed();
+            let masked_regions = pipeline::apply_masks(frame, &self.config.mask_regions);
+            let signature = crate::signature::signature(frame);
+            let image = pipeline::encode(frame, &view, format, &mut scaled, &decorations(&view));
+            done = Some((capture_time, masked_regions, signature, image));
         };
-        let capture_time = started.elapsed();
-        let masked_regions = pipeline::apply_masks(&mut frame, &self.config.mask_regions);
-        let view = geometry(frame.rect);
-        let signature = crate::signature::signature(&frame);
-        let image = pipeline::encode(&frame, &view, format, &mut pool.scaled, &decorations(&view));
-        pool.frame = frame.data;
+        let lent = match drawn {
+            Some(mut frame) => {
+                process(&mut frame.view_mut());
+                Ok(Vec::new())
+            }
+            None => self.desktop.capture.capture_with(
+                rect,
+                std::mem::take(&mut pool.frame),
+                &mut process,
+            ),
+        };
+        pool.scaled = scaled;
+        let lent = lent.map(|buffer| pool.frame = buffer);
         *self.buffers.lock().unwrap_or_else(|e| e.into_inner()) = pool;
+        lent?;
+        let Some((capture_time, masked_regions, signature, image)) = done else {
+            return Err(Error::Internal {
+                message: "the backend returned without lending the frame".to_string(),
+            });
+        };
         let image = image?;
         let id = self.ids.issue(IdKind::Screenshot, self.id());
         self.shots

@@ -56,7 +56,7 @@ impl std::fmt::Debug for EncodedImage {
 }
 
 /// Paints every mask that touches the frame black; returns how many did.
-pub fn apply_masks(frame: &mut Frame, masks: &[Rect]) -> usize {
+pub fn apply_masks<D: AsMut<[u8]>>(frame: &mut Frame<D>, masks: &[Rect]) -> usize {
     let mut painted = 0;
     for mask in masks {
         if mask.intersect(&frame.rect).is_some() {
@@ -70,8 +70,8 @@ pub fn apply_masks(frame: &mut Frame, masks: &[Rect]) -> usize {
 /// Scales `frame` to `view`'s image size, draws `decorations` on the scaled pixels and encodes it.
 ///
 /// `scratch` holds the scaled pixels; pass the same vector every time so its pages are reused.
-pub fn encode(
-    frame: &Frame,
+pub fn encode<D: AsRef<[u8]>>(
+    frame: &Frame<D>,
     view: &ViewGeometry,
     format: ImageFormat,
     scratch: &mut Vec<u8>,
@@ -80,15 +80,15 @@ pub fn encode(
     let (w, h) = (frame.rect.width, frame.rect.height);
     let started = Instant::now();
     let pixels: &[u8] = if (view.width, view.height) == (w, h) && decorations.is_empty() {
-        &frame.data
+        frame.bytes()
     } else if (view.width, view.height) == (w, h) {
         // Pins are drawn on a copy: the frame buffer stays as captured.
         scratch.clear();
-        scratch.extend_from_slice(&frame.data);
+        scratch.extend_from_slice(frame.bytes());
         scratch
     } else {
         let src =
-            fr::images::ImageRef::new(w, h, &frame.data, fr::PixelType::U8x4).map_err(|e| {
+            fr::images::ImageRef::new(w, h, frame.bytes(), fr::PixelType::U8x4).map_err(|e| {
                 Error::Internal {
                     message: format!("frame buffer does not match its size: {e}"),
                 }

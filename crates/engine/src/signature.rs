@@ -47,14 +47,14 @@ fn grid(rect: Rect) -> (u32, u32) {
 }
 
 /// The signature of a frame: per cell, the average of its pixels on every other row.
-pub(crate) fn signature(frame: &Frame) -> Signature {
+pub(crate) fn signature<D: AsRef<[u8]>>(frame: &Frame<D>) -> Signature {
     let rect = frame.rect;
     let (cols, rows) = grid(rect);
     let (w, h) = (rect.width as usize, rect.height as usize);
     let mut sums = vec![[0u32; 4]; (cols * rows) as usize];
     let xs: Vec<usize> = edges(rect.width, cols).map(|e| e as usize * 4).collect();
     for y in (0..h).step_by(2) {
-        let Some(line) = frame.data.get(y * w * 4..(y + 1) * w * 4) else {
+        let Some(line) = frame.bytes().get(y * w * 4..(y + 1) * w * 4) else {
             break;
         };
         let row = y * rows as usize / h.max(1);

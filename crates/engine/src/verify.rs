@@ -28,14 +28,17 @@ pub const SETTLE: Duration = Duration::from_millis(500);
 impl Session {
     /// Captures `rect` (masked) and returns its signature, reusing the frame buffer.
     pub(crate) fn sample(&self, rect: Rect, buffer: &mut Vec<u8>) -> Result<Signature, Error> {
-        let mut frame = self
-            .desktop
-            .capture
-            .capture_into(rect, std::mem::take(buffer))?;
-        pipeline::apply_masks(&mut frame, &self.config().mask_regions);
-        let sig = signature(&frame);
-        *buffer = frame.data;
-        Ok(sig)
+        let mut sig = None;
+        *buffer =
+            self.desktop
+                .capture
+                .capture_with(rect, std::mem::take(buffer), &mut |frame| {
+                    pipeline::apply_masks(frame, &self.config().mask_regions);
+                    sig = Some(signature(frame));
+                })?;
+        sig.ok_or_else(|| Error::Internal {
+            message: "the backend returned without lending the frame".to_string(),
+        })
     }
 }
 

@@ -9,7 +9,7 @@
 
 use std::sync::Mutex;
 
-use deskpilot_backend::{Error, Frame, PixelFormat};
+use deskpilot_backend::{Error, Frame, FrameMut, PixelFormat};
 use deskpilot_types::Rect;
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::shm::{self, ConnectionExt as _};
@@ -130,8 +130,32 @@ impl Grabber {
         conn: &RustConnection,
         root: u32,
         rect: Rect,
-        mut buffer: Vec<u8>,
+        buffer: Vec<u8>,
     ) -> Result<Frame, Error> {
+        let mut out = None;
+        let mut buffer = Some(buffer);
+        self.grab_with(conn, root, rect, &mut |frame| {
+            let mut data = buffer.take().unwrap_or_default();
+            data.clear();
+            data.extend_from_slice(frame.data);
+            out = Some(Frame {
+                rect: frame.rect,
+                format: frame.format,
+                data,
+            });
+        })?;
+        out.ok_or_else(|| Error::os("capture", "no frame was grabbed"))
+    }
+
+    /// Grabs `rect` of the root window and lends the pixels to `f`: the shared-memory segment
+    /// itself (no copy; the segment stays locked until `f` returns), or GetImage's reply.
+    pub(crate) fn grab_with(
+        &self,
+        conn: &RustConnection,
+        root: u32,
+        rect: Rect,
+        f: &mut dyn FnMut(&mut FrameMut<'_>),
+    ) -> Result<(), Error> {
         if let Err(reason) = &self.layout_ok {
             return Err(Error::Unsupported {
                 what: "capture of this X visual",
@@ -187,16 +211,16 @@ impl Grabber {
                         reason: format!("the server returned {} bytes for {size}", reply.size),
                     });
                 }
-                // SAFETY: the segment is at least `size` bytes (checked when chosen) and the
-                // server finished writing before it sent the reply we just read.
-                let pixels = unsafe { std::slice::from_raw_parts(seg.addr, size) };
-                buffer.clear();
-                buffer.extend_from_slice(pixels);
-                Ok(Frame {
+                // SAFETY: the segment is at least `size` bytes (checked when chosen), the
+                // server finished writing before it sent the reply we just read, and the
+                // grabber's lock (held until `f` returns) keeps every other use out.
+                let pixels = unsafe { std::slice::from_raw_parts_mut(seg.addr, size) };
+                f(&mut Frame {
                     rect,
                     format: PixelFormat::Bgrx,
-                    data: buffer,
-                })
+                    data: pixels,
+                });
+                Ok(())
             }
             _ => {
                 let reply = conn
@@ -212,11 +236,12 @@ impl Grabber {
                         reason: format!("the server returned {} bytes for {size}", data.len()),
                     });
                 }
-                Ok(Frame {
+                f(&mut Frame {
                     rect,
                     format: PixelFormat::Bgrx,
-                    data,
-                })
+                    data: data.as_mut_slice(),
+                });
+                Ok(())
             }
         }
     }

@@ -186,4 +186,19 @@ impl Capture for X11Desktop {
         }
         self.grabber.grab(&self.conn, self.root, rect, buffer)
     }
+
+    /// Lends the MIT-SHM segment itself: no copy of the frame.
+    fn capture_with(
+        &self,
+        rect: Rect,
+        buffer: Vec<u8>,
+        f: &mut dyn FnMut(&mut deskpilot_backend::FrameMut<'_>),
+    ) -> Result<Vec<u8>, Error> {
+        let desktop = self.desktop_bounds()?;
+        if rect.is_empty() || rect.intersect(&desktop) != Some(rect) {
+            return Err(Error::OutsideDesktop { rect, desktop });
+        }
+        self.grabber.grab_with(&self.conn, self.root, rect, f)?;
+        Ok(buffer)
+    }
 }

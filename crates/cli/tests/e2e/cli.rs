@@ -29,7 +29,10 @@ fn an_unknown_profile_exits_non_zero_listing_the_profiles() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
-    assert!(out.stdout.is_empty(), "nothing but JSON-RPC on stdout, and here nothing at all");
+    assert!(
+        out.stdout.is_empty(),
+        "nothing but JSON-RPC on stdout, and here nothing at all"
+    );
     assert!(
         stderr.contains("no profile \"dhs\"") && stderr.contains("deskpilot"),
         "{stderr}"

@@ -126,9 +126,26 @@ async fn max_width_800_maps_a_known_point_back_within_one_pixel() {
     harness::listed(&server, "deskpilot marker", "deskpilot marker").await;
     painted.raise();
 
-    let r = server.call("screenshot", json!({ "maxWidth": 800 })).await;
+    // The window manager raises the window a little after the request: poll until the marker
+    // shows (a screenshot taken before that is no failure of the mapping under test).
+    let (r, img, sx, sy, n) = wait_for(Duration::from_secs(5), "the marker on screen", || async {
+        let r = server.call("screenshot", json!({ "maxWidth": 800 })).await;
+        let img = image(&r);
+        let (mut sx, mut sy, mut n) = (0.0, 0.0, 0.0);
+        for y in 0..img.1 {
+            for x in 0..img.0 {
+                let [r, g, b] = rgb_at(&img, x, y);
+                if r > 200 && g < 90 && b > 200 {
+                    sx += x as f64 + 0.5;
+                    sy += y as f64 + 0.5;
+                    n += 1.0;
+                }
+            }
+        }
+        (n > 100.0).then_some((r, img, sx, sy, n))
+    })
+    .await;
     let s = ok(&r).clone();
-    let img = image(&r);
     let view = &s["view"];
     assert_eq!(img.0, 800);
     assert_eq!(
@@ -142,19 +159,6 @@ async fn max_width_800_maps_a_known_point_back_within_one_pixel() {
     let scale_y = view["scale_y"].as_f64().unwrap();
     assert!((scale - 800.0 / 1920.0).abs() < 1e-9, "{scale}");
     assert!(text(&r).contains(&format!("screenshot_id {}", s["screenshot_id"])));
-
-    // Centroid of the marker in the image, mapped back the way a client would.
-    let (mut sx, mut sy, mut n) = (0.0, 0.0, 0.0);
-    for y in 0..img.1 {
-        for x in 0..img.0 {
-            let [r, g, b] = rgb_at(&img, x, y);
-            if r > 200 && g < 90 && b > 200 {
-                sx += x as f64 + 0.5;
-                sy += y as f64 + 0.5;
-                n += 1.0;
-            }
-        }
-    }
     assert!(
         n > 100.0,
         "the marker must be visible in the scaled image ({n} pixels)"
