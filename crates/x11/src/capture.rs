@@ -220,6 +220,12 @@ impl Grabber {
                     format: PixelFormat::Bgrx,
                     data: pixels,
                 });
+                // Between captures the segment's pages belong to the X server: drop this
+                // process's mappings of them (the contents stay in the segment; the next read
+                // maps them back), so an idle server does not hold a full screen of pixels.
+                // SAFETY: the range lies inside our own shared mapping, which stays attached;
+                // nothing borrows it any more (`f` has returned).
+                unsafe { libc::madvise(seg.addr.cast(), size, libc::MADV_DONTNEED) };
                 Ok(())
             }
             _ => {
