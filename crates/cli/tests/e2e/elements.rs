@@ -259,6 +259,25 @@ async fn fixture_tree_matches_its_snapshot_and_elements_act() {
         .call("get_element_text", json!({ "element": entry["token"] }))
         .await;
     assert_eq!(ok(&r)["text"], value);
+    // set_value on a label is refused with its own code, naming the role and what it offers
+    // (regression: it used to be PLATFORM_ERROR "accessibility tree is not supported here").
+    let state = ok(&server.call("get_window_state", args.clone()).await).clone();
+    let label = state["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["role"] == "Text" && e["name"] == "Name")
+        .expect("the Name label")["token"]
+        .clone();
+    let r = server
+        .call("set_value", json!({ "element": label, "value": "x" }))
+        .await;
+    assert_eq!(error_code(&r), "ACTION_UNSUPPORTED", "{}", text(&r));
+    assert!(
+        text(&r).contains("Text \"Name\"") && text(&r).contains("set_value"),
+        "{}",
+        text(&r)
+    );
     // wait_for finds the text in the tree, and the element by name.
     let r = server
         .call(
