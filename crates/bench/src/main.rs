@@ -680,6 +680,20 @@ async fn tree_runs(
     out
 }
 
+/// One tool call with JSON object arguments.
+async fn call_tool(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    name: &'static str,
+    args: serde_json::Value,
+) -> Result<rmcp::model::CallToolResult, rmcp::ServiceError> {
+    let serde_json::Value::Object(map) = args else {
+        unreachable!("arguments are objects")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(name).with_arguments(map))
+        .await
+}
+
 /// The window of `pid`, polled for up to 30 s.
 async fn window_of(
     client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
@@ -714,12 +728,7 @@ async fn element_runs(
     n: usize,
     pid: u32,
 ) -> Vec<Sample> {
-    let call = |name: &'static str, args: serde_json::Value| {
-        let serde_json::Value::Object(map) = args else {
-            unreachable!("arguments are objects")
-        };
-        client.call_tool(CallToolRequestParams::new(name).with_arguments(map))
-    };
+    let call = |name: &'static str, args: serde_json::Value| call_tool(client, name, args);
     let Some(window) = window_of(client, pid).await else {
         return Vec::new();
     };
@@ -797,12 +806,7 @@ async fn mixed_calls(
     calls: usize,
     fixture: Option<u32>,
 ) -> String {
-    let call = |name: &'static str, args: serde_json::Value| {
-        let serde_json::Value::Object(map) = args else {
-            unreachable!("arguments are objects")
-        };
-        client.call_tool(CallToolRequestParams::new(name).with_arguments(map))
-    };
+    let call = |name: &'static str, args: serde_json::Value| call_tool(client, name, args);
     let window = match fixture {
         Some(p) => window_of(client, p).await,
         None => None,
@@ -847,12 +851,7 @@ async fn changed_tree_run(
     window: &serde_json::Value,
     label: &str,
 ) -> Option<Sample> {
-    let call = |name: &'static str, args: serde_json::Value| {
-        let serde_json::Value::Object(map) = args else {
-            unreachable!("arguments are objects")
-        };
-        client.call_tool(CallToolRequestParams::new(name).with_arguments(map))
-    };
+    let call = |name: &'static str, args: serde_json::Value| call_tool(client, name, args);
     let state = serde_json::json!({
         "window_id": window, "include_screenshot": false, "max_elements": 5000
     });
@@ -894,12 +893,7 @@ async fn input_runs(
     n: usize,
     typed: &TypedLog,
 ) -> anyhow::Result<Vec<Sample>> {
-    let call = |name: &'static str, args: serde_json::Value| {
-        let serde_json::Value::Object(map) = args else {
-            unreachable!("arguments are objects")
-        };
-        client.call_tool(CallToolRequestParams::new(name).with_arguments(map))
-    };
+    let call = |name: &'static str, args: serde_json::Value| call_tool(client, name, args);
     anyhow::ensure!(
         ASCII_100.chars().count() == 100
             && CJK_20.chars().count() == 20

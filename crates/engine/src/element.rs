@@ -511,7 +511,7 @@ impl Session {
                     break (
                         None,
                         vec![
-                            "the element is gone after the action; take get_window_state again"
+                            "the element is gone after the action; read the window's tree again"
                                 .to_string(),
                         ],
                     );

@@ -87,29 +87,30 @@ pub fn encode<D: AsRef<[u8]>>(
         scratch.extend_from_slice(frame.bytes());
         scratch
     } else {
-        let src =
-            fr::images::ImageRef::new(w, h, frame.bytes(), fr::PixelType::U8x4).map_err(|e| {
-                Error::Internal {
-                    message: format!("frame buffer does not match its size: {e}"),
-                }
-            })?;
-        let mut buffer = std::mem::take(scratch);
-        buffer.resize(view.width as usize * view.height as usize * 4, 0);
-        let mut dst =
-            fr::images::Image::from_vec_u8(view.width, view.height, buffer, fr::PixelType::U8x4)
-                .map_err(|e| Error::Internal {
-                    message: format!("scratch buffer does not fit the image: {e}"),
-                })?;
+        // Typed to the one pixel layout deskpilot resizes, so the resizer is compiled for it
+        // alone (the untyped entry point instantiates every pixel type: megabytes of code).
+        let src = fr::images::TypedImageRef::<fr::pixels::U8x4>::from_buffer(w, h, frame.bytes())
+            .map_err(|e| Error::Internal {
+            message: format!("frame buffer does not match its size: {e}"),
+        })?;
+        scratch.resize(view.width as usize * view.height as usize * 4, 0);
+        let mut dst = fr::images::TypedImage::<fr::pixels::U8x4>::from_buffer(
+            view.width,
+            view.height,
+            scratch.as_mut_slice(),
+        )
+        .map_err(|e| Error::Internal {
+            message: format!("scratch buffer does not fit the image: {e}"),
+        })?;
         // The fourth byte is padding (X) or opaque alpha: never premultiply by it.
         let options = fr::ResizeOptions::new()
             .resize_alg(fr::ResizeAlg::Convolution(fr::FilterType::Bilinear))
             .use_alpha(false);
         fr::Resizer::new()
-            .resize(&src, &mut dst, &options)
+            .resize_typed(&src, &mut dst, &options)
             .map_err(|e| Error::Internal {
                 message: format!("resize failed: {e}"),
             })?;
-        *scratch = dst.into_vec();
         scratch
     };
     let pixels: &[u8] = if decorations.is_empty() {

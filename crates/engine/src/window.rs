@@ -414,7 +414,7 @@ fn find(windows: &[WindowInfo], target: &WindowRef) -> Result<WindowInfo, Error>
             let needle = text.trim().to_lowercase();
             if needle.is_empty() {
                 return Err(Error::InvalidArgument {
-                    message: "title_match is empty".to_string(),
+                    message: "the title to match is empty".to_string(),
                 });
             }
             let hits: Vec<&WindowInfo> = windows

@@ -9,14 +9,15 @@
 
 use std::sync::Mutex;
 
-use deskpilot_backend::{Error, Frame, FrameMut, PixelFormat};
+use deskpilot_backend::{Capture, Error, Frame, FrameMut, PixelFormat, Screens};
 use deskpilot_types::Rect;
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::shm::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{ConnectionExt as _, ImageFormat, ImageOrder};
 use x11rb::rust_connection::RustConnection;
 
-use crate::desktop::x11_err;
+use crate::X11Desktop;
+use crate::error::x11_err;
 
 /// A System V shared-memory segment attached both here and in the X server.
 #[derive(Debug)]
@@ -279,5 +280,34 @@ fn check_layout(conn: &RustConnection, screen_num: usize) -> Result<(), String> 
             "root depth {depth} with {bpp:?} bits per pixel, byte order {:?}, masks {masks:x?}; deskpilot needs 24/32-bit little-endian TrueColor (start Xvfb with -screen 0 WxHx24)",
             setup.image_byte_order
         ))
+    }
+}
+
+impl Capture for X11Desktop {
+    fn capture(&self, rect: Rect) -> Result<Frame, Error> {
+        self.capture_into(rect, Vec::new())
+    }
+
+    fn capture_into(&self, rect: Rect, buffer: Vec<u8>) -> Result<Frame, Error> {
+        let desktop = self.desktop_bounds()?;
+        if rect.is_empty() || rect.intersect(&desktop) != Some(rect) {
+            return Err(Error::OutsideDesktop { rect, desktop });
+        }
+        self.grabber.grab(&self.conn, self.root, rect, buffer)
+    }
+
+    /// Lends the MIT-SHM segment itself: no copy of the frame.
+    fn capture_with(
+        &self,
+        rect: Rect,
+        buffer: Vec<u8>,
+        f: &mut dyn FnMut(&mut FrameMut<'_>),
+    ) -> Result<Vec<u8>, Error> {
+        let desktop = self.desktop_bounds()?;
+        if rect.is_empty() || rect.intersect(&desktop) != Some(rect) {
+            return Err(Error::OutsideDesktop { rect, desktop });
+        }
+        self.grabber.grab_with(&self.conn, self.root, rect, f)?;
+        Ok(buffer)
     }
 }

@@ -26,7 +26,7 @@ use x11rb::wrapper::ConnectionExt as _;
 
 use crate::X11Desktop;
 use crate::atoms::Atoms;
-use crate::desktop::x11_err;
+use crate::error::x11_err;
 
 /// How long a read waits for the selection owner to answer.
 const READ_TIMEOUT: Duration = Duration::from_secs(2);

@@ -1,16 +1,17 @@
-//! `X11Desktop`: one X connection implementing every capability trait.
+//! `X11Desktop`: one X connection and the state each capability keeps. The capability traits
+//! are implemented in their own modules (`monitors`: `Screens`, `windows`, `wm`:
+//! `WindowControl`, `capture`, `input`, `keyboard`, `clipboard`, `a11y`), which reach the X
+//! server through this connection; this module knows only their state types.
 
 use std::sync::Arc;
 
-use deskpilot_backend::{
-    BackendInfo, Capture, Desktop, Error, Frame, Screens, WindowControl, WindowOp, Windows,
-};
-use deskpilot_types::{Monitor, Rect, WindowId, WindowInfo};
+use deskpilot_backend::{BackendInfo, Desktop, Error};
 use x11rb::connection::Connection;
 use x11rb::rust_connection::RustConnection;
 
 use crate::atoms::Atoms;
 use crate::capture::Grabber;
+use crate::error::x11_err;
 
 /// A connection to an X display and what deskpilot learned about it at connect time.
 #[derive(Debug)]
@@ -19,7 +20,7 @@ pub struct X11Desktop {
     pub(crate) root: u32,
     pub(crate) atoms: Atoms,
     pub(crate) display: String,
-    grabber: Grabber,
+    pub(crate) grabber: Grabber,
     /// Spare keycodes temporarily bound to characters, unbound after their settle.
     pub(crate) pending_keymap: Arc<std::sync::Mutex<crate::keyboard::Binding>>,
     pub(crate) clipboard: crate::clipboard::ClipboardHost,
@@ -82,123 +83,5 @@ impl X11Desktop {
     pub fn into_desktop(self) -> Desktop {
         let info = self.info();
         Desktop::from_backend(info, Arc::new(self))
-    }
-}
-
-/// An x11rb error that may carry a broken connection.
-pub(crate) trait X11Failure: std::error::Error + Send + Sync + 'static {
-    /// The connection error inside, when the connection itself failed.
-    fn connection(&self) -> Option<&x11rb::errors::ConnectionError>;
-}
-
-impl X11Failure for x11rb::errors::ConnectionError {
-    fn connection(&self) -> Option<&x11rb::errors::ConnectionError> {
-        Some(self)
-    }
-}
-
-impl X11Failure for x11rb::errors::ReplyError {
-    fn connection(&self) -> Option<&x11rb::errors::ConnectionError> {
-        match self {
-            x11rb::errors::ReplyError::ConnectionError(c) => Some(c),
-            _ => None,
-        }
-    }
-}
-
-impl X11Failure for x11rb::errors::ReplyOrIdError {
-    fn connection(&self) -> Option<&x11rb::errors::ConnectionError> {
-        match self {
-            x11rb::errors::ReplyOrIdError::ConnectionError(c) => Some(c),
-            _ => None,
-        }
-    }
-}
-
-/// Maps an x11rb error into a backend error that keeps the source: a broken connection is
-/// [`Error::ConnectionLost`], an X error reply is [`Error::Os`].
-pub(crate) fn x11_err<E: X11Failure>(operation: &'static str) -> impl Fn(E) -> Error {
-    move |e| match e.connection() {
-        Some(
-            x11rb::errors::ConnectionError::IoError(_)
-            | x11rb::errors::ConnectionError::UnknownError,
-        ) => Error::ConnectionLost {
-            link: deskpilot_backend::Link::Display,
-            message: format!("{operation}: {e}"),
-        },
-        _ => Error::os(operation, e),
-    }
-}
-
-impl Screens for X11Desktop {
-    fn monitors(&self) -> Result<Vec<Monitor>, Error> {
-        crate::monitors::monitors(self)
-    }
-
-    fn desktop_bounds(&self) -> Result<Rect, Error> {
-        use x11rb::protocol::xproto::ConnectionExt as _;
-        let g = self
-            .conn
-            .get_geometry(self.root)
-            .map_err(x11_err("GetGeometry"))?
-            .reply()
-            .map_err(x11_err("GetGeometry"))?;
-        Ok(Rect::new(0, 0, g.width as u32, g.height as u32))
-    }
-}
-
-impl Windows for X11Desktop {
-    fn list_windows(&self) -> Result<Vec<WindowInfo>, Error> {
-        crate::windows::list(self)
-    }
-}
-
-impl WindowControl for X11Desktop {
-    fn window_op(&self, id: WindowId, op: WindowOp) -> Result<(), Error> {
-        self.apply_window_op(id, op)
-    }
-
-    /// `DISPLAY` of this connection, and the switches that make GTK and Qt apps join the
-    /// accessibility bus unless the caller's environment already says otherwise.
-    fn launch_env(&self) -> Vec<(String, String)> {
-        let mut env = vec![("DISPLAY".to_string(), self.display.clone())];
-        for (key, value) in [
-            ("GTK_MODULES", "gail:atk-bridge"),
-            ("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1"),
-        ] {
-            if std::env::var_os(key).is_none() {
-                env.push((key.to_string(), value.to_string()));
-            }
-        }
-        env
-    }
-}
-
-impl Capture for X11Desktop {
-    fn capture(&self, rect: Rect) -> Result<Frame, Error> {
-        self.capture_into(rect, Vec::new())
-    }
-
-    fn capture_into(&self, rect: Rect, buffer: Vec<u8>) -> Result<Frame, Error> {
-        let desktop = self.desktop_bounds()?;
-        if rect.is_empty() || rect.intersect(&desktop) != Some(rect) {
-            return Err(Error::OutsideDesktop { rect, desktop });
-        }
-        self.grabber.grab(&self.conn, self.root, rect, buffer)
-    }
-
-    /// Lends the MIT-SHM segment itself: no copy of the frame.
-    fn capture_with(
-        &self,
-        rect: Rect,
-        buffer: Vec<u8>,
-        f: &mut dyn FnMut(&mut deskpilot_backend::FrameMut<'_>),
-    ) -> Result<Vec<u8>, Error> {
-        let desktop = self.desktop_bounds()?;
-        if rect.is_empty() || rect.intersect(&desktop) != Some(rect) {
-            return Err(Error::OutsideDesktop { rect, desktop });
-        }
-        self.grabber.grab_with(&self.conn, self.root, rect, f)?;
-        Ok(buffer)
     }
 }

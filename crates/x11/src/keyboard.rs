@@ -25,7 +25,7 @@ use x11rb::protocol::xproto::{ConnectionExt as _, KEY_PRESS_EVENT, KEY_RELEASE_E
 use x11rb::protocol::xtest::ConnectionExt as _;
 
 use crate::X11Desktop;
-use crate::desktop::x11_err;
+use crate::error::x11_err;
 
 /// Time between the last key event on a temporary binding and restoring the keymap.
 ///

@@ -20,6 +20,7 @@ mod clipboard;
 pub use clipboard::hold_clipboard;
 mod desktop;
 pub mod doctor;
+mod error;
 mod input;
 pub mod keyboard;
 pub mod monitors;

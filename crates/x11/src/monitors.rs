@@ -1,13 +1,13 @@
 //! Monitors through RandR 1.5 `GetMonitors`; the whole root window when RandR is absent.
 
-use deskpilot_backend::Error;
+use deskpilot_backend::{Error, Screens};
 use deskpilot_types::{Monitor, Rect};
 use x11rb::connection::RequestConnection;
 use x11rb::protocol::randr::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::ConnectionExt as _;
 
 use crate::X11Desktop;
-use crate::desktop::x11_err;
+use crate::error::x11_err;
 
 /// Active monitors, primary first.
 pub(crate) fn monitors(d: &X11Desktop) -> Result<Vec<Monitor>, Error> {
@@ -64,4 +64,21 @@ pub(crate) fn monitors(d: &X11Desktop) -> Result<Vec<Monitor>, Error> {
     }
     Monitor::order(&mut out);
     Ok(out)
+}
+
+impl Screens for X11Desktop {
+    fn monitors(&self) -> Result<Vec<Monitor>, Error> {
+        monitors(self)
+    }
+
+    fn desktop_bounds(&self) -> Result<Rect, Error> {
+        use x11rb::protocol::xproto::ConnectionExt as _;
+        let g = self
+            .conn
+            .get_geometry(self.root)
+            .map_err(x11_err("GetGeometry"))?
+            .reply()
+            .map_err(x11_err("GetGeometry"))?;
+        Ok(Rect::new(0, 0, g.width as u32, g.height as u32))
+    }
 }

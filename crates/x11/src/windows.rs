@@ -6,7 +6,7 @@
 //! windows costs about one round trip, not 300. Windows that vanish between the list and the
 //! replies are skipped, not reported as errors.
 
-use deskpilot_backend::Error;
+use deskpilot_backend::{Error, Windows};
 use deskpilot_types::{Rect, WindowId, WindowInfo, WindowState};
 use x11rb::connection::Connection;
 use x11rb::cookie::Cookie;
@@ -14,7 +14,7 @@ use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _, GetPropertyReply, Ma
 use x11rb::rust_connection::RustConnection;
 
 use crate::X11Desktop;
-use crate::desktop::x11_err;
+use crate::error::x11_err;
 
 /// ICCCM `WM_STATE` value of an iconified window.
 const ICONIC_STATE: u32 = 3;
@@ -217,6 +217,12 @@ pub(crate) fn window_manager_name(d: &X11Desktop) -> Option<String> {
     } else {
         String::from_utf8_lossy(&name.value).into_owned()
     })
+}
+
+impl Windows for X11Desktop {
+    fn list_windows(&self) -> Result<Vec<WindowInfo>, Error> {
+        list(self)
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! with core requests (map, raise, `SetInputFocus`, `ConfigureWindow`, `WM_DELETE_WINDOW`).
 //! Nothing here waits for the effect: the engine polls the window list for it.
 
-use deskpilot_backend::{Error, WindowOp};
+use deskpilot_backend::{Error, WindowControl, WindowOp};
 use deskpilot_types::{Rect, WindowId};
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{
@@ -15,7 +15,7 @@ use x11rb::protocol::xproto::{
 };
 
 use crate::X11Desktop;
-use crate::desktop::x11_err;
+use crate::error::x11_err;
 
 /// EWMH source indication for requests from pagers and similar tools.
 const SOURCE_PAGER: u32 = 2;
@@ -183,5 +183,26 @@ impl X11Desktop {
                 .map_err(x11_err("ConfigureWindow"))?;
             Ok(())
         }
+    }
+}
+
+impl WindowControl for X11Desktop {
+    fn window_op(&self, id: WindowId, op: WindowOp) -> Result<(), Error> {
+        self.apply_window_op(id, op)
+    }
+
+    /// `DISPLAY` of this connection, and the switches that make GTK and Qt apps join the
+    /// accessibility bus unless the caller's environment already says otherwise.
+    fn launch_env(&self) -> Vec<(String, String)> {
+        let mut env = vec![("DISPLAY".to_string(), self.display.clone())];
+        for (key, value) in [
+            ("GTK_MODULES", "gail:atk-bridge"),
+            ("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1"),
+        ] {
+            if std::env::var_os(key).is_none() {
+                env.push((key.to_string(), value.to_string()));
+            }
+        }
+        env
     }
 }

@@ -144,7 +144,7 @@ async fn dry_run_reports_what_it_would_do_and_touches_nothing() {
     // XTEST press) is the first press the window sees. deskpilot's calls end with a round trip,
     // so a press it had sent would have come before the marker.
     let (ox, oy) = painted.client_origin();
-    let (mx, my) = (ox as i32 + 400, oy as i32 + 200);
+    let (mx, my) = (ox + 400, oy + 200);
     let marker = std::process::Command::new("xdotool")
         .args(["mousemove", &mx.to_string(), &my.to_string(), "click", "1"])
         .env("DISPLAY", desktop.display())

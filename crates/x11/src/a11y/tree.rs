@@ -156,14 +156,14 @@ impl X11Desktop {
             let mut notes = Vec::new();
             if !finished {
                 notes.push(format!(
-                    "timeout_ms {} ran out while reading the tree: showing the {} elements read so far",
+                    "the {} ms time limit ran out while reading the tree: showing the {} elements read so far",
                     limits.timeout.as_millis(),
                     nodes.len()
                 ));
             }
             if unanswered > 0 {
                 notes.push(format!(
-                    "timeout_ms {} ran out before {unanswered} of {} elements told their bounds, actions and values; they are listed without them",
+                    "the {} ms time limit ran out before {unanswered} of {} elements told their bounds, actions and values; they are listed without them",
                     limits.timeout.as_millis(),
                     elements.len()
                 ));
