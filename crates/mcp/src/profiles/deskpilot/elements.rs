@@ -74,8 +74,7 @@ pub struct SetValueArgs {
 pub struct ActionArgs {
     /// Element token ("s3:12") from get_window_state / find_elements.
     pub element: String,
-    /// An advertised action ("click", "activate"…), or toggle (check boxes), expand / collapse (combo boxes, tree
-    /// nodes), select (rows, tabs), focus.
+    /// An advertised action, or toggle, expand, collapse, select, focus.
     pub action: String,
     /// Compare pixels before and after; sets effect.
     #[serde(default)]

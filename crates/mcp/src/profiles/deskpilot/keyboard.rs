@@ -15,7 +15,7 @@ use crate::kit::report::{self, Body};
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PressKeyArgs {
-    /// ["ctrl","shift","t"], ["enter"] or "ctrl+s"; ctrl shift alt super enter tab esc backspace delete home end
+    /// ["ctrl","s"], ["enter"] or "ctrl+s"; names: ctrl shift alt super enter tab esc backspace delete home end
     /// pageup pagedown up down left right space f1–f24, or one character.
     pub keys: Vec<String>,
     /// Compare pixels before and after; sets effect.

@@ -352,7 +352,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Double-click at x/y (rules as click).
+    /// Double-click with the left button at x/y (rules as click).
     #[tool(
         name = "double_click",
         annotations(

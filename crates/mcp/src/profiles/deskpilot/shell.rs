@@ -45,8 +45,7 @@ fn two() -> u32 {
 pub struct ExecArgs {
     /// The command (bash on Linux, PowerShell on Windows); multi-line is fine.
     pub command: String,
-    /// ms before the command and all it started are killed (default 30000, at most 600000); the session then
-    /// restarts in the same directory with its shell_env_set variables.
+    /// ms before the command is killed (default 30000, max 600000); the session restarts in its directory.
     #[serde(default = "default_timeout", alias = "timeout")]
     pub timeout_ms: u64,
     /// Shell session (default "main"): its own shell, directory and variables.
@@ -368,7 +367,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Change a session's working directory.
+    /// Change a session's working directory; later commands run there.
     #[tool(
         name = "shell_cd",
         annotations(
