@@ -53,6 +53,7 @@ fn clean(v: &mut Value, defs: &Value) {
                 }
             }
             enum_of_consts(map);
+            not_null(map);
             // What schemars derives from Rust integer types says nothing to a model.
             if map.remove("format").is_some() {
                 if map.get("minimum") == Some(&Value::from(0)) {
@@ -77,8 +78,17 @@ fn clean(v: &mut Value, defs: &Value) {
             if let Some(Value::String(d)) = map.get_mut("description") {
                 *d = one_paragraph(d);
             }
-            for (_, child) in map.iter_mut() {
-                clean(child, defs);
+            for (key, child) in map.iter_mut() {
+                match (key.as_str(), child) {
+                    // A map of names to schemas: its keys are parameter names, not keywords
+                    // (`format`, `description` and `default` are parameters of some tools).
+                    ("properties" | "$defs" | "definitions", Value::Object(named)) => {
+                        for schema in named.values_mut() {
+                            clean(schema, defs);
+                        }
+                    }
+                    (_, child) => clean(child, defs),
+                }
             }
         }
         Value::Array(items) => {
@@ -87,6 +97,34 @@ fn clean(v: &mut Value, defs: &Value) {
             }
         }
         _ => {}
+    }
+}
+
+/// An optional field's `anyOf: [S, null]` or `type: [T, "null"]` → `S` / `T`: leaving an
+/// optional field out is how a caller says "none" (and some clients mishandle nullable types).
+fn not_null(map: &mut Map<String, Value>) {
+    let is_null = |v: &Value| v.get("type") == Some(&Value::from("null"));
+    if let Some(Value::Array(options)) = map.get("anyOf")
+        && options.len() == 2
+        && options.iter().any(is_null)
+    {
+        let Some(Value::Object(kept)) = options.iter().find(|v| !is_null(v)).cloned() else {
+            return;
+        };
+        map.remove("anyOf");
+        for (k, v) in kept {
+            if k == "description" && map.contains_key("description") {
+                continue;
+            }
+            map.entry(k).or_insert(v);
+        }
+    }
+    if let Some(Value::Array(types)) = map.get("type")
+        && types.len() == 2
+        && types.contains(&Value::from("null"))
+        && let Some(t) = types.iter().find(|t| **t != Value::from("null")).cloned()
+    {
+        map.insert("type".into(), t);
     }
 }
 
@@ -125,7 +163,11 @@ mod tests {
                 "mode": { "$ref": "#/$defs/Mode", "description": "\"fail\" or\n\"off\"." },
                 "id": { "type": "integer", "format": "uint64", "minimum": 0, "default": 0 },
                 "count": { "type": "integer", "format": "uint8", "minimum": 0, "maximum": 255, "default": 1 },
-                "text": { "type": "string", "default": "" }
+                "text": { "type": "string", "default": "" },
+                "format": { "type": "string", "description": "a parameter named like a keyword" },
+                "default": { "type": "integer", "format": "uint8", "minimum": 0 },
+                "x": { "type": ["number", "null"], "description": "X." },
+                "region": { "anyOf": [{ "type": "object", "description": "A rect." }, { "type": "null" }], "description": "Where." }
             },
             "required": ["mode"]
         });
@@ -140,7 +182,11 @@ mod tests {
                     "mode": { "type": "string", "enum": ["fail", "off"], "description": "\"fail\" or \"off\"." },
                     "id": { "type": "integer", "default": 0 },
                     "count": { "type": "integer", "default": 1 },
-                    "text": { "type": "string" }
+                    "text": { "type": "string" },
+                    "format": { "type": "string", "description": "a parameter named like a keyword" },
+                    "default": { "type": "integer" },
+                    "x": { "type": "number", "description": "X." },
+                    "region": { "type": "object", "description": "Where." }
                 },
                 "required": ["mode"]
             })

@@ -113,10 +113,25 @@ mod tests {
             ));
             let tools = (p.build)(engine, identity(), &ToolFilter::default()).tools;
             assert!(!tools.is_empty(), "{}", p.name);
-            let listed = match p.name {
-                "deskpilot" => deskpilot::tools_list(),
+            let (listed, raw) = match p.name {
+                "deskpilot" => (deskpilot::tools_list(), deskpilot::tools_list_raw()),
                 other => panic!("profile {other} has no snapshot test"),
             };
+            // Compacting drops noise, never a parameter.
+            let names = |t: &rmcp::model::Tool| -> Vec<String> {
+                let mut n: Vec<String> = t
+                    .input_schema
+                    .get("properties")
+                    .and_then(|p| p.as_object())
+                    .map(|p| p.keys().cloned().collect())
+                    .unwrap_or_default();
+                n.sort();
+                n
+            };
+            for (compact, full) in listed.iter().zip(&raw) {
+                assert_eq!(compact.name, full.name);
+                assert_eq!(names(compact), names(full), "{}", full.name);
+            }
             let json = serde_json::to_string_pretty(&listed).unwrap() + "\n";
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("src/profiles")

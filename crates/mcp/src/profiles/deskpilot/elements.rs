@@ -21,7 +21,7 @@ use crate::kit::report::{self, Body};
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindArgs {
-    /// The window (id from list_windows); default: the last screenshot's or snapshot's window, else the active one.
+    /// The window (list_windows id); default: the one you last looked at, else the active one.
     #[serde(default)]
     pub window_id: u64,
     /// Or a title / process substring naming one window.

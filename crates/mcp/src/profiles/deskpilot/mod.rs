@@ -121,6 +121,11 @@ impl DeskpilotServer {
     }
 }
 
+/// Every tool as the routers declare it, before compacting.
+pub(crate) fn tools_list_raw() -> Vec<rmcp::model::Tool> {
+    DeskpilotServer::router().list_all()
+}
+
 /// What `tools/list` answers with every tool exposed (for the snapshot test and the
 /// benchmark's size row).
 pub fn tools_list() -> Vec<rmcp::model::Tool> {

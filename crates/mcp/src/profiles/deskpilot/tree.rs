@@ -17,7 +17,7 @@ use crate::kit::render;
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WindowStateArgs {
-    /// The window (id from list_windows); default: the last screenshot's or snapshot's window, else the active one.
+    /// The window (list_windows id); default: the one you last looked at, else the active one.
     #[serde(default)]
     pub window_id: u64,
     /// Or a title / process substring naming one window.

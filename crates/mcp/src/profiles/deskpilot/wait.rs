@@ -40,7 +40,7 @@ pub struct WaitForArgs {
     /// stable: how long the pixels must stay quiet (default 500 ms).
     #[serde(default = "half_second", alias = "stableMs")]
     pub stable_ms: u64,
-    /// The window to watch; default: the screen for stable, else the last screenshot's or snapshot's window.
+    /// The window; default: the screen for stable, else the one you last looked at.
     #[serde(default)]
     pub window_id: u64,
     /// Or a title / process substring naming one window.
