@@ -369,9 +369,30 @@ impl Session {
             stdin,
             chunks,
         };
-        proc.stdin
+        if let Err(e) = proc
+            .stdin
             .write_all(self.program.dialect.bootstrap().as_bytes())
-            .map_err(|e| ShellError::Start(format!("bootstrap: {e}")))?;
+        {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                return Err(ShellError::Start(format!("bootstrap: {e}")));
+            }
+            // The program ended before it read a line: what it said and its exit code tell
+            // why (regression: this used to surface as "bootstrap: Broken pipe").
+            let mut said = Vec::new();
+            let deadline = Instant::now() + Duration::from_secs(2);
+            let mut open = 2;
+            while open > 0 {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match proc.chunks.recv_timeout(left) {
+                    Ok(Chunk::Err(c)) => said.extend(c),
+                    Ok(Chunk::Out(_)) => {}
+                    Ok(Chunk::Closed) => open -= 1,
+                    Err(_) => break,
+                }
+            }
+            let code = proc.child.wait().ok().and_then(|s| s.code());
+            return Err(self.exited_at_start(code, &String::from_utf8_lossy(&said)));
+        }
         Ok(proc)
     }
 
@@ -439,18 +460,23 @@ impl Session {
         if self.proc.is_some() {
             return Ok(());
         }
-        let said = out.stderr.text.trim();
-        Err(ShellError::Start(format!(
+        Err(self.exited_at_start(out.exit_code, &out.stderr.text))
+    }
+
+    /// "<program> exited as soon as it started (exit code N) saying …".
+    fn exited_at_start(&self, code: Option<i32>, said: &str) -> ShellError {
+        let said = said.trim();
+        ShellError::Start(format!(
             "{} exited as soon as it started (exit code {}){}, so it is not a working {} here",
             self.program.program.display(),
-            out.exit_code.map_or("unknown".into(), |c| c.to_string()),
+            code.map_or("unknown".into(), |c| c.to_string()),
             if said.is_empty() {
                 String::new()
             } else {
                 format!(" saying \"{}\"", said.chars().take(200).collect::<String>())
             },
             self.program.dialect.name(),
-        )))
+        ))
     }
 
     /// Runs one framed command and collects its output, without any recovery.

@@ -121,8 +121,8 @@ fn not_null(map: &mut Map<String, Value>) {
     }
     if let Some(Value::Array(types)) = map.get("type")
         && types.len() == 2
-        && types.contains(&Value::from("null"))
-        && let Some(t) = types.iter().find(|t| **t != Value::from("null")).cloned()
+        && types.iter().any(|t| t == "null")
+        && let Some(t) = types.iter().find(|t| *t != "null").cloned()
     {
         map.insert("type".into(), t);
     }

@@ -122,6 +122,7 @@ impl DeskpilotServer {
 }
 
 /// Every tool as the routers declare it, before compacting.
+#[cfg(test)]
 pub(crate) fn tools_list_raw() -> Vec<rmcp::model::Tool> {
     DeskpilotServer::router().list_all()
 }
