@@ -66,12 +66,15 @@ fn the_tree_names_every_control_and_its_actions_reach_the_app() {
 }
 
 #[test]
-fn handles_from_an_older_read_are_defunct() {
+fn handles_from_an_older_read_are_gone() {
     let desktop = WindowsDesktop::new().unwrap();
     let fixture = Fixture::start(&desktop, "stale");
     let first = fixture.tree(&desktop);
     let _second = fixture.tree(&desktop);
     let old = find(&first, "Button", "OK");
-    let err = desktop.read_text(&old.handle).unwrap_err().to_string();
-    assert!(err.contains("defunct"), "{err}");
+    let err = desktop.read_text(&old.handle).unwrap_err();
+    assert!(
+        matches!(err, deskpilot_backend::Error::ElementGone { .. }),
+        "a typed ElementGone, not text: {err}"
+    );
 }
