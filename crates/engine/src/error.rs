@@ -134,6 +134,20 @@ pub enum Error {
     /// A failure a surface detected itself (shell sessions), with its code.
     #[error("{message}")]
     Coded { code: ErrorCode, message: String },
+    /// A shell command outlived its timeout: it was killed with everything it started and the
+    /// session restarted; `output` is what it printed until then.
+    #[error("{command} did not finish within {} ms and was killed with everything it started; {}", output.duration.as_millis(), output.restart_note.as_deref().unwrap_or("the session was restarted"))]
+    ShellTimeout {
+        command: String,
+        output: Box<deskpilot_shell::Output>,
+    },
+    /// A shell step deskpilot depends on failed (a `cd` into a missing directory); the
+    /// diagnosis says why.
+    #[error("{message}")]
+    ShellFailed {
+        message: String,
+        diagnosis: Box<deskpilot_shell::Diagnosis>,
+    },
     /// Dry run: the action passed every gate and stopped before reaching the OS. Not a
     /// failure; surfaces render it as "[dry run] Would …".
     #[error("[dry run] Would {would}")]
@@ -190,6 +204,8 @@ impl Error {
             Error::ApprovalUnavailable { .. } => ErrorCode::ApprovalUnavailable,
             Error::ApprovalDenied { .. } => ErrorCode::ApprovalDenied,
             Error::Coded { code, .. } => *code,
+            Error::ShellTimeout { .. } => ErrorCode::CommandTimeout,
+            Error::ShellFailed { .. } => ErrorCode::CommandFailed,
             // Never rendered as an error; a code is still needed for completeness.
             Error::DryRun { .. } => ErrorCode::InvalidArgument,
         }
@@ -204,7 +220,10 @@ impl Error {
     /// Why the error happened and what to do, from the diagnoser's rule table (category,
     /// whether retrying as is can help, a safe fix where one exists).
     pub fn diagnosis(&self) -> deskpilot_shell::Diagnosis {
-        deskpilot_shell::diagnose(&format!("{}: {self}", self.code()), "", "", None, None)
+        match self {
+            Error::ShellFailed { diagnosis, .. } => (**diagnosis).clone(),
+            _ => deskpilot_shell::diagnose(&format!("{}: {self}", self.code()), "", "", None, None),
+        }
     }
 }
 

@@ -28,6 +28,7 @@ mod pointer;
 mod registry;
 mod safety;
 mod session;
+mod shell;
 mod signature;
 mod tree;
 mod verify;
@@ -53,6 +54,7 @@ pub use safety::{
     OverlayMode, RESUME_COOLDOWN, SafetyConfig, Stop, StopReason,
 };
 pub use session::{Session, SessionId};
+pub use shell::{ShellDone, ShellOutcome, quoted_command, shell_error};
 pub use signature::Difference;
 pub use tree::{Element, Snapshot, TREE_TIMEOUT, TreeRequest, line as tree_line, parse_token};
 pub use verify::{Before, SETTLE, Verdict, VerifyTarget};

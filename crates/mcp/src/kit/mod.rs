@@ -26,8 +26,9 @@ use rmcp::model::CallToolResult;
 pub trait Wording: Send + Sync + 'static {
     /// One line telling the agent what to do next after an error with `code`.
     fn hint(&self, code: ErrorCode) -> &'static str;
-    /// What to do when nothing checked an action's effect ("take a screenshot …").
-    fn unverifiable(&self) -> &'static str;
+    /// What to do when nothing checked the effect of an action that took `route` ("take a
+    /// screenshot …").
+    fn unverifiable(&self, route: deskpilot_engine::Route) -> &'static str;
     /// The text + image + structured result for a screenshot (`kind`: "Screenshot",
     /// "Observation", …; `what`: what it shows).
     fn image(&self, kind: &str, shot: &Screenshot, what: &str) -> CallToolResult;

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use deskpilot_engine::{
-    ActionReport, Check, Effect, Error, Evidence, Outcome, Session, VerifyTarget,
+    ActionReport, Check, Effect, Error, Evidence, Outcome, Route, Session, VerifyTarget,
 };
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
@@ -82,7 +82,12 @@ pub(crate) fn render<T>(
     structured["route"] = json!(report.route.as_str());
     structured["effect"] = json!(report.effect.as_str());
     text.push('\n');
-    text.push_str(&effect_line(report.effect, report.evidence, wording));
+    text.push_str(&effect_line(
+        report.effect,
+        report.evidence,
+        report.route,
+        wording,
+    ));
     let mut images = Vec::new();
     if let Some(v) = report.verdict {
         let pct = v.ratio * 100.0;
@@ -124,7 +129,7 @@ pub(crate) fn render<T>(
 }
 
 /// "Effect: …" as the profile words it.
-fn effect_line(effect: Effect, evidence: Evidence, wording: &dyn Wording) -> String {
+fn effect_line(effect: Effect, evidence: Evidence, route: Route, wording: &dyn Wording) -> String {
     match (effect, evidence) {
         (Effect::Confirmed, Evidence::Screen) => {
             "Effect: confirmed (the screen changed).".to_string()
@@ -137,7 +142,7 @@ fn effect_line(effect: Effect, evidence: Evidence, wording: &dyn Wording) -> Str
             "Effect: suspected_noop — nothing changed that {by} show; look again before repeating it."
         ),
         (Effect::Unverifiable, _) => {
-            format!("Effect: unverifiable ({}).", wording.unverifiable())
+            format!("Effect: unverifiable ({}).", wording.unverifiable(route))
         }
         (effect, _) => format!("Effect: {}.", effect.as_str()),
     }

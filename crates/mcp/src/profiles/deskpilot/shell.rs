@@ -2,16 +2,19 @@
 //! variables and activated virtual environments between calls, verified execution, and the
 //! diagnoser.
 //!
-//! Every tool that changes a session passes the same gates as desktop actions (kill switch,
-//! blocklist on the command text, approval, dry run). Calls run on the blocking pool; one
-//! session's calls queue on its lock, different sessions run in parallel.
+//! Every tool that changes a session is an engine action (`Session::shell_*` through
+//! `Session::act`): the same gates as desktop actions (kill switch, blocklist on the command
+//! text, approval, dry run), and an effect the engine judges. Calls run on the blocking pool;
+//! one session's calls queue on its lock, different sessions run in parallel.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::kit::Parameters;
-use deskpilot_engine::Error;
+use deskpilot_engine::{
+    ActionReport, Check, Error, Session as EngineSession, ShellDone, ShellOutcome, VerifyTarget,
+};
 use deskpilot_shell::{Captured, Expect, Output, Session, ShellError, Shells, diagnose};
 use deskpilot_types::ErrorCode;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -19,8 +22,10 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::wording::WORDING;
 use super::{DeskpilotServer, error};
 use crate::kit::render;
+use crate::kit::report::{self, Body};
 
 /// Default and largest command timeouts.
 const DEFAULT_TIMEOUT_MS: u64 = 30_000;
@@ -157,11 +162,7 @@ fn coded(code: ErrorCode, message: impl Into<String>) -> Error {
 }
 
 fn shell_error(e: ShellError) -> Error {
-    match e {
-        ShellError::Start(m) => coded(ErrorCode::ShellUnavailable, m),
-        ShellError::Io(m) => coded(ErrorCode::CommandFailed, m),
-        ShellError::Timeout { .. } => coded(ErrorCode::CommandTimeout, e.to_string()),
-    }
+    deskpilot_engine::shell_error(e, "the command")
 }
 
 fn env_name(name: &str) -> Result<(), Error> {
@@ -186,15 +187,6 @@ fn timeout(ms: u64) -> Result<Duration, Error> {
     Ok(Duration::from_millis(ms))
 }
 
-fn quoted(command: &str) -> String {
-    let one_line = command.replace('\n', "\\n");
-    let mut s: String = one_line.chars().take(120).collect();
-    if one_line.chars().count() > 120 {
-        s.push('…');
-    }
-    format!("\"{s}\"")
-}
-
 /// One stream for the text block.
 fn stream(name: &str, c: &Captured) -> String {
     if c.total_bytes == 0 {
@@ -214,7 +206,7 @@ fn stream(name: &str, c: &Captured) -> String {
 }
 
 /// The text and structured content of a command's output.
-fn output_result(session: &str, command: &str, out: &Output, extra: Value) -> CallToolResult {
+fn output_body(session: &str, command: &str, out: &Output) -> Body {
     let mut text = format!(
         "Exit code {} in {} ({} ms, session {session}).",
         out.exit_code
@@ -229,7 +221,6 @@ fn output_result(session: &str, command: &str, out: &Output, extra: Value) -> Ca
     text.push_str(&stream("stderr", &out.stderr));
     let mut structured = json!({
         "session": session,
-        "route": "shell",
         "exit_code": out.exit_code,
         "cwd": out.cwd,
         "duration_ms": out.duration.as_millis() as u64,
@@ -251,29 +242,15 @@ fn output_result(session: &str, command: &str, out: &Output, extra: Value) -> Ca
         ));
         structured["diagnosis"] = json!(d);
     }
-    if let (Value::Object(s), Value::Object(e)) = (&mut structured, extra) {
-        s.extend(e);
-    }
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(structured);
-    r
+    Body::new(text, structured)
 }
 
-/// A timeout as a tool error that still shows what the command printed.
-fn timeout_result(session: &str, command: &str, output: &Output) -> CallToolResult {
-    let e = coded(
-        ErrorCode::CommandTimeout,
-        format!(
-            "{} did not finish within {} ms and was killed with everything it started; {}",
-            quoted(command),
-            output.duration.as_millis(),
-            output
-                .restart_note
-                .as_deref()
-                .unwrap_or("the session was restarted")
-        ),
-    );
-    let mut r = error(&e);
+/// An error of a shell tool; a timeout still shows what the command printed.
+fn shell_failure(session: &str, e: &Error) -> CallToolResult {
+    let mut r = error(e);
+    let Error::ShellTimeout { output, .. } = e else {
+        return r;
+    };
     if let Some(t) = render::text_mut(&mut r) {
         t.push_str(&stream("stdout so far", &output.stdout));
         t.push_str(&stream("stderr so far", &output.stderr));
@@ -293,7 +270,27 @@ impl DeskpilotServer {
         self.session.shells().clone()
     }
 
-    /// Runs `f` on session `name` (created when missing) on the blocking pool.
+    /// Runs a shell action of this client's session through the action pipeline on the
+    /// blocking pool (the gates may wait for a human's approval).
+    async fn shell_action<F>(
+        &self,
+        what: &'static str,
+        budget: Duration,
+        f: F,
+    ) -> Result<ActionReport<ShellOutcome>, Error>
+    where
+        F: FnOnce(&EngineSession) -> Result<ShellOutcome, Error> + Send + 'static,
+    {
+        let session = self.session();
+        render::blocking(
+            budget + deskpilot_engine::APPROVAL_TIMEOUT + Duration::from_secs(15),
+            what,
+            move || session.act(Check::default(), VerifyTarget::Screen, f),
+        )
+        .await
+    }
+
+    /// Runs `f` on session `name` (created when missing) on the blocking pool: the reads.
     async fn with_session<T, F>(&self, name: String, budget: Duration, f: F) -> Result<T, Error>
     where
         T: Send + 'static,
@@ -306,17 +303,6 @@ impl DeskpilotServer {
             let mut guard = session.lock().unwrap_or_else(|e| e.into_inner());
             f(&mut guard)
         })
-        .await
-    }
-
-    /// The gates, on the blocking pool (approval may wait for a human).
-    async fn gate(&self, label: String) -> Result<(), Error> {
-        let engine = self.session();
-        render::blocking(
-            deskpilot_engine::APPROVAL_TIMEOUT + Duration::from_secs(5),
-            "gate",
-            move || engine.gate_action(&label),
-        )
         .await
     }
 }
@@ -340,30 +326,19 @@ impl DeskpilotServer {
             Ok(t) => t,
             Err(e) => return error(&e),
         };
-        let label = format!(
-            "run shell command {} in session {}",
-            quoted(&a.command),
-            a.session
-        );
-        if let Err(e) = self.gate(label).await {
-            return error(&e);
-        }
-        let command = a.command.clone();
-        let result = self
-            .with_session(a.session.clone(), t, move |s| Ok(s.exec(&command, t)))
-            .await;
-        match result {
-            Ok(Ok(out)) => output_result(
-                &a.session,
-                &a.command,
-                &out,
-                json!({ "effect": "unverifiable" }),
-            ),
-            Ok(Err(ShellError::Timeout { output })) => {
-                timeout_result(&a.session, &a.command, &output)
+        let (name, command) = (a.session.clone(), a.command.clone());
+        match self
+            .shell_action("shell_exec", t, move |s| s.shell_exec(&name, &command, t))
+            .await
+        {
+            Ok(report) => {
+                let body = match &report.outcome.done {
+                    ShellDone::Exec(out) => output_body(&a.session, &a.command, out),
+                    _ => Body::new(String::new(), json!({})),
+                };
+                report::render(report, body, &WORDING)
             }
-            Ok(Err(e)) => error(&shell_error(e)),
-            Err(e) => error(&e),
+            Err(e) => shell_failure(&a.session, &e),
         }
     }
 
@@ -379,52 +354,25 @@ impl DeskpilotServer {
         )
     )]
     pub async fn shell_cd(&self, Parameters(a): Parameters<CdArgs>) -> CallToolResult {
-        let label = format!(
-            "change directory to {} in session {}",
-            quoted(&a.path),
-            a.session
-        );
-        if let Err(e) = self.gate(label).await {
-            return error(&e);
-        }
-        let path = a.path.clone();
-        let t = Duration::from_secs(10);
-        let result = self
-            .with_session(a.session.clone(), t, move |s| {
-                s.cd(&path, t).map_err(shell_error)
+        let (name, path) = (a.session.clone(), a.path.clone());
+        match self
+            .shell_action("shell_cd", Duration::from_secs(10), move |s| {
+                s.shell_cd(&name, &path)
             })
-            .await;
-        match result {
-            Ok(out) if out.exit_code == Some(0) => {
-                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
-                    "Session {} is now in {}.",
-                    a.session, out.cwd
-                ))]);
-                r.structured_content = Some(json!({
-                    "session": a.session, "cwd": out.cwd, "effect": "confirmed", "route": "shell",
-                }));
-                r
-            }
-            Ok(out) => {
-                let d = diagnose(
-                    &out.stderr.text,
-                    "",
-                    &format!("cd {}", a.path),
-                    out.exit_code,
-                    Some(Path::new(&out.cwd)),
+            .await
+        {
+            Ok(report) => {
+                let cwd = match &report.outcome.done {
+                    ShellDone::Cd(out) => out.cwd.clone(),
+                    _ => String::new(),
+                };
+                let body = Body::new(
+                    format!("Session {} is now in {cwd}.", a.session),
+                    json!({ "session": a.session, "cwd": cwd }),
                 );
-                let e = coded(
-                    ErrorCode::CommandFailed,
-                    format!(
-                        "cannot change to {}: {} (still in {})",
-                        a.path,
-                        out.stderr.text.trim(),
-                        out.cwd
-                    ),
-                );
-                with_diagnosis(error(&e), &d)
+                report::render(report, body, &WORDING)
             }
-            Err(e) => error(&e),
+            Err(e) => shell_failure(&a.session, &e),
         }
     }
 
@@ -537,46 +485,24 @@ impl DeskpilotServer {
         if let Err(e) = env_name(&a.name) {
             return error(&e);
         }
-        let label = format!(
-            "set environment variable {} in session {}",
-            a.name, a.session
-        );
-        if let Err(e) = self.gate(label).await {
-            return error(&e);
-        }
-        let (name, value) = (a.name.clone(), a.value.clone());
-        let result = self
-            .with_session(a.session.clone(), Duration::from_secs(10), move |s| {
-                let out = s
-                    .set_env(&name, &value, Duration::from_secs(10))
-                    .map_err(shell_error)?;
-                let read = s
-                    .get_env(&name, Duration::from_secs(10))
-                    .map_err(shell_error)?;
-                Ok((out, read))
+        let (name, var, value) = (a.session.clone(), a.name.clone(), a.value.clone());
+        match self
+            .shell_action("shell_env_set", Duration::from_secs(20), move |s| {
+                s.shell_env_set(&name, &var, &value)
             })
-            .await;
-        match result {
-            Ok((_, Some(read))) if read == a.value => {
-                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
-                    "{} is set in session {} (read back; kept across restarts).",
-                    a.name, a.session
-                ))]);
-                r.structured_content = Some(
-                    json!({ "session": a.session, "name": a.name, "effect": "confirmed", "route": "shell" }),
+            .await
+        {
+            Ok(report) => {
+                let body = Body::new(
+                    format!(
+                        "{} is set in session {} (read back; kept across restarts).",
+                        a.name, a.session
+                    ),
+                    json!({ "session": a.session, "name": a.name }),
                 );
-                r
+                report::render(report, body, &WORDING)
             }
-            Ok((out, read)) => error(&coded(
-                ErrorCode::CommandFailed,
-                format!(
-                    "{} did not take the value (read back {:?}): {}",
-                    a.name,
-                    read,
-                    out.stderr.text.trim()
-                ),
-            )),
-            Err(e) => error(&e),
+            Err(e) => shell_failure(&a.session, &e),
         }
     }
 
@@ -592,28 +518,28 @@ impl DeskpilotServer {
         )
     )]
     pub async fn shell_reset(&self, Parameters(a): Parameters<SessionArgs>) -> CallToolResult {
-        let label = format!("reset shell session {}", a.session);
-        if let Err(e) = self.gate(label).await {
-            return error(&e);
-        }
-        let result = self
-            .with_session(a.session.clone(), Duration::from_secs(10), |s| {
-                s.reset();
-                s.exec("", Duration::from_secs(10)).map_err(shell_error)
+        let name = a.session.clone();
+        match self
+            .shell_action("shell_reset", Duration::from_secs(10), move |s| {
+                s.shell_reset(&name)
             })
-            .await;
-        match result {
-            Ok(out) => {
-                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
-                    "Session {} restarted: a new shell in {}, no variables carried over.",
-                    a.session, out.cwd
-                ))]);
-                r.structured_content = Some(
-                    json!({ "session": a.session, "cwd": out.cwd, "effect": "confirmed", "route": "shell" }),
+            .await
+        {
+            Ok(report) => {
+                let cwd = match &report.outcome.done {
+                    ShellDone::Reset { cwd } => cwd.clone(),
+                    _ => String::new(),
+                };
+                let body = Body::new(
+                    format!(
+                        "Session {} restarted: a new shell in {cwd}, no variables carried over.",
+                        a.session
+                    ),
+                    json!({ "session": a.session, "cwd": cwd }),
                 );
-                r
+                report::render(report, body, &WORDING)
             }
-            Err(e) => error(&e),
+            Err(e) => shell_failure(&a.session, &e),
         }
     }
 
@@ -658,26 +584,31 @@ impl DeskpilotServer {
                 "expect needs at least one of pathExists, pathNotExists, isDir, isFile, fileContains, cwd",
             ));
         }
-        let label = format!(
-            "run shell command {} in session {}",
-            quoted(&a.command),
-            a.session
-        );
-        if let Err(e) = self.gate(label).await {
-            return error(&e);
-        }
-        let (command, retries) = (a.command.clone(), a.retries);
+        let (name, command, retries) = (a.session.clone(), a.command.clone(), a.retries);
         let budget = t * (retries + 1) + Duration::from_secs(2 * u64::from(retries + 1));
-        let result = self
-            .with_session(a.session.clone(), budget, move |s| {
-                Ok(deskpilot_shell::run_verified(
-                    s, &command, &expect, retries, t,
-                ))
+        match self
+            .shell_action("shell_exec_verified", budget, move |s| {
+                s.shell_exec_verified(&name, &command, &expect, retries, t)
             })
-            .await;
-        match result {
-            Ok(run) => render_verified(run, &a.session, &a.command),
-            Err(e) => error(&e),
+            .await
+        {
+            Ok(report) => match report.outcome.done {
+                ShellDone::Verified(run) if run.passed => {
+                    let body = verified_body(&run, &a.session, &a.command);
+                    let report = ActionReport {
+                        outcome: (),
+                        route: report.route,
+                        effect: report.effect,
+                        evidence: report.evidence,
+                        verdict: report.verdict,
+                        verdict_error: report.verdict_error,
+                    };
+                    report::render(report, body, &WORDING)
+                }
+                ShellDone::Verified(run) => render_verified_failure(run, &a.session, &a.command),
+                _ => error(&coded(ErrorCode::Internal, "not a verified run")),
+            },
+            Err(e) => shell_failure(&a.session, &e),
         }
     }
 
@@ -733,87 +664,67 @@ impl DeskpilotServer {
     }
 }
 
-/// Adds a diagnosis to an error result.
-fn with_diagnosis(mut r: CallToolResult, d: &deskpilot_shell::Diagnosis) -> CallToolResult {
-    if let Some(Value::Object(s)) = r.structured_content.as_mut() {
-        s.insert("diagnosis".into(), json!(d));
-    }
-    r
+/// A verified run that passed, in this profile's words.
+fn verified_body(run: &deskpilot_shell::VerifiedRun, session: &str, command: &str) -> Body {
+    let n = run.attempts.len();
+    let fixes: Vec<&str> = run
+        .attempts
+        .iter()
+        .filter_map(|a| a.fix_applied.as_deref())
+        .collect();
+    let mut body = match &run.last {
+        Some(out) => output_body(session, command, out),
+        None => Body::new(String::new(), json!({ "session": session })),
+    };
+    body.text = format!(
+        "Verified after {n} attempt(s){}: every expectation holds.\n{}",
+        if fixes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", fixes.join("; "))
+        },
+        body.text
+    );
+    body.structured["verified"] = json!(true);
+    body.structured["attempts"] = json!(run.attempts);
+    body
 }
 
-/// `shell_exec_verified`'s run in this profile's words.
-fn render_verified(
+/// A verified run whose expectations still fail: `VERIFICATION_FAILED` with every attempt.
+fn render_verified_failure(
     run: deskpilot_shell::VerifiedRun,
     session: &str,
     command: &str,
 ) -> CallToolResult {
-    {
-        let this = run;
-        let n = this.attempts.len();
-        let extra = json!({
-            "verified": this.passed,
-            "attempts": this.attempts,
-            "effect": if this.passed { "confirmed" } else { "suspected_noop" },
-        });
-        if this.passed {
-            let fixes: Vec<String> = extra["attempts"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|a| a["fix_applied"].as_str().map(str::to_string))
-                .collect();
-            let Some(out) = &this.last else {
-                return error(&coded(ErrorCode::Internal, "no output"));
-            };
-            let mut r = output_result(session, command, out, extra);
-            if let Some(t) = render::text_mut(&mut r) {
-                *t = format!(
-                    "Verified after {n} attempt(s){}: every expectation holds.\n{t}",
-                    if fixes.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", fixes.join("; "))
-                    },
-                );
-            }
-            return r;
-        }
-        let failed: Vec<String> = extra["attempts"]
-            .as_array()
-            .and_then(|a| a.last())
-            .and_then(|a| a["checks"].as_array())
-            .into_iter()
-            .flatten()
-            .filter(|c| c["ok"] == false)
-            .map(|c| {
-                format!(
-                    "{} {}: {}",
-                    c["key"].as_str().unwrap_or(""),
-                    c["path"].as_str().unwrap_or(""),
-                    c["detail"].as_str().unwrap_or("")
-                )
-            })
-            .collect();
-        let e = coded(
-            ErrorCode::VerificationFailed,
-            format!(
-                "{} ran {n} time(s) and the expectations still fail ({}); stopped because {}",
-                quoted(command),
-                if failed.is_empty() {
-                    "the shell failed".to_string()
-                } else {
-                    failed.join("; ")
-                },
-                this.stopped
-            ),
-        );
-        let mut r = error(&e);
-        if let Some(Value::Object(s)) = r.structured_content.as_mut()
-            && let Value::Object(x) = extra
-        {
-            s.extend(x);
-            s.insert("session".into(), json!(session));
-        }
-        r
+    let n = run.attempts.len();
+    let failed: Vec<String> = run
+        .attempts
+        .last()
+        .map(|a| a.checks.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter(|c| !c.ok)
+        .map(|c| format!("{} {}: {}", c.key, c.path, c.detail))
+        .collect();
+    let e = coded(
+        ErrorCode::VerificationFailed,
+        format!(
+            "{} ran {n} time(s) and the expectations still fail ({}); stopped because {}",
+            deskpilot_engine::quoted_command(command),
+            if failed.is_empty() {
+                "the shell failed".to_string()
+            } else {
+                failed.join("; ")
+            },
+            run.stopped
+        ),
+    );
+    let mut r = error(&e);
+    if let Some(Value::Object(s)) = r.structured_content.as_mut() {
+        s.insert("verified".into(), json!(false));
+        s.insert("attempts".into(), json!(run.attempts));
+        s.insert("effect".into(), json!("suspected_noop"));
+        s.insert("session".into(), json!(session));
     }
+    r
 }

@@ -141,8 +141,13 @@ impl Wording for Deskpilot {
         }
     }
 
-    fn unverifiable(&self) -> &'static str {
-        "pass verify: true, or take a screenshot, to see what changed"
+    fn unverifiable(&self, route: deskpilot_engine::Route) -> &'static str {
+        match route {
+            deskpilot_engine::Route::Shell => {
+                "the exit code and output above are the command's own word; check the result with another command or shell_exec_verified"
+            }
+            _ => "pass verify: true, or take a screenshot, to see what changed",
+        }
     }
 
     fn image(&self, kind: &str, shot: &Screenshot, what: &str) -> CallToolResult {
