@@ -219,7 +219,7 @@ impl Session {
         *self.observed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether another session of this engine was issued screenshot `id`.
+    /// Whether another session of this engine was issued `id` (of `kind`).
     pub(crate) fn foreign(&self, kind: IdKind, id: u64) -> bool {
         self.engine
             .ids
