@@ -570,29 +570,7 @@ async fn tree_runs(
     let mut out = Vec::new();
     for (label, pid) in apps {
         // Apps map late (kcalc can take > 10 s with fresh settings): poll for the window.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let window = loop {
-            let listed = client
-                .call_tool(CallToolRequestParams::new("list_windows"))
-                .await
-                .ok()
-                .and_then(|r| r.structured_content)
-                .and_then(|s| {
-                    s["windows"]
-                        .as_array()?
-                        .iter()
-                        .find(|w| w["pid"] == *pid)
-                        .map(|w| w["id"].clone())
-                });
-            if let Some(id) = listed {
-                break Some(id);
-            }
-            if Instant::now() > deadline {
-                break None;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
-        let Some(window) = window else {
+        let Some(window) = window_of(client, *pid).await else {
             out.push(Sample {
                 name: format!("deskpilot tree of {label} via MCP"),
                 times: Vec::new(),

@@ -226,14 +226,10 @@ impl Session {
             .owner(kind, id)
             .is_some_and(|s| s != self.id)
     }
-
-    /// Ends what this client started: its shell sessions and what they started.
-    pub fn close(&self) {
-        self.shells.shutdown();
-    }
 }
 
 impl Drop for Session {
+    /// Ends what this client started: its shell sessions and what they started.
     fn drop(&mut self) {
         self.shells.shutdown();
     }

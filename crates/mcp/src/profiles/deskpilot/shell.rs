@@ -272,7 +272,7 @@ impl DeskpilotServer {
 
     /// Runs a shell action of this client's session through the action pipeline on the
     /// blocking pool (the gates may wait for a human's approval).
-    async fn shell_action<F>(
+    async fn shell_report<F>(
         &self,
         what: &'static str,
         budget: Duration,
@@ -288,6 +288,28 @@ impl DeskpilotServer {
             move || session.act(Check::default(), VerifyTarget::Screen, f),
         )
         .await
+    }
+
+    /// [`Self::shell_report`] rendered: `body` words the outcome, a failure of session
+    /// `session` is rendered with what it printed.
+    async fn shell_action<F>(
+        &self,
+        what: &'static str,
+        budget: Duration,
+        session: &str,
+        f: F,
+        body: impl FnOnce(&ShellDone) -> Body,
+    ) -> CallToolResult
+    where
+        F: FnOnce(&EngineSession) -> Result<ShellOutcome, Error> + Send + 'static,
+    {
+        match self.shell_report(what, budget, f).await {
+            Ok(report) => {
+                let body = body(&report.outcome.done);
+                report::render(report, body, &WORDING)
+            }
+            Err(e) => shell_failure(session, &e),
+        }
     }
 
     /// Runs `f` on session `name` (created when missing) on the blocking pool: the reads.
@@ -327,19 +349,17 @@ impl DeskpilotServer {
             Err(e) => return error(&e),
         };
         let (name, command) = (a.session.clone(), a.command.clone());
-        match self
-            .shell_action("shell_exec", t, move |s| s.shell_exec(&name, &command, t))
-            .await
-        {
-            Ok(report) => {
-                let body = match &report.outcome.done {
-                    ShellDone::Exec(out) => output_body(&a.session, &a.command, out),
-                    _ => Body::new(String::new(), json!({})),
-                };
-                report::render(report, body, &WORDING)
-            }
-            Err(e) => shell_failure(&a.session, &e),
-        }
+        self.shell_action(
+            "shell_exec",
+            t,
+            &a.session,
+            move |s| s.shell_exec(&name, &command, t),
+            |done| match done {
+                ShellDone::Exec(out) => output_body(&a.session, &a.command, out),
+                _ => Body::new(String::new(), json!({})),
+            },
+        )
+        .await
     }
 
     /// Change a session's working directory; later commands run there.
@@ -355,25 +375,23 @@ impl DeskpilotServer {
     )]
     pub async fn shell_cd(&self, Parameters(a): Parameters<CdArgs>) -> CallToolResult {
         let (name, path) = (a.session.clone(), a.path.clone());
-        match self
-            .shell_action("shell_cd", Duration::from_secs(10), move |s| {
-                s.shell_cd(&name, &path)
-            })
-            .await
-        {
-            Ok(report) => {
-                let cwd = match &report.outcome.done {
-                    ShellDone::Cd(out) => out.cwd.clone(),
-                    _ => String::new(),
+        self.shell_action(
+            "shell_cd",
+            Duration::from_secs(10),
+            &a.session,
+            move |s| s.shell_cd(&name, &path),
+            |done| {
+                let cwd = match done {
+                    ShellDone::Cd(out) => out.cwd.as_str(),
+                    _ => "",
                 };
-                let body = Body::new(
+                Body::new(
                     format!("Session {} is now in {cwd}.", a.session),
                     json!({ "session": a.session, "cwd": cwd }),
-                );
-                report::render(report, body, &WORDING)
-            }
-            Err(e) => shell_failure(&a.session, &e),
-        }
+                )
+            },
+        )
+        .await
     }
 
     /// A session's current working directory (and the sessions that exist).
@@ -486,24 +504,22 @@ impl DeskpilotServer {
             return error(&e);
         }
         let (name, var, value) = (a.session.clone(), a.name.clone(), a.value.clone());
-        match self
-            .shell_action("shell_env_set", Duration::from_secs(20), move |s| {
-                s.shell_env_set(&name, &var, &value)
-            })
-            .await
-        {
-            Ok(report) => {
-                let body = Body::new(
+        self.shell_action(
+            "shell_env_set",
+            Duration::from_secs(20),
+            &a.session,
+            move |s| s.shell_env_set(&name, &var, &value),
+            |_| {
+                Body::new(
                     format!(
                         "{} is set in session {} (read back; kept across restarts).",
                         a.name, a.session
                     ),
                     json!({ "session": a.session, "name": a.name }),
-                );
-                report::render(report, body, &WORDING)
-            }
-            Err(e) => shell_failure(&a.session, &e),
-        }
+                )
+            },
+        )
+        .await
     }
 
     /// Restart a session's shell from scratch (start directory, no variables).
@@ -519,28 +535,26 @@ impl DeskpilotServer {
     )]
     pub async fn shell_reset(&self, Parameters(a): Parameters<SessionArgs>) -> CallToolResult {
         let name = a.session.clone();
-        match self
-            .shell_action("shell_reset", Duration::from_secs(10), move |s| {
-                s.shell_reset(&name)
-            })
-            .await
-        {
-            Ok(report) => {
-                let cwd = match &report.outcome.done {
-                    ShellDone::Reset { cwd } => cwd.clone(),
-                    _ => String::new(),
+        self.shell_action(
+            "shell_reset",
+            Duration::from_secs(10),
+            &a.session,
+            move |s| s.shell_reset(&name),
+            |done| {
+                let cwd = match done {
+                    ShellDone::Reset { cwd } => cwd.as_str(),
+                    _ => "",
                 };
-                let body = Body::new(
+                Body::new(
                     format!(
                         "Session {} restarted: a new shell in {cwd}, no variables carried over.",
                         a.session
                     ),
                     json!({ "session": a.session, "cwd": cwd }),
-                );
-                report::render(report, body, &WORDING)
-            }
-            Err(e) => shell_failure(&a.session, &e),
-        }
+                )
+            },
+        )
+        .await
     }
 
     /// Run a command, then check expect through the filesystem. On failure the diagnosis decides: stop, create a
@@ -586,23 +600,15 @@ impl DeskpilotServer {
         }
         let (name, command, retries) = (a.session.clone(), a.command.clone(), a.retries);
         let budget = t * (retries + 1) + Duration::from_secs(2 * u64::from(retries + 1));
-        match self
-            .shell_action("shell_exec_verified", budget, move |s| {
+        let report = self
+            .shell_report("shell_exec_verified", budget, move |s| {
                 s.shell_exec_verified(&name, &command, &expect, retries, t)
             })
-            .await
-        {
-            Ok(report) => match report.outcome.done {
+            .await;
+        match report {
+            Ok(report) => match &report.outcome.done {
                 ShellDone::Verified(run) if run.passed => {
-                    let body = verified_body(&run, &a.session, &a.command);
-                    let report = ActionReport {
-                        outcome: (),
-                        route: report.route,
-                        effect: report.effect,
-                        evidence: report.evidence,
-                        verdict: report.verdict,
-                        verdict_error: report.verdict_error,
-                    };
+                    let body = verified_body(run, &a.session, &a.command);
                     report::render(report, body, &WORDING)
                 }
                 ShellDone::Verified(run) => render_verified_failure(run, &a.session, &a.command),
@@ -692,7 +698,7 @@ fn verified_body(run: &deskpilot_shell::VerifiedRun, session: &str, command: &st
 
 /// A verified run whose expectations still fail: `VERIFICATION_FAILED` with every attempt.
 fn render_verified_failure(
-    run: deskpilot_shell::VerifiedRun,
+    run: &deskpilot_shell::VerifiedRun,
     session: &str,
     command: &str,
 ) -> CallToolResult {
