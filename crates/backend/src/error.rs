@@ -50,6 +50,16 @@ pub enum Error {
     /// The other side did not answer in time (a busy or stopped application).
     #[error("{operation} did not finish within {} ms (the application may be busy or stopped)", after.as_millis())]
     Timeout { operation: String, after: Duration },
+    /// No OCR engine can run: its library or the platform API is missing.
+    #[error("OCR is not available: {reason}")]
+    OcrUnavailable { reason: String, fix: Option<String> },
+    /// Language data an OCR call asked for is not installed.
+    #[error("OCR language {language:?} is not installed (installed: {})", installed.join(", "))]
+    OcrLanguageMissing {
+        language: String,
+        installed: Vec<String>,
+        fix: Option<String>,
+    },
     /// An operating-system call failed; the OS error is kept as the source.
     #[error("{operation} failed: {source}")]
     Os {

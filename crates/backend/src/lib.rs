@@ -16,6 +16,7 @@
 mod error;
 pub mod fake;
 mod frame;
+mod ocr;
 mod overlay;
 mod overlay_process;
 mod tree;
@@ -27,6 +28,7 @@ use deskpilot_types::{Key, Monitor, Point, Rect, WindowInfo};
 pub use error::{Error, Link};
 pub use fake::FakeDesktop;
 pub use frame::{Frame, FrameMut, PixelFormat};
+pub use ocr::{GrayImage, NoOcr, Ocr, OcrInfo, OcrPage, OcrRequest};
 pub use overlay::{Escapes, GuardEvent, GuardListener, NoOverlay, Overlay, OverlayStyle};
 pub use overlay_process::ProcessOverlay;
 pub use tree::{Accessibility, ElementHandle, ElementStates, RawElement, RawTree, TreeLimits};
@@ -203,6 +205,8 @@ pub struct Desktop {
     pub accessibility: Arc<dyn Accessibility>,
     /// The indicator and Esc listener; [`NoOverlay`] until a platform installs one.
     pub overlay: Arc<dyn Overlay>,
+    /// The text reader for pixels; [`NoOcr`] until a platform installs one.
+    pub ocr: Arc<dyn Ocr>,
 }
 
 impl std::fmt::Debug for Desktop {
@@ -240,7 +244,16 @@ impl Desktop {
             overlay: Arc::new(NoOverlay {
                 reason: "this backend has no overlay".to_string(),
             }),
+            ocr: Arc::new(NoOcr {
+                reason: "this backend has no OCR engine".to_string(),
+            }),
         }
+    }
+
+    /// The same desktop with `ocr` as its text reader.
+    pub fn with_ocr(mut self, ocr: Arc<dyn Ocr>) -> Self {
+        self.ocr = ocr;
+        self
     }
 
     /// The same desktop with `overlay` as its indicator.

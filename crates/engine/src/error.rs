@@ -194,6 +194,8 @@ impl Error {
             Error::PointOffScreen { .. } => ErrorCode::PointOffScreen,
             Error::PointerNotLanded { .. } => ErrorCode::PointerNotLanded,
             Error::Backend(B::NoDisplay { .. }) => ErrorCode::NoDisplay,
+            Error::Backend(B::OcrUnavailable { .. }) => ErrorCode::OcrUnavailable,
+            Error::Backend(B::OcrLanguageMissing { .. }) => ErrorCode::OcrLanguageMissing,
             Error::Backend(_) => ErrorCode::PlatformError,
             Error::Internal { .. } => ErrorCode::Internal,
             Error::BlockedTarget { .. } => ErrorCode::BlockedTarget,

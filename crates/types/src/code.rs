@@ -65,6 +65,10 @@ pub enum ErrorCode {
     ForeignReference,
     /// The element does not support that action (e.g. setting the value of a label).
     ActionUnsupported,
+    /// No OCR engine can run here (its library is not installed, or the platform has none).
+    OcrUnavailable,
+    /// An OCR language was asked for whose data is not installed.
+    OcrLanguageMissing,
     /// The window's accessibility tree cannot be read (no bus, the app is not accessible, it timed out).
     AccessibilityUnavailable,
     /// The action's label matched an entry of the deployment's `blocklist`.
@@ -124,6 +128,8 @@ impl ErrorCode {
             ErrorCode::ElementNotFound => "ELEMENT_NOT_FOUND",
             ErrorCode::ForeignReference => "FOREIGN_REFERENCE",
             ErrorCode::ActionUnsupported => "ACTION_UNSUPPORTED",
+            ErrorCode::OcrUnavailable => "OCR_UNAVAILABLE",
+            ErrorCode::OcrLanguageMissing => "OCR_LANGUAGE_MISSING",
             ErrorCode::AccessibilityUnavailable => "ACCESSIBILITY_UNAVAILABLE",
             ErrorCode::BlockedTarget => "BLOCKED_TARGET",
             ErrorCode::ActionDisabled => "ACTION_DISABLED",
@@ -169,6 +175,8 @@ impl ErrorCode {
         ErrorCode::ElementNotFound,
         ErrorCode::ForeignReference,
         ErrorCode::ActionUnsupported,
+        ErrorCode::OcrUnavailable,
+        ErrorCode::OcrLanguageMissing,
         ErrorCode::AccessibilityUnavailable,
         ErrorCode::BlockedTarget,
         ErrorCode::ActionDisabled,

@@ -9,11 +9,13 @@
 mod code;
 mod geometry;
 mod key;
+mod ocr;
 mod role;
 mod window;
 
 pub use code::ErrorCode;
 pub use geometry::{Point, Rect};
 pub use key::{Key, UnknownKey};
+pub use ocr::{OcrLine, OcrWord, is_cjk};
 pub use role::Role;
 pub use window::{Monitor, WindowId, WindowInfo, WindowState};
