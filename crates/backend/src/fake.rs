@@ -20,6 +20,7 @@ use crate::{
 pub struct FakeDesktop {
     state: Arc<Mutex<State>>,
     overlay: FakeOverlay,
+    ocr: FakeOcr,
 }
 
 #[derive(Debug)]
@@ -139,6 +140,7 @@ impl FakeDesktop {
                 hit: None,
             })),
             overlay: FakeOverlay::default(),
+            ocr: FakeOcr::default(),
         }
     }
 
@@ -157,6 +159,12 @@ impl FakeDesktop {
         };
         Desktop::from_backend(info, Arc::new(self.clone()))
             .with_overlay(Arc::new(self.overlay.clone()))
+            .with_ocr(Arc::new(self.ocr.clone()))
+    }
+
+    /// The fake's OCR engine, to write text on the screen for it.
+    pub fn ocr(&self) -> &FakeOcr {
+        &self.ocr
     }
 
     /// The fake's indicator, to press Esc on it or kill it.
@@ -753,5 +761,85 @@ impl Overlay for FakeOverlay {
 
     fn expect_own_escape(&self) {
         self.lock().own_escapes += 1;
+    }
+}
+
+/// An OCR engine for tests: a word "is written" wherever the gray image has pixels of exactly
+/// a registered gray level (paint `[v, v, v]` to get level `v`); its box is their bounding box.
+/// A privacy mask paints it black, so a masked word is never read.
+#[derive(Debug, Clone, Default)]
+pub struct FakeOcr {
+    words: Arc<Mutex<Vec<(u8, String, f32, String)>>>,
+    reads: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl FakeOcr {
+    /// Pixels of gray `level` read as `text` with `confidence`, in language `eng`.
+    pub fn write(&self, level: u8, text: &str, confidence: f32) {
+        self.words
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((level, text.to_string(), confidence, "eng".to_string()));
+    }
+
+    /// How many images were read.
+    pub fn reads(&self) -> usize {
+        self.reads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl crate::Ocr for FakeOcr {
+    fn info(&self) -> crate::OcrInfo {
+        crate::OcrInfo {
+            engine: "fake".to_string(),
+            languages: Ok(vec!["eng".to_string()]),
+            default_languages: vec!["eng".to_string()],
+            fix: None,
+        }
+    }
+
+    fn recognize(
+        &self,
+        image: &crate::GrayImage,
+        request: &crate::OcrRequest,
+    ) -> Result<crate::OcrPage, Error> {
+        if let Some(other) = request.languages.iter().find(|l| *l != "eng") {
+            return Err(Error::OcrLanguageMissing {
+                language: other.clone(),
+                installed: vec!["eng".to_string()],
+                fix: None,
+            });
+        }
+        self.reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let words = self.words.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut lines = Vec::new();
+        for (level, text, confidence, language) in words {
+            let (mut x0, mut y0, mut x1, mut y1) = (u32::MAX, u32::MAX, 0, 0);
+            for (i, v) in image.data.iter().enumerate() {
+                if *v == level {
+                    let (x, y) = (i as u32 % image.width, i as u32 / image.width);
+                    x0 = x0.min(x);
+                    y0 = y0.min(y);
+                    x1 = x1.max(x);
+                    y1 = y1.max(y);
+                }
+            }
+            if x0 <= x1 && y0 <= y1 {
+                let word = deskpilot_types::OcrWord {
+                    text,
+                    confidence,
+                    bounds: Rect::new(x0 as i32, y0 as i32, x1 - x0 + 1, y1 - y0 + 1),
+                    language,
+                };
+                lines.push(deskpilot_types::OcrLine::from_words(vec![word]));
+            }
+        }
+        Ok(crate::OcrPage {
+            lines,
+            engine: "fake".to_string(),
+            languages: vec!["eng".to_string()],
+            elapsed: std::time::Duration::from_millis(1),
+            reused: (0, 1),
+        })
     }
 }

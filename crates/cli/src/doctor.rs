@@ -24,7 +24,9 @@ pub fn run(args: &DesktopArgs) -> anyhow::Result<ExitCode> {
     #[cfg(target_os = "linux")]
     let checks = {
         let (_desktop, _session) = crate::platform::connect(args)?;
-        deskpilot_x11::doctor::run(None)
+        let mut checks = deskpilot_x11::doctor::run(None);
+        checks.push(ocr());
+        checks
     };
     #[cfg(windows)]
     let checks = {
@@ -32,6 +34,7 @@ pub fn run(args: &DesktopArgs) -> anyhow::Result<ExitCode> {
         match deskpilot_windows::WindowsDesktop::new() {
             Ok(desktop) => {
                 let mut checks = deskpilot_windows::doctor::run(&desktop);
+                checks.push(ocr());
                 checks.push(overlay());
                 checks.push(shell());
                 checks
@@ -84,6 +87,39 @@ pub fn run(args: &DesktopArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The OCR engine as the server starts it (on Linux its worker process), and its languages.
+#[cfg(any(target_os = "linux", windows))]
+fn ocr() -> deskpilot_backend::Check {
+    let worker = match std::env::current_exe() {
+        Ok(exe) => vec![exe.into(), "__ocr".into()],
+        Err(_) => Vec::new(),
+    };
+    let info = deskpilot_ocr::platform(worker).info();
+    match info.languages {
+        Ok(languages) => {
+            let wanted = ["eng", "chi_sim"];
+            let complete = wanted.iter().all(|l| languages.iter().any(|i| i == l));
+            deskpilot_backend::Check {
+                name: "ocr",
+                ok: complete,
+                detail: format!(
+                    "{}; languages: {}; default {}",
+                    info.engine,
+                    languages.join(", "),
+                    info.default_languages.join("+")
+                ),
+                fix: if complete { None } else { info.fix },
+            }
+        }
+        Err(why) => deskpilot_backend::Check {
+            name: "ocr",
+            ok: false,
+            detail: format!("{}: {why}", info.engine),
+            fix: info.fix,
+        },
+    }
 }
 
 /// The overlay process started, shown and hidden, as the guard uses it.

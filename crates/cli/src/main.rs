@@ -106,6 +106,9 @@ enum Command {
     /// The on-screen indicator and Esc listener the server starts for itself (Linux).
     #[command(hide = true, name = "__overlay")]
     Overlay,
+    /// The OCR worker the server starts for itself (Tesseract, one warm engine per language set).
+    #[command(hide = true, name = "__ocr")]
+    Ocr,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -148,6 +151,7 @@ fn main() -> ExitCode {
         Command::Desktop { screen, command } => desktop::run(screen, &command),
         Command::HoldClipboard => call::hold_clipboard(),
         Command::Overlay => overlay(),
+        Command::Ocr => ocr_worker(),
     };
     match outcome {
         Ok(code) => code,
@@ -171,6 +175,18 @@ fn overlay() -> anyhow::Result<ExitCode> {
     #[cfg(not(any(target_os = "linux", windows)))]
     {
         anyhow::bail!("no overlay on this platform")
+    }
+}
+
+/// `deskpilot __ocr`: answers OCR requests until its parent closes stdin.
+fn ocr_worker() -> anyhow::Result<ExitCode> {
+    #[cfg(unix)]
+    {
+        Ok(ExitCode::from(deskpilot_ocr::worker::run() as u8))
+    }
+    #[cfg(not(unix))]
+    {
+        anyhow::bail!("this platform reads text in process; there is no OCR worker")
     }
 }
 

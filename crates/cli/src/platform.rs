@@ -39,9 +39,14 @@ pub fn connect(args: &DesktopArgs) -> anyhow::Result<(Desktop, Session)> {
             Ok(d) => {
                 let desktop = d.into_desktop();
                 match std::env::current_exe() {
-                    Ok(exe) => desktop.with_overlay(std::sync::Arc::new(
-                        deskpilot_backend::ProcessOverlay::new(exe),
-                    )),
+                    Ok(exe) => desktop
+                        .with_ocr(deskpilot_ocr::platform(vec![
+                            exe.clone().into(),
+                            "__ocr".into(),
+                        ]))
+                        .with_overlay(std::sync::Arc::new(
+                            deskpilot_backend::ProcessOverlay::new(exe),
+                        )),
                     Err(e) => {
                         tracing::warn!(
                             "overlay guard unavailable: cannot find my own executable: {e}"
@@ -66,9 +71,12 @@ pub fn connect(args: &DesktopArgs) -> anyhow::Result<(Desktop, Session)> {
         }
         let desktop = match deskpilot_windows::WindowsDesktop::new() {
             Ok(d) => match std::env::current_exe() {
-                Ok(exe) => d.into_desktop().with_overlay(std::sync::Arc::new(
-                    deskpilot_backend::ProcessOverlay::new(exe),
-                )),
+                Ok(exe) => d
+                    .into_desktop()
+                    .with_ocr(deskpilot_ocr::platform(Vec::new()))
+                    .with_overlay(std::sync::Arc::new(
+                        deskpilot_backend::ProcessOverlay::new(exe),
+                    )),
                 Err(e) => {
                     tracing::warn!("overlay guard unavailable: cannot find my own executable: {e}");
                     d.into_desktop()

@@ -93,6 +93,14 @@ pub struct Change {
     pub since: ScreenshotId,
 }
 
+/// A capture target resolved to pixels.
+pub(crate) struct Resolved {
+    pub rect: Rect,
+    pub window: Option<WindowInfo>,
+    pub drawn: Option<Frame>,
+    pub notes: Vec<String>,
+}
+
 /// The newest signature of one capture target.
 #[derive(Debug)]
 pub(crate) struct Reference {
@@ -102,13 +110,13 @@ pub(crate) struct Reference {
 }
 
 /// One capture, encoded and registered.
-struct Captured {
-    id: ScreenshotId,
-    view: ViewGeometry,
-    image: EncodedImage,
-    masked_regions: usize,
-    capture_time: Duration,
-    change: Option<Change>,
+pub(crate) struct Captured {
+    pub id: ScreenshotId,
+    pub view: ViewGeometry,
+    pub image: EncodedImage,
+    pub masked_regions: usize,
+    pub capture_time: Duration,
+    pub change: Option<Change>,
 }
 
 /// What a capture's reference signature is kept under: its window, or its rectangle.
@@ -156,7 +164,7 @@ pub struct StatusReport {
     pub guard: GuardStatus,
 }
 
-fn clamp_max_width(requested: u32, notes: &mut Vec<String>) -> u32 {
+pub(crate) fn clamp_max_width(requested: u32, notes: &mut Vec<String>) -> u32 {
     let (lo, hi) = MAX_WIDTH_RANGE;
     let clamped = requested.clamp(lo, hi);
     if clamped != requested {
@@ -257,12 +265,48 @@ impl Session {
         request: &ScreenshotRequest,
         decorations: &dyn Fn(&ViewGeometry) -> Decorations,
     ) -> Result<Screenshot, Error> {
+        let Resolved {
+            rect,
+            window,
+            drawn,
+            mut notes,
+        } = self.resolve_target(request.target)?;
+        let mut budget = self.config.budget;
+        if let Some(requested) = request.max_width {
+            budget.max_width = clamp_max_width(requested, &mut notes);
+        }
+        let pin = window.as_ref().map(|w: &WindowInfo| (w.id, w.pid, w.frame));
+        let format = request.format.unwrap_or(self.config.format);
+        let c = self.capture_view(
+            rect,
+            drawn,
+            |r| ViewGeometry::fit(r, budget),
+            pin,
+            format,
+            decorations,
+        )?;
+        Ok(Screenshot {
+            id: c.id,
+            view: c.view,
+            image: c.image,
+            window,
+            masked_regions: c.masked_regions,
+            notes,
+            capture_time: c.capture_time,
+            change: c.change,
+        })
+    }
+
+    /// Where a capture of `target` comes from: its rectangle (clipped to the desktop), the
+    /// window it is pinned to, the window's own drawing when it is covered and the backend can
+    /// capture it alone, and notes about all that.
+    pub(crate) fn resolve_target(&self, target: CaptureTarget) -> Result<Resolved, Error> {
         let mut notes = Vec::new();
         let desktop = self.desktop.screens.desktop_bounds()?;
         let mut window = None;
         // The window's own drawing, when it is covered and the backend can capture it alone.
         let mut drawn = None;
-        let rect = match request.target {
+        let rect = match target {
             CaptureTarget::Screen => desktop,
             CaptureTarget::Monitor(index) => {
                 let monitors = self.desktop.screens.monitors()?;
@@ -360,35 +404,17 @@ impl Session {
             }
         };
 
-        let mut budget = self.config.budget;
-        if let Some(requested) = request.max_width {
-            budget.max_width = clamp_max_width(requested, &mut notes);
-        }
-        let pin = window.as_ref().map(|w: &WindowInfo| (w.id, w.pid, w.frame));
-        let format = request.format.unwrap_or(self.config.format);
-        let c = self.capture_view(
+        Ok(Resolved {
             rect,
-            drawn,
-            |r| ViewGeometry::fit(r, budget),
-            pin,
-            format,
-            decorations,
-        )?;
-        Ok(Screenshot {
-            id: c.id,
-            view: c.view,
-            image: c.image,
             window,
-            masked_regions: c.masked_regions,
+            drawn,
             notes,
-            capture_time: c.capture_time,
-            change: c.change,
         })
     }
 
     /// Captures `rect`, masks, scales to `geometry(rect)`, decorates, encodes and registers it;
     /// the undecorated, masked frame becomes its target's reference signature.
-    fn capture_view(
+    pub(crate) fn capture_view(
         &self,
         rect: Rect,
         drawn: Option<Frame>,

@@ -23,6 +23,7 @@ mod error;
 mod find;
 mod keyboard;
 mod launch;
+mod ocr;
 pub mod pipeline;
 mod pointer;
 mod registry;
@@ -38,6 +39,7 @@ mod window;
 pub use action::{ActionReport, Check, Effect, Evidence, Outcome, Route, refused_effect};
 pub use clipboard::{ClipboardWrite, MAX_CLIPBOARD_BYTES};
 pub use decorate::{Decorations, Pin};
+pub use ocr::{DEFAULT_MIN_CONFIDENCE, OcrRequest, OcrResult, TextLine};
 pub use element::{ElementOp, ElementOutcome};
 pub use engine::{
     CaptureTarget, Change, Engine, EngineConfig, Screenshot, ScreenshotRequest, StatusReport,
