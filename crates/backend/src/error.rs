@@ -51,10 +51,10 @@ pub enum Error {
     #[error("{operation} did not finish within {} ms (the application may be busy or stopped)", after.as_millis())]
     Timeout { operation: String, after: Duration },
     /// No OCR engine can run: its library or the platform API is missing.
-    #[error("OCR is not available: {reason}")]
+    #[error("OCR is not available: {reason}{}", fix.as_ref().map(|f| format!("; to fix: {f}")).unwrap_or_default())]
     OcrUnavailable { reason: String, fix: Option<String> },
     /// Language data an OCR call asked for is not installed.
-    #[error("OCR language {language:?} is not installed (installed: {})", installed.join(", "))]
+    #[error("OCR language {language:?} is not installed (installed: {}){}", if installed.is_empty() { "none".to_string() } else { installed.join(", ") }, fix.as_ref().map(|f| format!("; to add it: {f}")).unwrap_or_default())]
     OcrLanguageMissing {
         language: String,
         installed: Vec<String>,

@@ -75,6 +75,15 @@ fn load() -> Result<Lib, String> {
     if handle.is_null() {
         return Err(format!("cannot load libtesseract ({})", errors.join("; ")));
     }
+    // Leptonica (loaded with Tesseract) reports boxes it clips on stderr; nothing to act on.
+    // SAFETY: `handle` is live; the name is NUL-terminated; setMsgSeverity takes and returns an int.
+    unsafe {
+        let p = libc::dlsym(handle, c"setMsgSeverity".as_ptr());
+        if !p.is_null() {
+            let set: unsafe extern "C" fn(c_int) -> c_int = std::mem::transmute(p);
+            set(6); // L_SEVERITY_NONE
+        }
+    }
     macro_rules! sym {
         ($name:literal) => {{
             let c = concat!($name, "\0");

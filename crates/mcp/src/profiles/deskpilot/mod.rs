@@ -10,6 +10,7 @@
 mod elements;
 mod keyboard;
 mod manage;
+mod ocr;
 mod pointer;
 mod screenshot;
 mod shell;
@@ -96,6 +97,7 @@ impl DeskpilotServer {
     fn router() -> ToolRouter<Self> {
         Self::windows_router()
             + Self::screenshot_router()
+            + Self::ocr_router()
             + Self::status_router()
             + Self::pointer_router()
             + Self::keyboard_router()

@@ -291,7 +291,7 @@ impl DeskpilotServer {
 
 use crate::kit::render::append_text;
 
-fn format(f: FormatArg) -> ImageFormat {
+pub(crate) fn format(f: FormatArg) -> ImageFormat {
     match f {
         FormatArg::Jpeg => ImageFormat::Jpeg { quality: 80 },
         FormatArg::Png => ImageFormat::Png,

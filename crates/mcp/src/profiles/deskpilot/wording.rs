@@ -134,6 +134,12 @@ impl Wording for Deskpilot {
             ErrorCode::VerificationFailed => {
                 "The command ran but its effect is not there: read each failed check and the diagnosis, then change the command rather than repeating it."
             }
+            ErrorCode::OcrUnavailable => {
+                "Reading text off pixels does not work here (the message says why and how to fix it); use get_window_state or a screenshot instead."
+            }
+            ErrorCode::OcrLanguageMissing => {
+                "Call ocr again with a lang from the installed list in the message (or leave lang out), or ask the human to install the language."
+            }
             ErrorCode::Internal => {
                 "This is a deskpilot bug: retry once, then report it with the message."
             }
