@@ -23,7 +23,7 @@ const MIN_GAP: u32 = 3;
 
 /// Whether row `y` holds nothing worth reading: few pixels differ from the row above and few
 /// horizontal edges are crossed.
-fn quiet(image: &GrayImage, y: u32) -> bool {
+pub fn quiet(image: &GrayImage, y: u32) -> bool {
     let w = image.width as usize;
     let row = &image.data[y as usize * w..][..w];
     let above = if y == 0 {
@@ -185,11 +185,13 @@ pub fn normalize_polarity(image: &mut GrayImage) {
         next += 1;
         let (mut x0, mut y0, mut x1, mut y1) = (w, h, 0, 0);
         let mut count = 0usize;
+        let mut sum = 0usize;
         label[start] = next;
         stack.push(start);
         while let Some(i) = stack.pop() {
             let (x, y) = (i % w, i / w);
             count += 1;
+            sum += image.data[i] as usize;
             x0 = x0.min(x);
             x1 = x1.max(x);
             y0 = y0.min(y);
@@ -215,11 +217,15 @@ pub fn normalize_polarity(image: &mut GrayImage) {
         }
         let (bw, bh) = (x1 + 1 - x0, y1 + 1 - y0);
         if bw >= MIN_WIDTH && bh >= MIN_HEIGHT && count >= MIN_AREA && count * 2 >= bw * bh {
-            backgrounds.push((next, x0, y0, bw, bh));
+            // Inverted, the area's own level becomes paper white: otherwise a mid-dark button
+            // turns mid-light, and a global threshold takes it for ink.
+            let paper = (255 - sum / count).max(1);
+            backgrounds.push((next, x0, y0, bw, bh, paper));
         }
     }
     let mut outside = Vec::new();
-    for (id, x0, y0, bw, bh) in backgrounds {
+    for (id, x0, y0, bw, bh, paper) in backgrounds {
+        let invert = |p: u8| ((255 - p as usize) * 255 / paper).min(255) as u8;
         // Flood the box from its border through pixels that are not this area: what the
         // flood cannot reach is enclosed by it.
         outside.clear();
@@ -266,7 +272,7 @@ pub fn normalize_polarity(image: &mut GrayImage) {
             }
             if label[at(k % bw, k / bw)] == id {
                 let p = &mut image.data[at(k % bw, k / bw)];
-                *p = 255 - *p;
+                *p = invert(*p);
                 outside[k] = true;
                 continue;
             }
@@ -296,7 +302,7 @@ pub fn normalize_polarity(image: &mut GrayImage) {
             if py1 + 1 - py0 <= MAX_GLYPH_HEIGHT && piece.len() <= MAX_GLYPH_AREA {
                 for &j in &piece {
                     let p = &mut image.data[at(j % bw, j / bw)];
-                    *p = 255 - *p;
+                    *p = invert(*p);
                 }
             }
         }

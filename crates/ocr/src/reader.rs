@@ -319,22 +319,41 @@ impl Reader {
     }
 }
 
+/// Rows of context read above and below a band (words centred in them belong to the
+/// neighbour): a cut close under a line otherwise leaves Tesseract too little margin.
+const CONTEXT: u32 = 8;
+
 /// Reads one band; lines of words with bounds relative to the band's top-left corner.
 fn read_band(api: &mut Api, image: &GrayImage, band: Band, scale: u32) -> Vec<Vec<OcrWord>> {
     let scale = scale.max(1);
-    let prepared = prepare::crop_scaled(image, band, scale);
+    let top = band.top.saturating_sub(CONTEXT);
+    let bottom = (band.top + band.height + CONTEXT).min(image.height);
+    let padded = Band {
+        top,
+        height: bottom - top,
+    };
+    let prepared = prepare::crop_scaled(image, padded, scale);
     let words = api.recognize(&prepared.data, prepared.width, prepared.height, 96 * scale);
     let mut lines: Vec<Vec<OcrWord>> = Vec::new();
+    let mut in_line = false;
     for w in words {
         let mut word = w.word;
         // Back to the band's pixels: outward, so a box never shrinks inside its glyphs.
         let b = word.bounds;
-        let (s, x0, y0) = (scale as i32, b.x, b.y);
+        let s = scale as i32;
+        let (x0, y0) = (b.x / s, b.y / s + (top as i32 - band.top as i32));
         let x1 = (b.x + b.width as i32 + s - 1) / s;
-        let y1 = (b.y + b.height as i32 + s - 1) / s;
-        word.bounds = Rect::new(x0 / s, y0 / s, (x1 - x0 / s).max(1) as u32, (y1 - y0 / s).max(1) as u32);
-        if w.starts_line || lines.is_empty() {
+        let y1 = (b.y + b.height as i32 + s - 1) / s + (top as i32 - band.top as i32);
+        word.bounds = Rect::new(x0, y0, (x1 - x0).max(1) as u32, (y1 - y0).max(1) as u32);
+        let centre = y0 + (y1 - y0) / 2;
+        if centre < 0 || centre >= band.height as i32 {
+            // The neighbouring band reads this one.
+            in_line = false;
+            continue;
+        }
+        if w.starts_line || !in_line {
             lines.push(vec![word]);
+            in_line = true;
         } else if let Some(line) = lines.last_mut() {
             line.push(word);
         }
