@@ -776,10 +776,12 @@ pub struct FakeOcr {
 impl FakeOcr {
     /// Pixels of gray `level` read as `text` with `confidence`, in language `eng`.
     pub fn write(&self, level: u8, text: &str, confidence: f32) {
-        self.words
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((level, text.to_string(), confidence, "eng".to_string()));
+        self.words.lock().unwrap_or_else(|e| e.into_inner()).push((
+            level,
+            text.to_string(),
+            confidence,
+            "eng".to_string(),
+        ));
     }
 
     /// How many images were read.
@@ -810,7 +812,8 @@ impl crate::Ocr for FakeOcr {
                 fix: None,
             });
         }
-        self.reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let words = self.words.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let mut lines = Vec::new();
         for (level, text, confidence, language) in words {

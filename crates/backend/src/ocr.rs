@@ -34,9 +34,7 @@ impl GrayImage {
         let data = frame
             .bytes()
             .chunks_exact(4)
-            .map(|px| {
-                ((px[r] as u32 * 77 + px[1] as u32 * 150 + px[b] as u32 * 29) >> 8) as u8
-            })
+            .map(|px| ((px[r] as u32 * 77 + px[1] as u32 * 150 + px[b] as u32 * 29) >> 8) as u8)
             .collect();
         GrayImage {
             width: frame.rect.width,

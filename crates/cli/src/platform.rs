@@ -44,9 +44,9 @@ pub fn connect(args: &DesktopArgs) -> anyhow::Result<(Desktop, Session)> {
                             exe.clone().into(),
                             "__ocr".into(),
                         ]))
-                        .with_overlay(std::sync::Arc::new(
-                            deskpilot_backend::ProcessOverlay::new(exe),
-                        )),
+                        .with_overlay(std::sync::Arc::new(deskpilot_backend::ProcessOverlay::new(
+                            exe,
+                        ))),
                     Err(e) => {
                         tracing::warn!(
                             "overlay guard unavailable: cannot find my own executable: {e}"
@@ -74,9 +74,9 @@ pub fn connect(args: &DesktopArgs) -> anyhow::Result<(Desktop, Session)> {
                 Ok(exe) => d
                     .into_desktop()
                     .with_ocr(deskpilot_ocr::platform(Vec::new()))
-                    .with_overlay(std::sync::Arc::new(
-                        deskpilot_backend::ProcessOverlay::new(exe),
-                    )),
+                    .with_overlay(std::sync::Arc::new(deskpilot_backend::ProcessOverlay::new(
+                        exe,
+                    ))),
                 Err(e) => {
                     tracing::warn!("overlay guard unavailable: cannot find my own executable: {e}");
                     d.into_desktop()

@@ -49,6 +49,46 @@ pub struct Candidate {
     pub image: Option<(u32, u32)>,
     pub enabled: bool,
     pub actions: Vec<String>,
+    /// `accessibility` (an element of the snapshot, with a token) or `ocr` (text read off the
+    /// window's pixels: no token, click it at `image` with `screenshot_id`).
+    pub source: &'static str,
+    /// The screenshot `image` is in, for an OCR candidate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screenshot_id: Option<u64>,
+    /// The OCR engine's confidence, 0–100.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f32>,
+}
+
+/// A tree match scoring below this (nothing equals or contains the query) sends
+/// `find_elements` to the window's pixels as well.
+pub const GOOD_MATCH: f64 = 0.75;
+
+/// An OCR line dressed as a text element, so the same ranking applies to it.
+fn text_element(index: usize, text: &str, bounds: Rect) -> Element {
+    Element {
+        index,
+        token: String::new(),
+        parent: None,
+        depth: 0,
+        role: Role::Text,
+        platform_role: "ocr".to_string(),
+        name: text.to_string(),
+        description: String::new(),
+        value: None,
+        enabled: true,
+        focusable: false,
+        focused: false,
+        selected: false,
+        checked: false,
+        expanded: false,
+        editable: false,
+        onscreen: true,
+        actions: Vec::new(),
+        bounds: Some(bounds),
+        handle: deskpilot_backend::ElementHandle(String::new()),
+        states: Default::default(),
+    }
 }
 
 /// Lower-case, full-width folded to ASCII, punctuation to spaces, spaces collapsed.
@@ -294,6 +334,7 @@ impl Session {
                 .map(|e| (1.0, "contains the text".to_string(), e.index))
                 .collect()
         };
+        let best = ranked.first().map_or(0.0, |r| r.0);
         let ranked: Vec<_> = ranked
             .into_iter()
             .take(request.limit.clamp(1, 50))
@@ -350,10 +391,87 @@ impl Session {
                     image,
                     enabled: e.enabled,
                     actions: e.actions.clone(),
+                    source: "accessibility",
+                    screenshot_id: None,
+                    confidence: None,
                 }
             })
             .collect();
+        let mut candidates: Vec<Candidate> = candidates;
+        if best < GOOD_MATCH {
+            self.ocr_candidates(request, &mut snapshot, &mut candidates);
+        }
         Ok((snapshot, candidates))
+    }
+}
+
+impl Session {
+    /// Adds what OCR reads off the window's pixels that matches the request: for windows
+    /// without a useful tree (terminals, canvases). Candidates stay ordered by score; an OCR
+    /// failure is a note, never the call's failure.
+    fn ocr_candidates(
+        &self,
+        request: &FindRequest,
+        snapshot: &mut Snapshot,
+        candidates: &mut Vec<Candidate>,
+    ) {
+        let read = match self.ocr(&crate::OcrRequest::new(CaptureTarget::Window(
+            snapshot.window.id,
+        ))) {
+            Ok(read) => read,
+            Err(e) => {
+                snapshot.notes.push(format!(
+                    "the tree has no close match and OCR could not read the window: {} ({e})",
+                    e.code()
+                ));
+                return;
+            }
+        };
+        let lines: Vec<Element> = read
+            .lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| text_element(i, &l.line.text, l.line.bounds))
+            .collect();
+        let ranked: Vec<(f64, String, usize)> = if request.name_contains.trim().is_empty() {
+            rank(&lines, &request.description)
+        } else {
+            let needle = fold(&request.name_contains);
+            lines
+                .iter()
+                .filter(|e| fold(&e.name).contains(&needle))
+                .map(|e| (1.0, "contains the text".to_string(), e.index))
+                .collect()
+        };
+        let found = ranked.len();
+        for (score, why, i) in ranked {
+            let line = &read.lines[i];
+            candidates.push(Candidate {
+                token: String::new(),
+                index: i,
+                role: Role::Text,
+                name: line.line.text.clone(),
+                value: None,
+                score: (score * 100.0).round() / 100.0,
+                why: format!("{why} (read off the pixels by OCR)"),
+                bounds: Some(line.line.bounds),
+                image: line.image_centre,
+                enabled: true,
+                actions: Vec::new(),
+                source: "ocr",
+                screenshot_id: Some(read.screenshot.id),
+                confidence: Some((line.line.confidence * 10.0).round() / 10.0),
+            });
+        }
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+        candidates.truncate(request.limit.clamp(1, 50));
+        snapshot.notes.push(format!(
+            "the accessibility tree has no close match, so the window's pixels were read too: OCR \
+             found {found} matching lines of {} (source ocr, screenshot {}); click one at its image \
+             point with that screenshot_id",
+            read.lines.len(),
+            read.screenshot.id
+        ));
     }
 }
 

@@ -39,7 +39,6 @@ mod window;
 pub use action::{ActionReport, Check, Effect, Evidence, Outcome, Route, refused_effect};
 pub use clipboard::{ClipboardWrite, MAX_CLIPBOARD_BYTES};
 pub use decorate::{Decorations, Pin};
-pub use ocr::{DEFAULT_MIN_CONFIDENCE, OcrRequest, OcrResult, TextLine};
 pub use element::{ElementOp, ElementOutcome};
 pub use engine::{
     CaptureTarget, Change, Engine, EngineConfig, Screenshot, ScreenshotRequest, StatusReport,
@@ -49,6 +48,7 @@ pub use error::Error;
 pub use find::{Candidate, FindRequest, fold};
 pub use keyboard::{KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
 pub use launch::{LaunchOutcome, MAX_LAUNCH_WAIT};
+pub use ocr::{DEFAULT_MIN_CONFIDENCE, OcrRequest, OcrResult, TextLine};
 pub use pointer::{CoordinateSpace, HitTestMode, PointerOutcome, PointerTarget, Receipt};
 pub use registry::{ScreenshotId, ScreenshotRecord};
 pub use safety::{

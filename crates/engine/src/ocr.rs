@@ -255,7 +255,10 @@ mod tests {
         // The point maps back through the registered screenshot to the same physical pixel.
         let record = s.screenshot_record(read.screenshot.id).unwrap();
         let back = record.view.image_to_physical(65.5, 105.5).unwrap();
-        assert!((back.x - 130).abs() <= 1 && (back.y - 210).abs() <= 1, "{back:?}");
+        assert!(
+            (back.x - 130).abs() <= 1 && (back.y - 210).abs() <= 1,
+            "{back:?}"
+        );
     }
 
     #[test]
@@ -296,13 +299,85 @@ mod tests {
         let s = session(&fake, Vec::new());
         let mut request = OcrRequest::new(CaptureTarget::Window(id));
         request.languages = vec!["klingon".to_string()];
-        assert_eq!(s.ocr(&request).unwrap_err().code(), ErrorCode::OcrLanguageMissing);
+        assert_eq!(
+            s.ocr(&request).unwrap_err().code(),
+            ErrorCode::OcrLanguageMissing
+        );
         request.languages.clear();
         request.min_confidence = 120.0;
-        assert_eq!(s.ocr(&request).unwrap_err().code(), ErrorCode::InvalidArgument);
+        assert_eq!(
+            s.ocr(&request).unwrap_err().code(),
+            ErrorCode::InvalidArgument
+        );
         let off = OcrRequest::new(CaptureTarget::Region(Rect::new(5000, 5000, 10, 10)));
-        assert_eq!(s.ocr(&off).unwrap_err().code(), ErrorCode::RegionOutsideScreen);
+        assert_eq!(
+            s.ocr(&off).unwrap_err().code(),
+            ErrorCode::RegionOutsideScreen
+        );
         let empty = OcrRequest::new(CaptureTarget::Region(Rect::new(5, 5, 0, 10)));
-        assert_eq!(s.ocr(&empty).unwrap_err().code(), ErrorCode::InvalidArgument);
+        assert_eq!(
+            s.ocr(&empty).unwrap_err().code(),
+            ErrorCode::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn find_and_wait_fall_back_to_the_pixels_and_say_so() {
+        let fake = FakeDesktop::new(1000, 700);
+        let id = fake.add_window(FakeWindow::new("terminal", Rect::new(100, 100, 600, 400)));
+        fake.paint(Rect::new(150, 200, 120, 14), [70, 70, 70]);
+        fake.ocr().write(70, "build finished", 93.0);
+        let s = session(&fake, Vec::new());
+        let request = crate::FindRequest {
+            tree: crate::TreeRequest {
+                include_screenshot: false,
+                ..crate::TreeRequest::new(crate::WindowRef::Id(id))
+            },
+            description: "build finished".to_string(),
+            name_contains: String::new(),
+            role: String::new(),
+            limit: 5,
+            annotate: false,
+        };
+        let (snapshot, found) = s.find_elements(&request).unwrap();
+        let hit = found
+            .iter()
+            .find(|c| c.source == "ocr")
+            .expect("an OCR candidate");
+        assert_eq!(hit.name, "build finished");
+        assert!(hit.token.is_empty());
+        let shot = s.screenshot_record(hit.screenshot_id.unwrap()).unwrap();
+        let (x, y) = hit.image.unwrap();
+        let p = shot
+            .view
+            .image_to_physical(x as f64 + 0.5, y as f64 + 0.5)
+            .unwrap();
+        assert!(Rect::new(150, 200, 120, 14).contains(p), "{p:?}");
+        assert!(
+            snapshot.notes.iter().any(|n| n.contains("OCR")),
+            "{:?}",
+            snapshot.notes
+        );
+
+        let o = s
+            .wait_for(&crate::WaitRequest {
+                kind: crate::WaitKind::Text("finished".to_string()),
+                window: Some(crate::WindowRef::Id(id)),
+                languages: Vec::new(),
+                timeout: Duration::from_secs(2),
+            })
+            .unwrap();
+        assert_eq!(o.source, Some("ocr"));
+        assert!(o.matched.unwrap().contains("build finished"));
+        let err = s
+            .wait_for(&crate::WaitRequest {
+                kind: crate::WaitKind::Text("never printed".to_string()),
+                window: Some(crate::WindowRef::Id(id)),
+                languages: Vec::new(),
+                timeout: Duration::from_millis(300),
+            })
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::WaitTimeout);
+        assert!(err.to_string().contains("OCR read 1 lines"), "{err}");
     }
 }

@@ -38,6 +38,8 @@ pub enum WaitKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct WaitRequest {
     pub kind: WaitKind,
+    /// OCR languages for `Text` when the tree does not have it (empty: the engine's default).
+    pub languages: Vec<String>,
     /// The window to watch (`stable`, `element`, `text`); the whole screen for `stable` when `None`.
     pub window: Option<WindowRef>,
     pub timeout: Duration,
@@ -53,6 +55,8 @@ pub struct WaitOutcome {
     pub ratio: Option<f64>,
     /// What matched: a window label or an element line.
     pub matched: Option<String>,
+    /// Where an `Element` or `Text` wait found it: `accessibility` or `ocr`.
+    pub source: Option<&'static str>,
     /// What the caller should know (which window was watched when none was named).
     pub notes: Vec<String>,
 }
@@ -90,6 +94,7 @@ impl Session {
                             frames: polls,
                             ratio: None,
                             matched: Some(w.label()),
+                            source: None,
                             notes: Vec::new(),
                         });
                     }
@@ -119,6 +124,9 @@ impl Session {
                 );
                 let needle = needle.to_lowercase();
                 let mut polls = 0;
+                // Text the tree does not have is looked for on the pixels too, while OCR works.
+                let mut ocr_works = !by_name;
+                let mut ocr_lines = 0;
                 loop {
                     polls += 1;
                     let remaining = deadline.saturating_duration_since(Instant::now());
@@ -146,21 +154,69 @@ impl Session {
                             frames: polls,
                             ratio: None,
                             matched: Some(format!("{} (token {})", crate::tree::line(e), e.token)),
+                            source: Some("accessibility"),
                             notes,
                         });
+                    }
+                    if ocr_works {
+                        let WindowRef::Id(id) = window else {
+                            unreachable!("the window was resolved to an id above")
+                        };
+                        let mut ocr = crate::OcrRequest::new(crate::CaptureTarget::Window(id));
+                        ocr.languages = request.languages.clone();
+                        match self.ocr(&ocr) {
+                            Ok(read) => {
+                                ocr_lines = read.lines.len();
+                                if let Some(line) = read.matching(&needle).first() {
+                                    let at = line.image_centre.map_or(String::new(), |(x, y)| {
+                                        format!(
+                                            " at ({x}, {y}) in screenshot {}",
+                                            read.screenshot.id
+                                        )
+                                    });
+                                    return Ok(WaitOutcome {
+                                        waited: started.elapsed(),
+                                        frames: polls,
+                                        ratio: None,
+                                        matched: Some(format!(
+                                            "\"{}\" read off the pixels by OCR{at} (confidence {:.0}; not in the accessibility tree)",
+                                            line.line.text, line.line.confidence
+                                        )),
+                                        source: Some("ocr"),
+                                        notes,
+                                    });
+                                }
+                            }
+                            Err(e) if e.code() == deskpilot_types::ErrorCode::OcrUnavailable => {
+                                notes.push(format!("looked in the accessibility tree only: {e}"));
+                                ocr_works = false;
+                            }
+                            Err(
+                                e
+                                @ (Error::WindowMinimized { .. } | Error::WindowNotVisible { .. }),
+                            ) => {
+                                let _ = e;
+                            }
+                            Err(e) => return Err(e),
+                        }
                     }
                     if Instant::now() >= deadline {
                         return Err(Error::WaitTimeout {
                             waited: started.elapsed(),
                             what: format!(
-                                "no element {} \"{needle}\" in {} ({} elements read {polls} times)",
+                                "no element {} \"{needle}\" in {} ({} elements read {polls} times{})",
                                 if by_name {
                                     "named like"
                                 } else {
                                     "with text like"
                                 },
                                 snapshot.window.label(),
-                                snapshot.elements.len()
+                                snapshot.elements.len(),
+                                if ocr_works {
+                                    format!("; OCR read {ocr_lines} lines of its pixels without it")
+                                } else {
+                                    String::new()
+                                }
                             ),
                         });
                     }
@@ -210,6 +266,7 @@ impl Session {
                     frames,
                     ratio: Some(ratio),
                     matched: None,
+                    source: None,
                     notes: Vec::new(),
                 });
             }
@@ -257,6 +314,7 @@ mod tests {
                     quiet: Duration::from_millis(100),
                 },
                 window: None,
+                languages: Vec::new(),
                 timeout: Duration::from_secs(2),
             })
             .unwrap();
@@ -265,6 +323,7 @@ mod tests {
             .wait_for(&WaitRequest {
                 kind: WaitKind::Window("edit".into()),
                 window: None,
+                languages: Vec::new(),
                 timeout: Duration::from_secs(1),
             })
             .unwrap();
@@ -273,6 +332,7 @@ mod tests {
             .wait_for(&WaitRequest {
                 kind: WaitKind::Window("Calculator".into()),
                 window: None,
+                languages: Vec::new(),
                 timeout: Duration::from_millis(250),
             })
             .unwrap_err();

@@ -21,11 +21,15 @@ const READ_DEADLINE: Duration = Duration::from_secs(60);
 const INFO_DEADLINE: Duration = Duration::from_secs(20);
 
 /// The Debian packages that provide the engine.
-pub const ENGINE_FIX: &str = "install Tesseract: apt-get install -y tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim";
+pub const ENGINE_FIX: &str =
+    "install Tesseract: apt-get install -y tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim";
 
 /// The Debian package holding a Tesseract language (`chi_sim` → `tesseract-ocr-chi-sim`).
 pub fn language_package(language: &str) -> String {
-    format!("tesseract-ocr-{}", language.to_lowercase().replace('_', "-"))
+    format!(
+        "tesseract-ocr-{}",
+        language.to_lowercase().replace('_', "-")
+    )
 }
 
 struct Worker {
@@ -65,10 +69,13 @@ impl TesseractOcr {
     }
 
     fn spawn(&self) -> Result<Worker, Error> {
-        let (program, args) = self.command.split_first().ok_or_else(|| Error::OcrUnavailable {
-            reason: "no OCR worker command".to_string(),
-            fix: None,
-        })?;
+        let (program, args) = self
+            .command
+            .split_first()
+            .ok_or_else(|| Error::OcrUnavailable {
+                reason: "no OCR worker command".to_string(),
+                fix: None,
+            })?;
         let mut child = Command::new(program)
             .args(args)
             // libgomp reads this when it loads: one OpenMP thread per engine. On a small
@@ -125,7 +132,8 @@ impl TesseractOcr {
         };
         // Anything left over from an exchange that was given up on is stale.
         while worker.answers.try_recv().is_ok() {}
-        let mut line = serde_json::to_string(request).map_err(|e| Error::os("encoding an OCR request", e))?;
+        let mut line =
+            serde_json::to_string(request).map_err(|e| Error::os("encoding an OCR request", e))?;
         line.push('\n');
         let sent = worker
             .stdin
@@ -184,15 +192,15 @@ fn answer_error(answer: Answer) -> Error {
             language,
             installed,
         } => Error::OcrLanguageMissing {
-            fix: Some(format!("apt-get install -y {}", language_package(&language))),
+            fix: Some(format!(
+                "apt-get install -y {}",
+                language_package(&language)
+            )),
             language,
             installed,
         },
         Answer::Invalid { reason } => Error::os("the OCR worker refused a request", reason),
-        other => Error::os(
-            "the OCR worker",
-            format!("answered out of turn: {other:?}"),
-        ),
+        other => Error::os("the OCR worker", format!("answered out of turn: {other:?}")),
     }
 }
 
@@ -213,12 +221,19 @@ impl Ocr for TesseractOcr {
                     (Some(_), _) => Some(ENGINE_FIX.to_string()),
                     (None, false) => Some(format!(
                         "apt-get install -y {}",
-                        missing.iter().map(|l| language_package(l)).collect::<Vec<_>>().join(" ")
+                        missing
+                            .iter()
+                            .map(|l| language_package(l))
+                            .collect::<Vec<_>>()
+                            .join(" ")
                     )),
                     (None, true) => None,
                 };
                 OcrInfo {
-                    engine: format!("tesseract {}", version.as_deref().unwrap_or("(not installed)")),
+                    engine: format!(
+                        "tesseract {}",
+                        version.as_deref().unwrap_or("(not installed)")
+                    ),
                     languages: match unavailable {
                         Some(reason) => Err(reason),
                         None if installed.is_empty() => {

@@ -20,10 +20,10 @@ mod client;
 pub mod reader;
 #[cfg(unix)]
 pub mod tesseract;
-#[cfg(unix)]
-pub mod worker;
 #[cfg(windows)]
 mod winrt;
+#[cfg(unix)]
+pub mod worker;
 
 #[cfg(unix)]
 pub use client::{ENGINE_FIX, TesseractOcr, language_package};

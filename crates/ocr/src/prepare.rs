@@ -36,7 +36,10 @@ pub fn quiet(image: &GrayImage, y: u32) -> bool {
         .zip(above)
         .filter(|(a, b)| a.abs_diff(**b) >= EDGE)
         .count();
-    let horizontal = row.windows(2).filter(|p| p[0].abs_diff(p[1]) >= EDGE).count();
+    let horizontal = row
+        .windows(2)
+        .filter(|p| p[0].abs_diff(p[1]) >= EDGE)
+        .count();
     vertical <= (w / 600).max(1) && horizontal <= (w / 120).max(6)
 }
 
@@ -343,7 +346,11 @@ mod tests {
                 }
             }
         }
-        GrayImage { width, height, data }
+        GrayImage {
+            width,
+            height,
+            data,
+        }
     }
 
     #[test]
@@ -371,14 +378,30 @@ mod tests {
             }
             image.data[y * 400 + 200] = 0;
         }
-        assert!(!has_ink(&image, Band { top: 0, height: 100 }));
+        assert!(!has_ink(
+            &image,
+            Band {
+                top: 0,
+                height: 100
+            }
+        ));
         let text = page(400, 100, &[(40, 52)]);
-        assert!(has_ink(&text, Band { top: 0, height: 100 }));
+        assert!(has_ink(
+            &text,
+            Band {
+                top: 0,
+                height: 100
+            }
+        ));
     }
 
     #[test]
     fn doubling_keeps_flat_areas_flat_and_edges_in_place() {
-        let mut image = GrayImage { width: 4, height: 2, data: vec![0, 0, 255, 255, 0, 0, 255, 255] };
+        let mut image = GrayImage {
+            width: 4,
+            height: 2,
+            data: vec![0, 0, 255, 255, 0, 0, 255, 255],
+        };
         let big = crop_scaled(&image, Band { top: 0, height: 2 }, 2);
         assert_eq!((big.width, big.height), (8, 4));
         assert_eq!(&big.data[0..8], &[0, 0, 0, 64, 191, 255, 255, 255]);
@@ -408,7 +431,11 @@ mod tests {
             sum / (40 * (x1 - x0) as u32)
         };
         assert!(mean(10, 90) > 180, "left stays light: {}", mean(10, 90));
-        assert!(mean(130, 190) > 180, "right becomes light: {}", mean(130, 190));
+        assert!(
+            mean(130, 190) > 180,
+            "right becomes light: {}",
+            mean(130, 190)
+        );
         // A dark frame (sparse) around light content is not a background.
         let mut framed = page(100, 40, &[]);
         for x in 0..100 {

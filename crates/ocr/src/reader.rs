@@ -29,7 +29,10 @@ pub enum ReadError {
     /// Tesseract cannot be loaded.
     Unavailable(String),
     /// A language whose data is not installed.
-    LanguageMissing { language: String, installed: Vec<String> },
+    LanguageMissing {
+        language: String,
+        installed: Vec<String>,
+    },
 }
 
 /// The result of one read: lines in the image's pixels.
@@ -104,9 +107,7 @@ pub fn tessdata_dir() -> Option<PathBuf> {
 
 fn has_traineddata(dir: &std::path::Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|mut d| {
-        d.any(|e| {
-            e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "traineddata"))
-        })
+        d.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "traineddata")))
     })
 }
 
@@ -211,7 +212,11 @@ impl Reader {
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(ReadError::Unavailable("engine start panicked".into()))))
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(ReadError::Unavailable("engine start panicked".into()))
+                    })
+                })
                 .collect()
         });
         engines?.into_iter().for_each(|a| self.give_back(a));
@@ -223,7 +228,11 @@ impl Reader {
         let started = Instant::now();
         let languages = self.languages(languages)?;
         let set = languages.join("+");
-        let Tuning { scale, psm, threads } = self.tuning;
+        let Tuning {
+            scale,
+            psm,
+            threads,
+        } = self.tuning;
         let mut normal = image.clone();
         prepare::normalize_polarity(&mut normal);
         let image = &normal;
@@ -260,7 +269,11 @@ impl Reader {
                             let k = next.fetch_add(1, Ordering::Relaxed);
                             let Some((i, key)) = todo.get(k) else { break };
                             let band = bands[*i];
-                            let scale = if scale == 0 { prepare::scale_for(image, band) } else { scale };
+                            let scale = if scale == 0 {
+                                prepare::scale_for(image, band)
+                            } else {
+                                scale
+                            };
                             let lines = read_band(&mut api, image, band, scale);
                             out.push((*i, key.clone(), lines));
                         }

@@ -40,8 +40,14 @@ struct Lib {
     result_iterator_confidence: unsafe extern "C" fn(Handle, c_int) -> c_float,
     result_iterator_language: unsafe extern "C" fn(Handle) -> *const c_char,
     result_iterator_page_iterator: unsafe extern "C" fn(Handle) -> Handle,
-    page_iterator_bounding_box:
-        unsafe extern "C" fn(Handle, c_int, *mut c_int, *mut c_int, *mut c_int, *mut c_int) -> c_int,
+    page_iterator_bounding_box: unsafe extern "C" fn(
+        Handle,
+        c_int,
+        *mut c_int,
+        *mut c_int,
+        *mut c_int,
+        *mut c_int,
+    ) -> c_int,
     page_iterator_is_at_beginning_of: unsafe extern "C" fn(Handle, c_int) -> c_int,
     delete_text: unsafe extern "C" fn(*const c_char),
 }
@@ -69,7 +75,11 @@ fn load() -> Result<Lib, String> {
         let why = unsafe { libc::dlerror() };
         if !why.is_null() {
             // SAFETY: non-null dlerror results are NUL-terminated C strings.
-            errors.push(unsafe { CStr::from_ptr(why) }.to_string_lossy().into_owned());
+            errors.push(
+                unsafe { CStr::from_ptr(why) }
+                    .to_string_lossy()
+                    .into_owned(),
+            );
         }
     }
     if handle.is_null() {
@@ -181,7 +191,10 @@ impl Api {
             languages: languages.to_string(),
         };
         let lang = CString::new(languages).map_err(|e| e.to_string())?;
-        let path = datapath.map(CString::new).transpose().map_err(|e| e.to_string())?;
+        let path = datapath
+            .map(CString::new)
+            .transpose()
+            .map_err(|e| e.to_string())?;
         // SAFETY: `handle` is live; both strings are NUL-terminated or null.
         let rc = unsafe {
             (lib.init3)(
@@ -191,7 +204,9 @@ impl Api {
             )
         };
         if rc != 0 {
-            return Err(format!("Tesseract could not load the language data {languages:?}"));
+            return Err(format!(
+                "Tesseract could not load the language data {languages:?}"
+            ));
         }
         // SAFETY: `handle` is live.
         unsafe { (lib.set_page_seg_mode)(handle, psm) };
@@ -231,13 +246,24 @@ impl Api {
 
     /// Recognises an 8-bit gray image; word bounds are in its pixels.
     pub fn recognize(&mut self, gray: &[u8], width: u32, height: u32, ppi: u32) -> Vec<Word> {
-        assert_eq!(gray.len(), width as usize * height as usize, "gray image size");
+        assert_eq!(
+            gray.len(),
+            width as usize * height as usize,
+            "gray image size"
+        );
         let lib = self.lib;
         let mut words = Vec::new();
         // SAFETY: `gray` outlives the recognition (cleared before returning); the iterator and
         // every string are freed with their C API functions; `handle` is live.
         unsafe {
-            (lib.set_image)(self.handle, gray.as_ptr(), width as c_int, height as c_int, 1, width as c_int);
+            (lib.set_image)(
+                self.handle,
+                gray.as_ptr(),
+                width as c_int,
+                height as c_int,
+                1,
+                width as c_int,
+            );
             (lib.set_source_resolution)(self.handle, ppi as c_int);
             if (lib.recognize)(self.handle, std::ptr::null_mut()) != 0 {
                 (lib.clear)(self.handle);
@@ -252,7 +278,9 @@ impl Api {
                         let s = CStr::from_ptr(text).to_string_lossy().trim().to_string();
                         (lib.delete_text)(text);
                         let (mut l, mut t, mut r, mut b) = (0, 0, 0, 0);
-                        let boxed = (lib.page_iterator_bounding_box)(page, RIL_WORD, &mut l, &mut t, &mut r, &mut b) != 0;
+                        let boxed = (lib.page_iterator_bounding_box)(
+                            page, RIL_WORD, &mut l, &mut t, &mut r, &mut b,
+                        ) != 0;
                         if !s.is_empty() && boxed && r > l && b > t {
                             let lang = (lib.result_iterator_language)(it);
                             let language = if lang.is_null() {
@@ -261,7 +289,10 @@ impl Api {
                                 CStr::from_ptr(lang).to_string_lossy().into_owned()
                             };
                             words.push(Word {
-                                starts_line: (lib.page_iterator_is_at_beginning_of)(page, RIL_TEXTLINE) != 0,
+                                starts_line: (lib.page_iterator_is_at_beginning_of)(
+                                    page,
+                                    RIL_TEXTLINE,
+                                ) != 0,
                                 word: OcrWord {
                                     text: s,
                                     confidence: (lib.result_iterator_confidence)(it, RIL_WORD),

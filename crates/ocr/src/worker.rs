@@ -67,9 +67,13 @@ impl From<ReadError> for Answer {
     fn from(e: ReadError) -> Answer {
         match e {
             ReadError::Unavailable(reason) => Answer::Unavailable { reason },
-            ReadError::LanguageMissing { language, installed } => {
-                Answer::LanguageMissing { language, installed }
-            }
+            ReadError::LanguageMissing {
+                language,
+                installed,
+            } => Answer::LanguageMissing {
+                language,
+                installed,
+            },
         }
     }
 }
@@ -147,7 +151,11 @@ pub fn run() -> i32 {
             return 4;
         };
         text.push('\n');
-        if output.write_all(text.as_bytes()).and_then(|_| output.flush()).is_err() {
+        if output
+            .write_all(text.as_bytes())
+            .and_then(|_| output.flush())
+            .is_err()
+        {
             return 0;
         }
     }

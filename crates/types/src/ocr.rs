@@ -83,7 +83,12 @@ mod tests {
 
     #[test]
     fn a_line_joins_latin_words_with_spaces_and_cjk_without() {
-        let line = OcrLine::from_words(vec![word("Save", 0), word("as", 30), word("保存", 60), word("设置", 90)]);
+        let line = OcrLine::from_words(vec![
+            word("Save", 0),
+            word("as", 30),
+            word("保存", 60),
+            word("设置", 90),
+        ]);
         assert_eq!(line.text, "Save as 保存设置");
         assert_eq!(line.bounds, Rect::new(0, 10, 110, 12));
         assert_eq!(line.confidence, 90.0);

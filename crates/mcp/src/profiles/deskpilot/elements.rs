@@ -209,6 +209,23 @@ impl DeskpilotServer {
             }
         );
         for (i, c) in candidates.iter().enumerate() {
+            if c.source == "ocr" {
+                // No token: OCR text is pixels, clicked by coordinates in its own screenshot.
+                text.push_str(&format!(
+                    "{}. [source: ocr] \"{}\" score={:.2} confidence={:.0} — {}{}\n",
+                    i + 1,
+                    c.name,
+                    c.score,
+                    c.confidence.unwrap_or(0.0),
+                    c.why,
+                    match (c.image, c.screenshot_id) {
+                        (Some((x, y)), Some(id)) =>
+                            format!("; click x={x} y={y} screenshot_id={id}"),
+                        _ => String::new(),
+                    }
+                ));
+                continue;
+            }
             text.push_str(&format!(
                 "{}. {} {} \"{}\" score={:.2} — {}{}\n",
                 i + 1,

@@ -150,7 +150,10 @@ pub(crate) fn rendered(read: &OcrResult, max_lines: usize, with_image: bool) -> 
         n = read.lines.len(),
         ms = read.elapsed.as_millis(),
         reused = if read.reused.0 > 0 {
-            format!(" ({} of {} parts unchanged since an earlier read)", read.reused.0, read.reused.1)
+            format!(
+                " ({} of {} parts unchanged since an earlier read)",
+                read.reused.0, read.reused.1
+            )
         } else {
             String::new()
         },
@@ -175,7 +178,11 @@ pub(crate) fn rendered(read: &OcrResult, max_lines: usize, with_image: bool) -> 
             read.dropped_words
         ));
     }
-    let max_lines = if max_lines == 0 { DEFAULT_MAX_LINES } else { max_lines };
+    let max_lines = if max_lines == 0 {
+        DEFAULT_MAX_LINES
+    } else {
+        max_lines
+    };
     for (i, l) in read.lines.iter().take(max_lines).enumerate() {
         match (l.image_centre, l.image) {
             (Some((cx, cy)), Some((x, y, w, h))) => text.push_str(&format!(

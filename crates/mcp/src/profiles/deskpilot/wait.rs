@@ -52,6 +52,9 @@ pub struct WaitForArgs {
     /// window: a substring of the title or process; text: a substring of an element's text.
     #[serde(default)]
     pub text: String,
+    /// OCR languages for text the accessibility tree does not have, e.g. "eng+chi_sim" (default: both where installed).
+    #[serde(default)]
+    pub lang: String,
 }
 
 fn ten_seconds() -> u64 {
@@ -149,6 +152,7 @@ impl DeskpilotServer {
         let request = WaitRequest {
             kind: kind.clone(),
             window,
+            languages: super::ocr::languages(&a.lang),
             timeout: Duration::from_millis(a.timeout_ms),
         };
         let engine = self.session();
@@ -178,6 +182,9 @@ impl DeskpilotServer {
                 if let Some(m) = &o.matched {
                     text.push_str(&format!("\nMatched: {m}"));
                 }
+                if let Some(source) = o.source {
+                    text.push_str(&format!("\nFound by: {source}"));
+                }
                 for n in &o.notes {
                     text.push_str(&format!("\nNote: {n}"));
                 }
@@ -188,6 +195,7 @@ impl DeskpilotServer {
                     "frames": o.frames,
                     "ratio": o.ratio,
                     "matched": o.matched,
+                    "source": o.source,
                     "notes": o.notes,
                 }));
                 r
