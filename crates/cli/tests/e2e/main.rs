@@ -16,6 +16,7 @@ mod guard;
 mod harness;
 mod keyboard;
 mod manage;
+mod ocr;
 mod paint;
 mod pointer;
 mod protocol;

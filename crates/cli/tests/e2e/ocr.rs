@@ -1,0 +1,340 @@
+//! OCR through MCP against real pixels: our canvas fixture (English and Chinese strings at
+//! known places, dark on light and light on dark, no accessible text at all) and an xterm.
+//! The fixture reports its layout and every click, so the tests check where the boxes are
+//! and what a click at a returned centre really hit.
+
+use std::io::BufRead as _;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::harness::{self, error_code, ok, serve, text, wait_for, window_of};
+use crate::safety::ConfigFile;
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/ocr_fixture.py");
+const TITLE: &str = "deskpilot ocr fixture";
+
+/// The OCR fixture and what it printed.
+struct OcrFixture {
+    child: std::process::Child,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+/// One string the fixture drew: its text and its box in physical pixels.
+#[derive(Debug, Clone)]
+struct Drawn {
+    text: String,
+    rect: (i64, i64, i64, i64),
+}
+
+impl OcrFixture {
+    fn start(desktop: &deskpilot_x11::VirtualDisplay) -> OcrFixture {
+        let mut cmd = std::process::Command::new("/usr/bin/python3");
+        cmd.arg(FIXTURE)
+            .arg(TITLE)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        desktop.configure(&mut cmd);
+        let mut child = cmd
+            .spawn()
+            .expect("start the OCR fixture (python3-gi, python3-gi-cairo)");
+        let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+        let sink = lines.clone();
+        let out = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        OcrFixture { child, lines }
+    }
+
+    /// The strings and their physical boxes, once the fixture has drawn and placed itself.
+    async fn layout(&self) -> Vec<Drawn> {
+        wait_for(Duration::from_secs(20), "the fixture's layout", || async {
+            let lines = self.lines.lock().unwrap().clone();
+            let (ox, oy) = lines.iter().rev().find_map(|l| {
+                let mut p = l.strip_prefix("origin ")?.split(' ');
+                Some((
+                    p.next()?.parse::<i64>().ok()?,
+                    p.next()?.parse::<i64>().ok()?,
+                ))
+            })?;
+            let drawn: Vec<Drawn> = lines
+                .iter()
+                .filter_map(|l| {
+                    let mut p = l.strip_prefix("box ")?.splitn(5, ' ');
+                    let n: Vec<i64> = (0..4)
+                        .map(|_| p.next()?.parse().ok())
+                        .collect::<Option<_>>()?;
+                    Some(Drawn {
+                        text: p.next()?.to_string(),
+                        rect: (ox + n[0], oy + n[1], n[2], n[3]),
+                    })
+                })
+                .collect();
+            (drawn.len() == 11).then_some(drawn)
+        })
+        .await
+    }
+
+    async fn saw(&self, line: &str) {
+        wait_for(
+            Duration::from_secs(5),
+            &format!("fixture line {line:?}"),
+            || async {
+                self.lines
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .any(|l| l == line)
+                    .then_some(())
+            },
+        )
+        .await
+    }
+}
+
+impl Drop for OcrFixture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn squeeze(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_lowercase()
+}
+
+/// The OCR line holding `text`, from an `ocr` result's structuredContent.
+fn line_with<'a>(read: &'a Value, text: &str) -> Option<&'a Value> {
+    read["lines"]
+        .as_array()?
+        .iter()
+        .find(|l| squeeze(l["text"].as_str().unwrap_or("")).contains(&squeeze(text)))
+}
+
+fn inside(p: &Value, rect: (i64, i64, i64, i64)) -> bool {
+    let (x, y) = (p["x"].as_i64().unwrap(), p["y"].as_i64().unwrap());
+    let (rx, ry, rw, rh) = rect;
+    (rx..rx + rw).contains(&x) && (ry..ry + rh).contains(&y)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ocr_reads_every_fixture_string_inside_its_box_and_a_click_at_its_centre_hits_it() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let fixture = OcrFixture::start(desktop);
+    window_of(&server, fixture.child.id()).await;
+    let drawn = fixture.layout().await;
+    // The window may still be settling; poll until every string is read.
+    let read = wait_for(
+        Duration::from_secs(60),
+        "OCR to read every fixture string",
+        || async {
+            let layout = fixture.layout().await;
+            let r = server.call("ocr", json!({ "title_match": TITLE })).await;
+            let read = ok(&r).clone();
+            assert!(text(&r).contains("source: ocr"), "{}", text(&r));
+            layout
+                .iter()
+                .all(|d| {
+                    line_with(&read, &d.text).is_some_and(|l| inside(&l["physical_center"], d.rect))
+                })
+                .then_some(read)
+        },
+    )
+    .await;
+    assert_eq!(read["source"], "ocr");
+    for d in &drawn {
+        let line = line_with(&read, &d.text).unwrap();
+        assert!(line["confidence"].as_f64().unwrap() >= 50.0, "{line}");
+        assert_eq!(line["source"], "ocr");
+    }
+    let id = read["screenshot_id"].as_u64().unwrap();
+    // Dark on light, light on dark, Chinese, small: each click lands on its own string.
+    for target in ["Save", "Delete Everything", "设置中心", "保存文件"] {
+        let line = line_with(&read, target).unwrap();
+        let r = server
+            .call(
+                "click",
+                json!({ "x": line["center"]["x"], "y": line["center"]["y"], "screenshot_id": id }),
+            )
+            .await;
+        ok(&r);
+        fixture.saw(&format!("clicked {target}")).await;
+    }
+    // An annotated read returns the image too.
+    let r = server
+        .call(
+            "ocr",
+            json!({ "title_match": TITLE, "annotate": true, "lang": "eng" }),
+        )
+        .await;
+    assert!(r.content.iter().any(|c| c.as_image().is_some()), "no image");
+    assert_eq!(ok(&r)["languages"], json!(["eng"]));
+    server.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_masked_string_is_never_read_and_bad_requests_get_clear_errors() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let fixture = OcrFixture::start(desktop);
+    let probe = serve(Some(desktop), &[], &[]).await;
+    window_of(&probe, fixture.child.id()).await;
+    // Let the window manager place it, then read where the secret is.
+    wait_for(
+        Duration::from_secs(30),
+        "the fixture to be readable",
+        || async {
+            let r = probe
+                .call("ocr", json!({ "title_match": TITLE, "lang": "eng" }))
+                .await;
+            line_with(ok(&r), "Privacy Secret").map(|_| ())
+        },
+    )
+    .await;
+    probe.finish().await;
+    let drawn = fixture.layout().await;
+    let secret = drawn
+        .iter()
+        .find(|d| d.text.starts_with("Privacy"))
+        .unwrap()
+        .rect;
+    let config = ConfigFile::new(
+        "ocr-mask",
+        &format!(
+            "maskRegions = [{{ x = {}, y = {}, width = {}, height = {} }}]\n",
+            secret.0, secret.1, secret.2, secret.3
+        ),
+    );
+    let server = serve(Some(desktop), &["--config", config.arg()], &[]).await;
+    let r = server
+        .call("ocr", json!({ "title_match": TITLE, "min_confidence": 0 }))
+        .await;
+    let read = ok(&r);
+    assert!(line_with(read, "Status: Ready").is_some(), "{}", text(&r));
+    let all: String = read["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        !all.contains("Secret") && !all.contains("7731"),
+        "masked text was read: {all}"
+    );
+    assert!(text(&r).contains("privacy-masked"), "{}", text(&r));
+
+    let missing = server.call("ocr", json!({ "lang": "klingon" })).await;
+    assert_eq!(error_code(&missing), "OCR_LANGUAGE_MISSING");
+    assert!(
+        text(&missing).contains("installed: ") && text(&missing).contains("eng"),
+        "{}",
+        text(&missing)
+    );
+    let empty = server
+        .call(
+            "ocr",
+            json!({ "region": { "x": 10, "y": 10, "width": 0, "height": 50 } }),
+        )
+        .await;
+    assert_eq!(error_code(&empty), "INVALID_ARGUMENT");
+    let off = server
+        .call(
+            "ocr",
+            json!({ "region": { "x": 50000, "y": 10, "width": 100, "height": 50 } }),
+        )
+        .await;
+    assert_eq!(error_code(&off), "REGION_OUTSIDE_SCREEN");
+    assert!(text(&off).contains("Hint:"), "{}", text(&off));
+    // The server is unharmed: a good read still works.
+    let again = server.call("ocr", json!({ "title_match": TITLE })).await;
+    assert!(line_with(ok(&again), "Status: Ready").is_some());
+    server.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn text_in_an_xterm_is_found_and_waited_for_through_ocr() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let go = std::env::temp_dir().join(format!("deskpilot-ocr-go-{}", std::process::id()));
+    let _ = std::fs::remove_file(&go);
+    let script = format!(
+        "printf 'deskpilot build 4711 finished\\n'; while [ ! -e '{go}' ]; do sleep 0.1; done; \
+         sleep 1; printf 'late line ready 9931\\n'; sleep 600",
+        go = go.display()
+    );
+    let mut cmd = std::process::Command::new("xterm");
+    cmd.args([
+        "-T",
+        "deskpilot ocr term",
+        "-fa",
+        "DejaVu Sans Mono",
+        "-fs",
+        "12",
+        "-geometry",
+        "70x12",
+        "-e",
+        "sh",
+        "-c",
+        &script,
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    desktop.configure(&mut cmd);
+    let term = harness::App(cmd.spawn().expect("xterm"));
+    window_of(&server, term.0.id()).await;
+    let found = wait_for(Duration::from_secs(30), "find_elements to read the xterm", || async {
+        let r = server
+            .call(
+                "find_elements",
+                json!({ "title_match": "deskpilot ocr term", "description": "build 4711 finished", "include_screenshot": false }),
+            )
+            .await;
+        let v = ok(&r).clone();
+        v["candidates"]
+            .as_array()?
+            .iter()
+            .find(|c| c["source"] == "ocr" && c["name"].as_str().unwrap_or("").contains("4711"))
+            .cloned()
+    })
+    .await;
+    assert!(
+        found["screenshot_id"].as_u64().is_some() && found["image"].is_array(),
+        "{found}"
+    );
+    assert!(found.get("token").is_none_or(|t| t == ""), "{found}");
+
+    std::fs::write(&go, b"go").unwrap();
+    let r = server
+        .call(
+            "wait_for",
+            json!({ "wait_kind": "text", "text": "9931", "title_match": "deskpilot ocr term", "timeout_ms": 15000 }),
+        )
+        .await;
+    let v = ok(&r);
+    assert_eq!(v["source"], "ocr", "{}", text(&r));
+    assert!(
+        v["waited_ms"].as_u64().unwrap() >= 500,
+        "the line was printed 1 s later: {v}"
+    );
+    assert!(text(&r).contains("Found by: ocr"), "{}", text(&r));
+    let _ = std::fs::remove_file(&go);
+    server.finish().await;
+}
