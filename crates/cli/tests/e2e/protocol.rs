@@ -27,6 +27,7 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "get_window_state",
         "list_windows",
         "move_cursor",
+        "ocr",
         "perform_action",
         "press_key",
         "resume",
@@ -59,6 +60,7 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
             "screenshot",
             "status",
             "zoom",
+            "ocr",
             "clipboard_read",
             "get_window_state",
             "find_elements",
@@ -132,7 +134,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 30,
+        !names.contains(&"list_windows".to_string()) && names.len() == 31,
         "{names:?}"
     );
     let refused = server
