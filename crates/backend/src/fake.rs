@@ -764,12 +764,15 @@ impl Overlay for FakeOverlay {
     }
 }
 
+/// A written word: its gray level, text, confidence and language.
+type FakeWord = (u8, String, f32, String);
+
 /// An OCR engine for tests: a word "is written" wherever the gray image has pixels of exactly
 /// a registered gray level (paint `[v, v, v]` to get level `v`); its box is their bounding box.
 /// A privacy mask paints it black, so a masked word is never read.
 #[derive(Debug, Clone, Default)]
 pub struct FakeOcr {
-    words: Arc<Mutex<Vec<(u8, String, f32, String)>>>,
+    words: Arc<Mutex<Vec<FakeWord>>>,
     reads: Arc<std::sync::atomic::AtomicUsize>,
 }
 

@@ -27,9 +27,6 @@ use toml::{Table, Value};
 const NOT_YET: &[&str] = &[
     "enabled",
     "coordinates",
-    "uiSummary",
-    "uiSummaryMaxNodes",
-    "uiSummaryMaxChars",
     "skills",
     "skillsDir",
     "skillsHint",
@@ -115,7 +112,8 @@ fn from_table(
         match key.as_str() {
             "screenshot" | "maskRegions" | "dryRun" | "blocklist" | "allowLaunch"
             | "allowCloseWindow" | "overlay" | "overlayOpacity" | "overlayMessage" | "escStop"
-            | "requireApproval" | "idleDisarmMs" | "actionDelayMs" => {}
+            | "requireApproval" | "idleDisarmMs" | "actionDelayMs" | "uiSummary"
+            | "uiSummaryMaxNodes" | "uiSummaryMaxChars" => {}
             k if NOT_YET.contains(&k) => warnings.push(format!(
                 "config key {k} is not supported by this build yet and has no effect"
             )),
@@ -318,6 +316,38 @@ fn from_table(
         };
         std::time::Duration::from_millis(v as u64)
     };
+    if table.contains_key("uiSummary") || env("DESKPILOT_UI_SUMMARY").is_some() {
+        config.outline.mode = Some(
+            match choice(
+                "uiSummary",
+                "DESKPILOT_UI_SUMMARY",
+                &["none", "summary", "tree"],
+                "none",
+                warnings,
+            ) {
+                "summary" => deskpilot_engine::OutlineMode::Summary,
+                "tree" => deskpilot_engine::OutlineMode::Tree,
+                _ => deskpilot_engine::OutlineMode::None,
+            },
+        );
+    }
+    let count = |key: &str,
+                 range: std::ops::RangeInclusive<i64>,
+                 default: usize,
+                 warnings: &mut Vec<String>| match table.get(key) {
+        None => default,
+        Some(Value::Integer(v)) if range.contains(v) => *v as usize,
+        Some(other) => {
+            warnings.push(format!(
+                "{key} = {other} is not an integer in {}..={}; using the default {default}",
+                range.start(),
+                range.end()
+            ));
+            default
+        }
+    };
+    config.outline.max_nodes = count("uiSummaryMaxNodes", 1..=5000, 60, warnings);
+    config.outline.max_chars = count("uiSummaryMaxChars", 200..=100_000, 4000, warnings);
     config.safety.idle_disarm = millis("idleDisarmMs", 0..=3_600_000, 60_000, warnings);
     config.safety.action_delay = millis("actionDelayMs", 0..=5_000, 60, warnings);
     config.safety.overlay_opacity = match table.get("overlayOpacity") {

@@ -29,6 +29,8 @@ pub struct EngineConfig {
     pub mask_regions: Vec<Rect>,
     /// Blocklist, dry run and policy switches for mutating actions.
     pub safety: SafetyConfig,
+    /// The screen outline screenshots can carry (`uiSummary`).
+    pub outline: crate::OutlineConfig,
 }
 
 impl Default for EngineConfig {
@@ -38,6 +40,7 @@ impl Default for EngineConfig {
             format: ImageFormat::Jpeg { quality: 80 },
             mask_regions: Vec::new(),
             safety: SafetyConfig::default(),
+            outline: crate::OutlineConfig::default(),
         }
     }
 }

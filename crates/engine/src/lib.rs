@@ -24,6 +24,7 @@ mod find;
 mod keyboard;
 mod launch;
 mod ocr;
+mod outline;
 pub mod pipeline;
 mod pointer;
 mod registry;
@@ -49,6 +50,7 @@ pub use find::{Candidate, FindRequest, fold};
 pub use keyboard::{KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
 pub use launch::{LaunchOutcome, MAX_LAUNCH_WAIT};
 pub use ocr::{DEFAULT_MIN_CONFIDENCE, OcrRequest, OcrResult, TextLine};
+pub use outline::{Outline, OutlineConfig, OutlineItem, OutlineMode};
 pub use pointer::{CoordinateSpace, HitTestMode, PointerOutcome, PointerTarget, Receipt};
 pub use registry::{ScreenshotId, ScreenshotRecord};
 pub use safety::{

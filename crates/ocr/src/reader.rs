@@ -72,6 +72,8 @@ impl Default for Tuning {
 }
 
 type CacheKey = (u64, String, u32, i32);
+/// Lines of words per band fingerprint, and the order they were remembered in.
+type Cache = (HashMap<CacheKey, Vec<Vec<OcrWord>>>, VecDeque<CacheKey>);
 
 /// Warm engines and remembered bands.
 #[derive(Debug)]
@@ -80,7 +82,7 @@ pub struct Reader {
     tuning: Tuning,
     /// Idle engines by language set.
     engines: Mutex<HashMap<String, Vec<Api>>>,
-    cache: Mutex<(HashMap<CacheKey, Vec<Vec<OcrWord>>>, VecDeque<CacheKey>)>,
+    cache: Mutex<Cache>,
 }
 
 /// Where Tesseract's language data lives: `TESSDATA_PREFIX`, else the Debian and upstream

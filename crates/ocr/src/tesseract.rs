@@ -52,6 +52,16 @@ struct Lib {
     delete_text: unsafe extern "C" fn(*const c_char),
 }
 
+/// A symbol's address as the function pointer type `F`.
+///
+/// # Safety
+/// `p` must be the address of a function whose C signature is `F`.
+unsafe fn function<F: Copy>(p: *mut c_void) -> F {
+    assert_eq!(size_of::<F>(), size_of::<*mut c_void>());
+    // SAFETY: same size (checked); the caller vouches for the signature.
+    unsafe { std::mem::transmute_copy(&p) }
+}
+
 /// The library names tried, newest first.
 const LIBRARIES: &[&str] = &["libtesseract.so.5", "libtesseract.so"];
 
@@ -90,7 +100,7 @@ fn load() -> Result<Lib, String> {
     unsafe {
         let p = libc::dlsym(handle, c"setMsgSeverity".as_ptr());
         if !p.is_null() {
-            let set: unsafe extern "C" fn(c_int) -> c_int = std::mem::transmute(p);
+            let set: unsafe extern "C" fn(c_int) -> c_int = function(p);
             set(6); // L_SEVERITY_NONE
         }
     }
@@ -103,9 +113,8 @@ fn load() -> Result<Lib, String> {
                 return Err(format!("libtesseract has no {}", $name));
             }
             // SAFETY: the symbol is the C function of that name in capi.h, whose signature
-            // the field's type spells out; function pointers and data pointers have the same
-            // size on every platform this builds for.
-            unsafe { std::mem::transmute::<*mut c_void, _>(p) }
+            // the field's type spells out.
+            unsafe { function(p) }
         }};
     }
     Ok(Lib {

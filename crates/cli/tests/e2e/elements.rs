@@ -825,3 +825,50 @@ async fn kcalc_buttons_by_token_make_73() {
     .await;
     server.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_screenshot_outline_lists_controls_from_the_tree_and_its_points_click() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let fixture = Fixture::start(desktop, "deskpilot outline fixture");
+    fixture.saw("ready").await;
+    window_of(&server, fixture.child.id()).await;
+    let (v, said) = wait_for(Duration::from_secs(20), "an outline with Apply", || async {
+        let r = server
+            .call(
+                "screenshot",
+                json!({ "title_match": "deskpilot outline fixture", "summary": "summary" }),
+            )
+            .await;
+        let v = ok(&r).clone();
+        v["outline"]["items"]
+            .as_array()?
+            .iter()
+            .any(|i| i["name"] == "Apply")
+            .then_some((v, text(&r)))
+    })
+    .await;
+    assert_eq!(v["outline"]["source"], "accessibility", "{said}");
+    assert!(said.contains("Button \"Apply\" @ ("), "{said}");
+    // Controls only: the disabled-state flags stay in get_window_state; hidden ones are absent.
+    assert!(!said.contains("Hidden button"), "{said}");
+    let apply = v["outline"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "Apply")
+        .unwrap();
+    assert!(apply["token"].as_str().unwrap().starts_with('s'), "{apply}");
+    let r = server
+        .call(
+            "click",
+            json!({ "x": apply["x"], "y": apply["y"], "screenshot_id": v["screenshot_id"] }),
+        )
+        .await;
+    ok(&r);
+    fixture.saw("clicked Apply").await;
+    server.finish().await;
+}

@@ -338,3 +338,68 @@ async fn text_in_an_xterm_is_found_and_waited_for_through_ocr() {
     let _ = std::fs::remove_file(&go);
     server.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_screenshot_outline_of_a_canvas_comes_from_ocr_and_its_points_click() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let fixture = OcrFixture::start(desktop);
+    window_of(&server, fixture.child.id()).await;
+    fixture.layout().await;
+    let outline = wait_for(
+        Duration::from_secs(30),
+        "an outline naming Delete Everything",
+        || async {
+            let r = server
+                .call(
+                    "screenshot",
+                    json!({ "title_match": TITLE, "summary": "summary" }),
+                )
+                .await;
+            let v = ok(&r).clone();
+            v["outline"]["items"]
+                .as_array()?
+                .iter()
+                .any(|i| i["name"] == "Delete Everything")
+                .then_some((v, text(&r)))
+        },
+    )
+    .await;
+    let (v, said) = outline;
+    assert_eq!(v["outline"]["source"], "ocr", "{said}");
+    assert!(
+        said.contains("source: ocr") && said.contains("Text \"Delete Everything\" @ ("),
+        "{said}"
+    );
+    let item = v["outline"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "Delete Everything")
+        .unwrap();
+    let r = server
+        .call(
+            "click",
+            json!({ "x": item["x"], "y": item["y"], "screenshot_id": v["screenshot_id"] }),
+        )
+        .await;
+    ok(&r);
+    fixture.saw("clicked Delete Everything").await;
+    // Without the argument the deskpilot profile adds no outline.
+    let r = server
+        .call("screenshot", json!({ "title_match": TITLE }))
+        .await;
+    assert!(
+        ok(&r).get("outline").is_none() && !text(&r).contains("Outline"),
+        "{}",
+        text(&r)
+    );
+    let bad = server
+        .call("screenshot", json!({ "summary": "everything" }))
+        .await;
+    assert_eq!(error_code(&bad), "INVALID_ARGUMENT");
+    server.finish().await;
+}

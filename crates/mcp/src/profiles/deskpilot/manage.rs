@@ -220,8 +220,8 @@ fn launch_body(o: &LaunchOutcome, wait: Duration) -> Body {
 
 #[tool_router(router = manage_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Manage a window: focus, minimize, maximize, restore, close, move (x, y), resize (width, height), each checked
-    /// against the window manager afterwards; or launch a program (command + args, no shell) and report its windows.
+    /// Focus, minimize, maximize, restore, close, move (x, y) or resize (width, height) a window, checked against
+    /// the window manager; or launch a program (command + args, no shell) and report its windows.
     #[tool(
         name = "window",
         annotations(

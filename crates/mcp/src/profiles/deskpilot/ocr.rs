@@ -10,7 +10,7 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::screenshot::{FormatArg, RegionArg};
+use super::screenshot::RegionArg;
 use super::{DeskpilotServer, error};
 use crate::kit::{Parameters, render};
 
@@ -22,36 +22,30 @@ const DEFAULT_MAX_LINES: usize = 200;
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OcrArgs {
-    /// This window (id from list_windows); default: the whole screen.
+    /// This window; default: the whole screen.
     #[serde(default, alias = "hwnd")]
     pub window_id: u64,
-    /// Or a title / process substring naming one window.
+    /// Or a title / process substring.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
-    /// Or this rectangle in physical screen pixels.
+    /// Or this physical rectangle.
     #[serde(default)]
     pub region: Option<RegionArg>,
-    /// Or only this monitor (index from status); -1: all.
+    /// Or this monitor; -1: all.
     #[serde(default = "all_monitors")]
     pub monitor: i64,
-    /// Languages, e.g. "eng", "chi_sim" or "eng+chi_sim" (default: English + Simplified Chinese where installed).
+    /// "eng", "chi_sim" or "eng+chi_sim" (default).
     #[serde(default)]
     pub lang: String,
-    /// Leave out words below this confidence, 0–100 (default 50).
+    /// Drop words below it, 0–100 (default 50).
     #[serde(default = "default_confidence", alias = "minConfidence")]
     pub min_confidence: f32,
-    /// Most lines listed in the text (default 200; all are in structuredContent).
+    /// Lines listed in the text (default 200).
     #[serde(default, alias = "maxLines")]
     pub max_lines: usize,
-    /// Also return the screenshot with each line boxed and numbered.
+    /// Also return the image, lines boxed.
     #[serde(default)]
     pub annotate: bool,
-    /// Widest image, 64–8192 (default 1280).
-    #[serde(default, alias = "maxWidth")]
-    pub max_width: u32,
-    /// "jpeg" (default) or "png".
-    #[serde(default)]
-    pub format: Option<FormatArg>,
 }
 
 fn all_monitors() -> i64 {
@@ -102,8 +96,6 @@ impl OcrArgs {
         request.languages = languages(&self.lang);
         request.min_confidence = self.min_confidence;
         request.annotate = self.annotate;
-        request.max_width = (self.max_width != 0).then_some(self.max_width);
-        request.format = self.format.map(super::screenshot::format);
         Ok(request)
     }
 }
@@ -236,9 +228,8 @@ pub(crate) fn rendered(read: &OcrResult, max_lines: usize, with_image: bool) -> 
 
 #[tool_router(router = ocr_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Read text off the pixels (OCR) of the screen, a monitor, a window or a region: lines and words with
-    /// confidence and boxes in the pixels of a screenshot it registers (click a centre with its screenshot_id).
-    /// For windows without an accessibility tree: terminals, canvases, remote desktops.
+    /// OCR: text read off pixels (terminals, canvases), lines with confidence and centres in the pixels of
+    /// the screenshot it registers.
     #[tool(
         name = "ocr",
         annotations(

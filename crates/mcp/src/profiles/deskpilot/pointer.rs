@@ -87,7 +87,7 @@ pub struct ClickArgs {
     /// Y in the screenshot's pixels. Omit when clicking an element.
     #[serde(default)]
     pub y: Option<f64>,
-    /// Instead of x/y: an element token ("s3:12"); runs its own click action when it has one, else clicks its centre.
+    /// Or an element token ("s3:12"): its click action, else its centre.
     #[serde(default)]
     pub element: String,
     /// The screenshot x/y come from (0: the last).
@@ -306,8 +306,8 @@ impl DeskpilotServer {
 
 #[tool_router(router = pointer_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Click at x/y of the last screenshot (or screenshot_id), or an element token. Refused without a screenshot,
-    /// when its window moved or vanished, or when another window covers the point; returns where the pointer landed.
+    /// Click at x/y of the last screenshot (or screenshot_id), or an element token. Refused when its window moved
+    /// or vanished, or another window covers the point; says where the pointer landed.
     #[tool(
         name = "click",
         annotations(

@@ -3,7 +3,7 @@
 use crate::kit::Parameters;
 use deskpilot_engine::pipeline::ImageFormat;
 use deskpilot_engine::{
-    CaptureTarget, Decorations, Error, ScreenshotRequest, WindowRef, ZoomRequest,
+    CaptureTarget, Decorations, Error, OutlineMode, ScreenshotRequest, WindowRef, ZoomRequest,
 };
 use deskpilot_types::{Rect, WindowId};
 use rmcp::model::CallToolResult;
@@ -68,6 +68,9 @@ pub struct ScreenshotArgs {
     /// Say whether the target changed since its previous capture.
     #[serde(default)]
     pub compare: bool,
+    /// "summary" or "tree": a text outline of the window's controls with centres (default none).
+    #[serde(default, alias = "uiSummary")]
+    pub summary: String,
 }
 
 /// A point in image pixels.
@@ -173,6 +176,22 @@ impl DeskpilotServer {
         let (grid, grid_step) = (args.grid || args.grid_step != 0, args.grid_step);
         let mark = args.mark.map(|p| (p.x, p.y));
         let dim = args.dim.map(|r| (r.x, r.y, r.width, r.height));
+        let outline_mode = if args.summary.trim().is_empty() {
+            self.session()
+                .config()
+                .outline
+                .mode
+                .unwrap_or(OutlineMode::None)
+        } else {
+            match args.summary.parse::<OutlineMode>() {
+                Ok(m) => m,
+                Err(e) => {
+                    return error(&Error::InvalidArgument {
+                        message: format!("summary: {e}"),
+                    });
+                }
+            }
+        };
         let shot = match render::blocking(DESKTOP_TIMEOUT, "screenshot", move || {
             let mut request = request;
             if !title_match.is_empty() {
@@ -191,16 +210,32 @@ impl DeskpilotServer {
                 dim,
                 ..Decorations::default()
             };
-            engine
-                .screenshot_decorated(&request, &decorations)
-                .map(|s| (s, request.target))
+            let shot = engine.screenshot_decorated(&request, &decorations)?;
+            let outline = if outline_mode == OutlineMode::None {
+                None
+            } else {
+                // The screenshot's window, else the one in front.
+                let window = match &shot.window {
+                    Some(w) => Some(w.id),
+                    None => engine
+                        .resolve_window(&WindowRef::Current)
+                        .ok()
+                        .map(|w| w.id),
+                };
+                window.map(|id| {
+                    engine
+                        .outline(id, &shot.view, outline_mode, &engine.config().outline)
+                        .map_err(|e| format!("{}: {e}", e.code()))
+                })
+            };
+            Ok((shot, request.target, outline))
         })
         .await
         {
             Ok(s) => s,
             Err(e) => return error(&e),
         };
-        let (shot, target) = shot;
+        let (shot, target, outline) = shot;
         let what = match (&shot.window, target) {
             (Some(w), _) => format!(
                 "window {} \"{}\" (pid {})",
@@ -229,6 +264,29 @@ impl DeskpilotServer {
                     drawn.join(", ")
                 ),
             );
+        }
+        match outline {
+            Some(Ok(Some(o))) => {
+                append_text(
+                    &mut result,
+                    &format!(
+                        "Outline of window {} (source: {}; centres in this image's pixels){}:\n{}",
+                        o.window,
+                        o.source,
+                        if o.omitted > 0 {
+                            format!(", {} more left out for the budget", o.omitted)
+                        } else {
+                            String::new()
+                        },
+                        o.text.trim_end()
+                    ),
+                );
+                if let Some(s) = result.structured_content.as_mut() {
+                    s["outline"] = json!(o);
+                }
+            }
+            Some(Err(e)) => append_text(&mut result, &format!("Outline: not available ({e}).")),
+            Some(Ok(None)) | None => {}
         }
         if args.compare {
             let (line, change) = match shot.change {
@@ -261,8 +319,8 @@ impl DeskpilotServer {
         result
     }
 
-    /// Re-capture a rectangle of a screenshot at native resolution (scale 1) or enlarged (up to 4); the zoom has its
-    /// own screenshot_id, so x/y read off it click exactly.
+    /// Re-capture a rectangle of a screenshot at native resolution or enlarged (up to 4×), with its own
+    /// screenshot_id.
     #[tool(
         name = "zoom",
         annotations(

@@ -50,7 +50,7 @@ fn two() -> u32 {
 pub struct ExecArgs {
     /// The command (bash on Linux, PowerShell on Windows); multi-line is fine.
     pub command: String,
-    /// ms before the command is killed (default 30000, max 600000); the session restarts in its directory.
+    /// ms before the command is killed (default 30000, max 600000).
     #[serde(default = "default_timeout", alias = "timeout")]
     pub timeout_ms: u64,
     /// Shell session (default "main"): its own shell, directory and variables.
@@ -618,8 +618,8 @@ impl DeskpilotServer {
         }
     }
 
-    /// Explain a failure: category, reason, hint, next step, whether a retry can help, a safe fix (bash, PowerShell,
-    /// English and Chinese, deskpilot's codes).
+    /// Explain a failure (bash, PowerShell, English, Chinese, deskpilot's codes): category, reason, next step,
+    /// whether a retry helps, a safe fix.
     #[tool(
         name = "diagnose",
         annotations(

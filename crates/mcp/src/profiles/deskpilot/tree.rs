@@ -41,7 +41,7 @@ pub struct WindowStateArgs {
     /// Widest screenshot to return (default 1280).
     #[serde(default, alias = "maxWidth")]
     pub max_width: u32,
-    /// How long the app may take, in ms (default 5000, at most 30000); then what was read is returned, marked partial.
+    /// ms the app may take (default 5000, max 30000); then a partial tree.
     #[serde(default = "five_seconds")]
     pub timeout_ms: u64,
     /// Re-read the whole tree (normally reused while the app sent no accessibility events).

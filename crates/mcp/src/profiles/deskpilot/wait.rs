@@ -30,8 +30,8 @@ fn one() -> f64 {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForArgs {
-    /// stable (pixels stop changing), window (a window whose title or process contains text appears), element (an
-    /// element named like name is in the tree), text (an element's text contains text).
+    /// stable (pixels stop changing), window (title or process contains text), element (one named like name is in
+    /// the tree), text (in the tree, else read by OCR).
     #[serde(alias = "waitKind")]
     pub wait_kind: String,
     /// Give up after this many ms (default 10000, at most 60000).
@@ -52,7 +52,7 @@ pub struct WaitForArgs {
     /// window: a substring of the title or process; text: a substring of an element's text.
     #[serde(default)]
     pub text: String,
-    /// OCR languages for text the accessibility tree does not have, e.g. "eng+chi_sim" (default: both where installed).
+    /// text: OCR languages when the tree lacks it ("eng+chi_sim").
     #[serde(default)]
     pub lang: String,
 }
