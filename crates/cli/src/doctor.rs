@@ -8,7 +8,6 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-#[cfg(not(target_os = "linux"))]
 use deskpilot_backend::Check;
 
 use crate::DesktopArgs;
@@ -91,7 +90,7 @@ pub fn run(args: &DesktopArgs) -> anyhow::Result<ExitCode> {
 
 /// The OCR engine as the server starts it (on Linux its worker process), and its languages.
 #[cfg(any(target_os = "linux", windows))]
-fn ocr() -> deskpilot_backend::Check {
+fn ocr() -> Check {
     let worker = match std::env::current_exe() {
         Ok(exe) => vec![exe.into(), "__ocr".into()],
         Err(_) => Vec::new(),
@@ -101,7 +100,7 @@ fn ocr() -> deskpilot_backend::Check {
         Ok(languages) => {
             let wanted = ["eng", "chi_sim"];
             let complete = wanted.iter().all(|l| languages.iter().any(|i| i == l));
-            deskpilot_backend::Check {
+            Check {
                 name: "ocr",
                 ok: complete,
                 detail: format!(
@@ -113,7 +112,7 @@ fn ocr() -> deskpilot_backend::Check {
                 fix: if complete { None } else { info.fix },
             }
         }
-        Err(why) => deskpilot_backend::Check {
+        Err(why) => Check {
             name: "ocr",
             ok: false,
             detail: format!("{}: {why}", info.engine),

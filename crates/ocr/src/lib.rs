@@ -12,6 +12,7 @@
 //!
 //! Both implement [`deskpilot_backend::Ocr`]; the engine never knows which one it has.
 
+pub mod languages;
 pub mod prepare;
 
 #[cfg(unix)]

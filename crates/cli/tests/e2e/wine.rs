@@ -173,6 +173,10 @@ async fn the_windows_backend_works_under_wine() {
         "{}",
         text(&r)
     );
+    // Wine has no Windows.Media.Ocr: OCR says so, and the server carries on.
+    let r = server.call("ocr", json!({})).await;
+    assert_eq!(error_code(&r), "OCR_UNAVAILABLE", "{}", text(&r));
+    assert!(text(&r).contains("Windows.Media.Ocr"), "{}", text(&r));
 
     // Launched through deskpilot (CreateProcess, no shell), found by its pid.
     let r = server
@@ -685,6 +689,8 @@ async fn doctor_under_wine_says_what_is_missing() {
         ("FAIL  shell", "Wine's powershell.exe stub"),
         ("not a working PowerShell", "why"),
         ("fix: install PowerShell 7", "the fix"),
+        ("FAIL  ocr", "no Windows.Media.Ocr in Wine"),
+        ("Windows.Media.Ocr cannot be used here", "why"),
     ] {
         assert!(report.contains(line), "{what}: no {line:?} in\n{report}");
     }
