@@ -11,6 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+
+mod ocr;
 use clap::Parser;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -146,6 +148,14 @@ fn main() -> anyhow::Result<()> {
     samples.push(startup);
     samples.extend(input);
     samples.extend(trees);
+    match ocr::run(&deskpilot, &runtime, args.quick) {
+        Ok(rows) => samples.extend(rows),
+        Err(e) => samples.push(Sample {
+            name: "deskpilot ocr".into(),
+            times: Vec::new(),
+            note: format!("failed: {e:#}"),
+        }),
+    }
 
     let out = |name: &str| tmp.join(name).display().to_string();
     let peers: Vec<(&str, String, Vec<String>, &str)> = vec![
@@ -339,6 +349,8 @@ fn main() -> anyhow::Result<()> {
             ("pyautogui write 100", "deskpilot type 100"),
             ("pyautogui write 20", "deskpilot type 20"),
             ("bash -c", "deskpilot shell_exec"),
+            ("tesseract CLI screen", "deskpilot ocr screen 1920x1080"),
+            ("tesseract CLI window", "deskpilot ocr window 800x600"),
         ]
         .iter()
         .find(|(peer, _)| s.name.starts_with(peer))

@@ -114,6 +114,30 @@ pub fn scale_for(image: &GrayImage, band: Band) -> u32 {
     }
 }
 
+/// The pixels of `rect` (clipped to the image) as an image of their own, and where it landed.
+pub fn sub_image(
+    image: &GrayImage,
+    rect: deskpilot_types::Rect,
+) -> (GrayImage, deskpilot_types::Rect) {
+    let x0 = rect.x.clamp(0, image.width as i32) as usize;
+    let y0 = rect.y.clamp(0, image.height as i32) as usize;
+    let x1 = (rect.x + rect.width as i32).clamp(0, image.width as i32) as usize;
+    let y1 = (rect.y + rect.height as i32).clamp(0, image.height as i32) as usize;
+    let (w, h) = (x1.saturating_sub(x0), y1.saturating_sub(y0));
+    let mut data = Vec::with_capacity(w * h);
+    for y in y0..y0 + h {
+        data.extend_from_slice(&image.data[y * image.width as usize + x0..][..w]);
+    }
+    (
+        GrayImage {
+            width: w as u32,
+            height: h as u32,
+            data,
+        },
+        deskpilot_types::Rect::new(x0 as i32, y0 as i32, w as u32, h as u32),
+    )
+}
+
 /// Rows `band` of `image`, enlarged `scale` times (1 or 2; bilinear at half-pixel centres).
 pub fn crop_scaled(image: &GrayImage, band: Band, scale: u32) -> GrayImage {
     let w = image.width as usize;

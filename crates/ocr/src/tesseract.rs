@@ -14,6 +14,8 @@ use deskpilot_types::{OcrWord, Rect};
 pub const PSM_AUTO: c_int = 3;
 /// Page segmentation: sparse text, as much as possible in no particular order.
 pub const PSM_SPARSE_TEXT: c_int = 11;
+/// Page segmentation: the image is one line of text.
+pub const PSM_SINGLE_LINE: c_int = 7;
 const RIL_TEXTLINE: c_int = 2;
 const RIL_WORD: c_int = 3;
 
@@ -165,6 +167,8 @@ pub struct Api {
     lib: &'static Lib,
     handle: Handle,
     pub languages: String,
+    /// The page segmentation mode it was set up with.
+    pub psm: c_int,
 }
 
 // SAFETY: a TessBaseAPI has no thread affinity; `Api` is not `Sync`, so it is used by one
@@ -198,6 +202,7 @@ impl Api {
             lib,
             handle,
             languages: languages.to_string(),
+            psm,
         };
         let lang = CString::new(languages).map_err(|e| e.to_string())?;
         let path = datapath
