@@ -268,6 +268,7 @@ impl Ocr for TesseractOcr {
         };
         match self.exchange(&wire, Some(&image.data), READ_DEADLINE, "OCR")? {
             Answer::Read {
+                engine,
                 lines,
                 languages,
                 elapsed_us,
@@ -275,7 +276,7 @@ impl Ocr for TesseractOcr {
                 bands,
             } => Ok(OcrPage {
                 lines,
-                engine: "tesseract".to_string(),
+                engine,
                 languages,
                 elapsed: Duration::from_micros(elapsed_us),
                 reused: (reused, bands),

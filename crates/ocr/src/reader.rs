@@ -400,7 +400,7 @@ fn read_band(
     for line in lines.iter_mut().filter(|l| worth_retrying(l)) {
         let first = OcrLine::from_words(line.clone());
         let b = first.bounds;
-        let pad = (b.height as i32 / 3).max(3);
+        let pad = (b.height as i32 / 2).max(8);
         let area = Rect::new(
             b.x - pad,
             band.top as i32 + b.y - pad,

@@ -45,6 +45,8 @@ pub enum Answer {
     },
     Ready,
     Read {
+        /// `tesseract 5.3.0`.
+        engine: String,
         lines: Vec<OcrLine>,
         languages: Vec<String>,
         elapsed_us: u64,
@@ -137,6 +139,10 @@ pub fn run() -> i32 {
                 };
                 match reader.read(&image, &languages) {
                     Ok(read) => Answer::Read {
+                        engine: format!(
+                            "tesseract {}",
+                            crate::tesseract::version().unwrap_or_default()
+                        ),
                         lines: read.lines,
                         languages: read.languages,
                         elapsed_us: read.elapsed.as_micros() as u64,

@@ -162,7 +162,8 @@ async fn ocr_reads_every_fixture_string_inside_its_box_and_a_click_at_its_centre
     }
     let id = read["screenshot_id"].as_u64().unwrap();
     // Dark on light, light on dark, Chinese, small: each click lands on its own string.
-    for target in ["Save", "Delete Everything", "设置中心", "保存文件"] {
+    for d in &drawn {
+        let target = d.text.as_str();
         let line = line_with(&read, target).unwrap();
         let r = server
             .call(
