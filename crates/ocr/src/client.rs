@@ -20,6 +20,9 @@ const READ_DEADLINE: Duration = Duration::from_secs(60);
 /// How long `info` and `warm` may take.
 const INFO_DEADLINE: Duration = Duration::from_secs(20);
 
+/// What an exchange says when the worker had ended on its own (idle) before answering.
+const IDLE_EXIT: &str = "the OCR worker had ended (idle)";
+
 /// The Debian packages that provide the engine.
 pub const ENGINE_FIX: &str =
     "install Tesseract: apt-get install -y tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim";
@@ -123,7 +126,30 @@ impl TesseractOcr {
         deadline: Duration,
         operation: &str,
     ) -> Result<Answer, Error> {
+        match self.exchange_once(request, pixels, deadline, operation) {
+            // A worker that ended while idle (it exits after a while without requests to give
+            // its memory back) is simply started again: every request is a read.
+            Err(Error::OcrUnavailable { reason, .. }) if reason.contains(IDLE_EXIT) => {
+                self.exchange_once(request, pixels, deadline, operation)
+            }
+            other => other,
+        }
+    }
+
+    fn exchange_once(
+        &self,
+        request: &Request,
+        pixels: Option<&[u8]>,
+        deadline: Duration,
+        operation: &str,
+    ) -> Result<Answer, Error> {
         let mut slot = self.worker.lock().unwrap_or_else(|e| e.into_inner());
+        if slot
+            .as_mut()
+            .is_some_and(|w| matches!(w.child.try_wait(), Ok(Some(_))))
+        {
+            *slot = None;
+        }
         if slot.is_none() {
             *slot = Some(self.spawn()?);
         }
@@ -160,10 +186,13 @@ impl TesseractOcr {
                 let status = slot.as_mut().and_then(|w| w.child.wait().ok());
                 *slot = None;
                 Err(Error::OcrUnavailable {
-                    reason: format!(
-                        "the OCR worker exited ({}); the next call starts a new one",
-                        status.map_or("unknown status".to_string(), |s| s.to_string())
-                    ),
+                    reason: match status {
+                        Some(s) if s.success() => IDLE_EXIT.to_string(),
+                        other => format!(
+                            "the OCR worker exited ({}); the next call starts a new one",
+                            other.map_or("unknown status".to_string(), |s| s.to_string())
+                        ),
+                    },
                     fix: None,
                 })
             }

@@ -138,6 +138,11 @@ pub async fn connect<H: ClientHandler>(mut cmd: tokio::process::Command, handler
 }
 
 impl<H: ClientHandler> Server<H> {
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("the server is running")
+    }
+
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
         let Value::Object(map) = args else {
             panic!("arguments must be an object")

@@ -404,3 +404,55 @@ async fn a_screenshot_outline_of_a_canvas_comes_from_ocr_and_its_points_click() 
     assert_eq!(error_code(&bad), "INVALID_ARGUMENT");
     server.finish().await;
 }
+
+/// The OCR worker processes whose parent is `server`.
+fn workers(server: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // Field 4 of stat, after the parenthesised command name, is the parent pid.
+        let parent = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split(' ').nth(1)?.parse::<u32>().ok());
+        if parent == Some(server) && cmdline.split(|b| *b == 0).any(|a| a == b"__ocr") {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_warm_worker_serves_every_read_and_an_idle_one_gives_its_memory_back() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let server = serve(Some(desktop), &[], &[("DESKPILOT_OCR_IDLE_S", "2")]).await;
+    let region = json!({ "region": { "x": 0, "y": 0, "width": 400, "height": 200 } });
+    ok(&server.call("ocr", region.clone()).await);
+    let first = workers(server.pid());
+    assert_eq!(first.len(), 1, "one worker after the first read: {first:?}");
+    ok(&server.call("ocr", region.clone()).await);
+    assert_eq!(
+        workers(server.pid()),
+        first,
+        "the same warm worker reads again"
+    );
+    wait_for(
+        Duration::from_secs(20),
+        "the idle worker to exit",
+        || async { workers(server.pid()).is_empty().then_some(()) },
+    )
+    .await;
+    // The next read starts a new one, transparently.
+    ok(&server.call("ocr", region).await);
+    let second = workers(server.pid());
+    assert!(
+        second.len() == 1 && second != first,
+        "{first:?} then {second:?}"
+    );
+    server.finish().await;
+}
