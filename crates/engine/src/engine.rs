@@ -122,6 +122,27 @@ pub(crate) struct Captured {
     pub change: Option<Change>,
 }
 
+impl Captured {
+    /// The screenshot a surface is handed: this capture with the window it is pinned to and
+    /// the notes gathered on the way.
+    pub(crate) fn into_screenshot(
+        self,
+        window: Option<WindowInfo>,
+        notes: Vec<String>,
+    ) -> Screenshot {
+        Screenshot {
+            id: self.id,
+            view: self.view,
+            image: self.image,
+            window,
+            masked_regions: self.masked_regions,
+            notes,
+            capture_time: self.capture_time,
+            change: self.change,
+        }
+    }
+}
+
 /// What a capture's reference signature is kept under: its window, or its rectangle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum RefKey {
@@ -288,16 +309,7 @@ impl Session {
             format,
             decorations,
         )?;
-        Ok(Screenshot {
-            id: c.id,
-            view: c.view,
-            image: c.image,
-            window,
-            masked_regions: c.masked_regions,
-            notes,
-            capture_time: c.capture_time,
-            change: c.change,
-        })
+        Ok(c.into_screenshot(window, notes))
     }
 
     /// Where a capture of `target` comes from: its rectangle (clipped to the desktop), the
@@ -571,16 +583,7 @@ impl Session {
                 view.scale
             ));
         }
-        Ok(Screenshot {
-            id: c.id,
-            view,
-            image: c.image,
-            window,
-            masked_regions: c.masked_regions,
-            notes,
-            capture_time: c.capture_time,
-            change: c.change,
-        })
+        Ok(c.into_screenshot(window, notes))
     }
 
     /// A remembered screenshot, or `UnknownScreenshot`.

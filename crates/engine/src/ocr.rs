@@ -183,29 +183,21 @@ impl Session {
             format,
             &decorations,
         )?;
+        let view = c.view;
         let lines = physical
             .into_iter()
             .map(|line| {
                 let centre = centre(line.bounds);
                 TextLine {
-                    image: c.view.physical_rect_to_image(line.bounds),
-                    image_centre: c.view.physical_to_image(centre),
+                    image: view.physical_rect_to_image(line.bounds),
+                    image_centre: view.physical_to_image(centre),
                     centre,
                     line,
                 }
             })
             .collect();
         Ok(OcrResult {
-            screenshot: Screenshot {
-                id: c.id,
-                view: c.view,
-                image: c.image,
-                window,
-                masked_regions: c.masked_regions,
-                notes,
-                capture_time: c.capture_time,
-                change: c.change,
-            },
+            screenshot: c.into_screenshot(window, notes),
             lines,
             dropped_words,
             engine: page.engine,

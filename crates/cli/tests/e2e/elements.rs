@@ -1,7 +1,6 @@
 //! Accessibility trees and element actions against our GTK fixture, zenity and mousepad.
 //! The fixture prints every event it receives, so the tests read what really happened.
 
-use std::io::BufRead as _;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -56,21 +55,10 @@ impl Fixture {
             .arg(title)
             .args(args)
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
             .stderr(Stdio::null());
         desktop.configure(&mut cmd);
         cmd.envs(env.iter().copied());
-        let mut child = cmd
-            .spawn()
-            .expect("start the GTK fixture (python3-gi, gir1.2-gtk-3.0)");
-        let events: Arc<Mutex<Vec<String>>> = Arc::default();
-        let sink = events.clone();
-        let out = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-                sink.lock().unwrap().push(line);
-            }
-        });
+        let (child, events) = harness::spawn_reporting(cmd);
         Fixture { child, events }
     }
 

@@ -242,6 +242,25 @@ impl Drop for App {
     }
 }
 
+/// Starts `cmd` (stdout piped) and collects every line it prints, for fixtures that report
+/// what happened to them.
+pub fn spawn_reporting(
+    mut cmd: std::process::Command,
+) -> (std::process::Child, Arc<Mutex<Vec<String>>>) {
+    use std::io::BufRead as _;
+    cmd.stdout(Stdio::piped());
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("start {cmd:?}: {e}"));
+    let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = lines.clone();
+    let out = child.stdout.take().expect("piped stdout");
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            sink.lock().unwrap().push(line);
+        }
+    });
+    (child, lines)
+}
+
 /// Launches a program on `desktop`.
 pub fn launch(desktop: &VirtualDisplay, program: &str, args: &[&str]) -> App {
     let mut cmd = std::process::Command::new(program);

@@ -3,7 +3,6 @@
 //! The fixture reports its layout and every click, so the tests check where the boxes are
 //! and what a click at a returned centre really hit.
 
-use std::io::BufRead as _;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -35,20 +34,9 @@ impl OcrFixture {
         cmd.arg(FIXTURE)
             .arg(TITLE)
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
             .stderr(Stdio::null());
         desktop.configure(&mut cmd);
-        let mut child = cmd
-            .spawn()
-            .expect("start the OCR fixture (python3-gi, python3-gi-cairo)");
-        let lines: Arc<Mutex<Vec<String>>> = Arc::default();
-        let sink = lines.clone();
-        let out = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-                sink.lock().unwrap().push(line);
-            }
-        });
+        let (child, lines) = harness::spawn_reporting(cmd);
         OcrFixture { child, lines }
     }
 

@@ -402,6 +402,14 @@ async fn grid_labels_are_clickable_and_decorations_never_count_as_change() {
     painted.listen();
     let w = harness::listed(&server, "deskpilot grid", "deskpilot grid").await;
     painted.raise();
+    // The reference must be the window as it stays: let the raise and its repaint settle.
+    let settled = server
+        .call(
+            "wait_for",
+            json!({ "wait_kind": "stable", "window_id": w["id"], "stable_ms": 300, "timeout_ms": 10000 }),
+        )
+        .await;
+    ok(&settled);
     let plain = server
         .call(
             "screenshot",

@@ -4,7 +4,6 @@
 //! data.
 
 use deskpilot_engine::{CaptureTarget, Error, OcrRequest, OcrResult, WindowRef};
-use deskpilot_types::{Rect, WindowId};
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
@@ -67,31 +66,12 @@ pub(crate) fn languages(lang: &str) -> Vec<String> {
 
 impl OcrArgs {
     fn request(&self) -> Result<OcrRequest, Error> {
-        let chosen = [
-            self.window_id != 0 || !self.title_match.is_empty(),
-            self.region.is_some(),
-            self.monitor >= 0,
-        ]
-        .iter()
-        .filter(|c| **c)
-        .count();
-        if chosen > 1 || (self.window_id != 0 && !self.title_match.is_empty()) {
-            return Err(Error::InvalidArgument {
-                message: "pass at most one of window_id, title_match, region and monitor"
-                    .to_string(),
-            });
-        }
-        if self.monitor < -1 || self.monitor > u32::MAX as i64 {
-            return Err(Error::InvalidArgument {
-                message: format!("monitor {} is not a monitor index", self.monitor),
-            });
-        }
-        let target = match (self.window_id, self.region, self.monitor) {
-            (0, None, -1) => CaptureTarget::Screen,
-            (0, None, m) => CaptureTarget::Monitor(m as u32),
-            (0, Some(r), _) => CaptureTarget::Region(Rect::new(r.x, r.y, r.width, r.height)),
-            (id, _, _) => CaptureTarget::Window(WindowId(id)),
-        };
+        let target = super::screenshot::capture_target(
+            self.window_id,
+            &self.title_match,
+            self.region,
+            self.monitor,
+        )?;
         let mut request = OcrRequest::new(target);
         request.languages = languages(&self.lang);
         request.min_confidence = self.min_confidence;

@@ -114,36 +114,43 @@ fn all_monitors() -> i64 {
     -1
 }
 
+/// The capture target `window_id`, `region` or `monitor` name (at most one of them, or
+/// `title_match`, which the caller resolves to a window); the screen when none is given.
+pub(crate) fn capture_target(
+    window_id: u64,
+    title_match: &str,
+    region: Option<RegionArg>,
+    monitor: i64,
+) -> Result<CaptureTarget, Error> {
+    let chosen = [
+        window_id != 0 || !title_match.is_empty(),
+        region.is_some(),
+        monitor >= 0,
+    ]
+    .iter()
+    .filter(|c| **c)
+    .count();
+    if chosen > 1 || (window_id != 0 && !title_match.is_empty()) {
+        return Err(Error::InvalidArgument {
+            message: "pass at most one of window_id, title_match, region and monitor".to_string(),
+        });
+    }
+    if monitor < -1 || monitor > u32::MAX as i64 {
+        return Err(Error::InvalidArgument {
+            message: format!("monitor {monitor} is not a monitor index; use -1 for every monitor"),
+        });
+    }
+    Ok(match (window_id, region, monitor) {
+        (0, None, -1) => CaptureTarget::Screen,
+        (0, None, m) => CaptureTarget::Monitor(m as u32),
+        (0, Some(r), _) => CaptureTarget::Region(Rect::new(r.x, r.y, r.width, r.height)),
+        (id, _, _) => CaptureTarget::Window(WindowId(id)),
+    })
+}
+
 impl ScreenshotArgs {
     fn request(&self) -> Result<ScreenshotRequest, Error> {
-        let chosen = [
-            self.window_id != 0 || !self.title_match.is_empty(),
-            self.region.is_some(),
-            self.monitor >= 0,
-        ]
-        .iter()
-        .filter(|c| **c)
-        .count();
-        if chosen > 1 || (self.window_id != 0 && !self.title_match.is_empty()) {
-            return Err(Error::InvalidArgument {
-                message: "pass at most one of window_id, title_match, region and monitor"
-                    .to_string(),
-            });
-        }
-        if self.monitor < -1 || self.monitor > u32::MAX as i64 {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "monitor {} is not a monitor index; use -1 for every monitor",
-                    self.monitor
-                ),
-            });
-        }
-        let target = match (self.window_id, self.region, self.monitor) {
-            (0, None, -1) => CaptureTarget::Screen,
-            (0, None, m) => CaptureTarget::Monitor(m as u32),
-            (0, Some(r), _) => CaptureTarget::Region(Rect::new(r.x, r.y, r.width, r.height)),
-            (id, _, _) => CaptureTarget::Window(WindowId(id)),
-        };
+        let target = capture_target(self.window_id, &self.title_match, self.region, self.monitor)?;
         Ok(ScreenshotRequest {
             target,
             max_width: (self.max_width != 0).then_some(self.max_width),
