@@ -27,9 +27,6 @@ use toml::{Table, Value};
 const NOT_YET: &[&str] = &[
     "enabled",
     "coordinates",
-    "skills",
-    "skillsDir",
-    "skillsHint",
     "requestTimeoutMs",
     "screenshotTimeoutMs",
     "hitTest",
@@ -113,7 +110,8 @@ fn from_table(
             "screenshot" | "maskRegions" | "dryRun" | "blocklist" | "allowLaunch"
             | "allowCloseWindow" | "overlay" | "overlayOpacity" | "overlayMessage" | "escStop"
             | "requireApproval" | "idleDisarmMs" | "actionDelayMs" | "uiSummary"
-            | "uiSummaryMaxNodes" | "uiSummaryMaxChars" => {}
+            | "uiSummaryMaxNodes" | "uiSummaryMaxChars" | "skills" | "skillsDir" | "skillsHint" => {
+            }
             k if NOT_YET.contains(&k) => warnings.push(format!(
                 "config key {k} is not supported by this build yet and has no effect"
             )),
@@ -346,6 +344,20 @@ fn from_table(
             default
         }
     };
+    config.skills.library.enabled = flag("skills", "DESKPILOT_SKILLS", true, warnings);
+    config.skills.no_hint = !flag("skillsHint", "DESKPILOT_SKILLS_HINT", true, warnings);
+    match table.get("skillsDir") {
+        None => {}
+        Some(Value::String(d)) if !d.trim().is_empty() => {
+            config.skills.library.dir = Some(PathBuf::from(d.trim()));
+        }
+        Some(other) => warnings.push(format!(
+            "skillsDir = {other} is not a directory path; using the default"
+        )),
+    }
+    if let Some(d) = env("DESKPILOT_SKILLS_DIR").filter(|d| !d.trim().is_empty()) {
+        config.skills.library.dir = Some(PathBuf::from(d.trim()));
+    }
     config.outline.max_nodes = count("uiSummaryMaxNodes", 1..=5000, 60, warnings);
     config.outline.max_chars = count("uiSummaryMaxChars", 200..=100_000, 4000, warnings);
     config.safety.idle_disarm = millis("idleDisarmMs", 0..=3_600_000, 60_000, warnings);

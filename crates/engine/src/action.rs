@@ -49,6 +49,8 @@ pub enum Route {
     Process,
     Clipboard,
     Shell,
+    /// A file deskpilot owns (an app skill in the user layer).
+    File,
 }
 
 impl Route {
@@ -60,6 +62,7 @@ impl Route {
             Route::Process => "process",
             Route::Clipboard => "clipboard",
             Route::Shell => "shell",
+            Route::File => "file",
         }
     }
 }
@@ -170,6 +173,10 @@ pub fn refused_effect(error: &Error) -> Option<Effect> {
             | C::AmbiguousWindow
             | C::InvalidArgument
             | C::UnknownScreenshot
+            | C::SkillExists
+            | C::SkillTooLong
+            | C::SkillBuiltin
+            | C::SkillsReadOnly
     )
     .then_some(Effect::Refused)
 }

@@ -31,6 +31,8 @@ pub struct EngineConfig {
     pub safety: SafetyConfig,
     /// The screen outline screenshots can carry (`uiSummary`).
     pub outline: crate::OutlineConfig,
+    /// The app-skill library and its hint line (`skills`, `skillsDir`, `skillsHint`).
+    pub skills: crate::SkillsSettings,
 }
 
 impl Default for EngineConfig {
@@ -41,6 +43,7 @@ impl Default for EngineConfig {
             mask_regions: Vec::new(),
             safety: SafetyConfig::default(),
             outline: crate::OutlineConfig::default(),
+            skills: crate::SkillsSettings::default(),
         }
     }
 }
@@ -208,6 +211,8 @@ pub struct Engine {
     pub(crate) guard: std::sync::Arc<crate::safety::Guard>,
     /// Screenshot and snapshot ids, unique in the process, and who was issued them.
     pub(crate) ids: crate::session::Ids,
+    /// App skills: built-ins and the user layer.
+    pub(crate) skills: deskpilot_skills::Library,
 }
 
 /// Pixel buffers kept between screenshots, so a full-screen capture reuses its pages instead
@@ -223,8 +228,11 @@ impl Engine {
     pub fn new(desktop: Desktop, config: EngineConfig) -> Self {
         let guard = std::sync::Arc::new(crate::safety::Guard::default());
         guard.listen(&*desktop.overlay);
+        let skills =
+            deskpilot_skills::Library::new(&config.skills.library, &|k| std::env::var(k).ok());
         Engine {
             guard,
+            skills,
             desktop,
             config,
             buffers: Mutex::new(Buffers::default()),

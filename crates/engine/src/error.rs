@@ -97,6 +97,9 @@ pub enum Error {
     /// The platform backend failed.
     #[error(transparent)]
     Backend(#[from] deskpilot_backend::Error),
+    /// An app-skill operation failed.
+    #[error(transparent)]
+    Skill(#[from] deskpilot_skills::SkillError),
     /// A bug: an invariant did not hold.
     #[error("internal error: {message}")]
     Internal { message: String },
@@ -206,6 +209,19 @@ impl Error {
             Error::ApprovalUnavailable { .. } => ErrorCode::ApprovalUnavailable,
             Error::ApprovalDenied { .. } => ErrorCode::ApprovalDenied,
             Error::Coded { code, .. } => *code,
+            Error::Skill(e) => {
+                use deskpilot_skills::SkillError as S;
+                match e {
+                    S::Exists { .. } => ErrorCode::SkillExists,
+                    S::TooLong { .. } => ErrorCode::SkillTooLong,
+                    S::Builtin { .. } => ErrorCode::SkillBuiltin,
+                    S::ReadOnly { .. } => ErrorCode::SkillsReadOnly,
+                    S::ReloadFailed { .. } => ErrorCode::SkillsReloadFailed,
+                    S::NotFound { .. } => ErrorCode::ElementNotFound,
+                    S::Invalid(_) => ErrorCode::InvalidArgument,
+                    S::Io { .. } => ErrorCode::PlatformError,
+                }
+            }
             Error::ShellTimeout { .. } => ErrorCode::CommandTimeout,
             Error::ShellFailed { .. } => ErrorCode::CommandFailed,
             // Never rendered as an error; a code is still needed for completeness.

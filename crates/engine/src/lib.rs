@@ -32,6 +32,7 @@ mod safety;
 mod session;
 mod shell;
 mod signature;
+mod skills;
 mod tree;
 mod verify;
 mod wait;
@@ -60,6 +61,7 @@ pub use safety::{
 pub use session::{Session, SessionId};
 pub use shell::{ShellDone, ShellOutcome, quoted_command, shell_error};
 pub use signature::Difference;
+pub use skills::{SkillWrite, SkillsSettings};
 pub use tree::{Element, Snapshot, TREE_TIMEOUT, TreeRequest, line as tree_line, parse_token};
 pub use verify::{Before, SETTLE, Verdict, VerifyTarget};
 pub use wait::{MAX_WAIT, WaitKind, WaitOutcome, WaitRequest};

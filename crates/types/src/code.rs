@@ -69,6 +69,16 @@ pub enum ErrorCode {
     OcrUnavailable,
     /// An OCR language was asked for whose data is not installed.
     OcrLanguageMissing,
+    /// A user skill for that app exists and `overwrite` was not given.
+    SkillExists,
+    /// A skill body (or the merged body of an append) is over 4000 characters.
+    SkillTooLong,
+    /// A built-in skill cannot be removed, only overridden.
+    SkillBuiltin,
+    /// The skill library has no writable user directory (switched off, or none configured).
+    SkillsReadOnly,
+    /// The skill directories could not be re-read.
+    SkillsReloadFailed,
     /// The window's accessibility tree cannot be read (no bus, the app is not accessible, it timed out).
     AccessibilityUnavailable,
     /// The action's label matched an entry of the deployment's `blocklist`.
@@ -130,6 +140,11 @@ impl ErrorCode {
             ErrorCode::ActionUnsupported => "ACTION_UNSUPPORTED",
             ErrorCode::OcrUnavailable => "OCR_UNAVAILABLE",
             ErrorCode::OcrLanguageMissing => "OCR_LANGUAGE_MISSING",
+            ErrorCode::SkillExists => "SKILL_EXISTS",
+            ErrorCode::SkillTooLong => "SKILL_TOO_LONG",
+            ErrorCode::SkillBuiltin => "SKILL_BUILTIN",
+            ErrorCode::SkillsReadOnly => "SKILLS_READ_ONLY",
+            ErrorCode::SkillsReloadFailed => "SKILLS_RELOAD_FAILED",
             ErrorCode::AccessibilityUnavailable => "ACCESSIBILITY_UNAVAILABLE",
             ErrorCode::BlockedTarget => "BLOCKED_TARGET",
             ErrorCode::ActionDisabled => "ACTION_DISABLED",
@@ -177,6 +192,11 @@ impl ErrorCode {
         ErrorCode::ActionUnsupported,
         ErrorCode::OcrUnavailable,
         ErrorCode::OcrLanguageMissing,
+        ErrorCode::SkillExists,
+        ErrorCode::SkillTooLong,
+        ErrorCode::SkillBuiltin,
+        ErrorCode::SkillsReadOnly,
+        ErrorCode::SkillsReloadFailed,
         ErrorCode::AccessibilityUnavailable,
         ErrorCode::BlockedTarget,
         ErrorCode::ActionDisabled,

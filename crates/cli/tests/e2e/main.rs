@@ -23,6 +23,7 @@ mod protocol;
 mod safety;
 mod screenshot;
 mod shell;
+mod skills;
 mod wait;
 mod windows;
 mod wine;

@@ -16,6 +16,7 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
     let mut names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
     names.sort();
     let expected = [
+        "app_skill",
         "click",
         "clipboard_read",
         "clipboard_write",
@@ -134,7 +135,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 31,
+        !names.contains(&"list_windows".to_string()) && names.len() == 32,
         "{names:?}"
     );
     let refused = server

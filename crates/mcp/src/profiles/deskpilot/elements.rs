@@ -21,10 +21,10 @@ use crate::kit::report::{self, Body};
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindArgs {
-    /// The window (list_windows id); default: the one you last looked at, else the active one.
+    /// The window; default: last looked at, else active.
     #[serde(default)]
     pub window_id: u64,
-    /// Or a title / process substring naming one window.
+    /// Or a title / process substring.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// What to look for; kind words (button, box…) prefer that role.
@@ -39,7 +39,7 @@ pub struct FindArgs {
     /// Most candidates to return (default 5, at most 50).
     #[serde(default = "five")]
     pub limit: usize,
-    /// Also return the window's screenshot (default true).
+    /// Also return the screenshot (default true).
     #[serde(default = "yes")]
     pub include_screenshot: bool,
     /// Draw the candidates as numbered pins (default true).
@@ -57,14 +57,14 @@ fn yes() -> bool {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetValueArgs {
-    /// Element token ("s3:12") from get_window_state / find_elements.
+    /// Element token ("s3:12").
     pub element: String,
     /// The exact text, or a number for sliders and spin buttons.
     pub value: String,
-    /// Compare pixels before and after; sets effect.
+    /// Pixel diff before/after sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// verify plus a fresh screenshot.
+    /// verify + a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -72,14 +72,14 @@ pub struct SetValueArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ActionArgs {
-    /// Element token ("s3:12") from get_window_state / find_elements.
+    /// Element token ("s3:12").
     pub element: String,
     /// An advertised action, or toggle, expand, collapse, select, focus.
     pub action: String,
-    /// Compare pixels before and after; sets effect.
+    /// Pixel diff before/after sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// verify plus a fresh screenshot.
+    /// verify + a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -87,7 +87,7 @@ pub struct ActionArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ElementArgs {
-    /// Element token ("s3:12") from get_window_state / find_elements.
+    /// Element token ("s3:12").
     pub element: String,
 }
 
@@ -158,8 +158,8 @@ impl DeskpilotServer {
 
 #[tool_router(router = elements_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Find controls by description ("the save button", "保存", "search box"): CJK-aware ranking of name, value,
-    /// description and role; returns the best few with score, reason, token and centre in the screenshot's pixels.
+    /// Find controls by description ("the save button", "保存"): CJK-aware ranking; the best few with score, reason,
+    /// token and centre in the screenshot's pixels; OCR text where the tree lacks it.
     #[tool(
         name = "find_elements",
         annotations(
@@ -284,8 +284,8 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Run an element's action: one of its actions=[…], or toggle / expand / collapse / select / focus, whose
-    /// effect is checked in its states.
+    /// Run one of an element's actions=[…], or toggle / expand / collapse / select / focus, its effect checked in
+    /// its states.
     #[tool(
         name = "perform_action",
         annotations(

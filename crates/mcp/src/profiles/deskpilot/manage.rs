@@ -50,7 +50,7 @@ pub struct WindowArgs {
     /// The window (an id from list_windows). Preferred over title_match.
     #[serde(default)]
     pub window_id: u64,
-    /// Or a title / process substring naming one window.
+    /// Or a title / process substring.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// move: new left edge of the frame, physical pixels.
@@ -70,10 +70,10 @@ pub struct WindowArgs {
     /// launch: ms to wait for a window (default 10000, at most 60000).
     #[serde(default = "ten_seconds")]
     pub wait_ms: u64,
-    /// Compare pixels before and after; sets effect.
+    /// Pixel diff before/after sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// verify plus a fresh screenshot.
+    /// verify + a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -324,8 +324,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Put text on the clipboard (replacing it); it stays pasteable while deskpilot runs. Paste with press_key
-    /// ["ctrl","v"]: a reliable way to enter long text.
+    /// Put text on the clipboard (replacing it); paste with press_key ["ctrl","v"], reliable for long text.
     #[tool(
         name = "clipboard_write",
         annotations(

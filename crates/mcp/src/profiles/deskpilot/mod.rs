@@ -14,6 +14,7 @@ mod ocr;
 mod pointer;
 mod screenshot;
 mod shell;
+mod skills;
 mod status;
 mod targets;
 mod tree;
@@ -98,6 +99,7 @@ impl DeskpilotServer {
         Self::windows_router()
             + Self::screenshot_router()
             + Self::ocr_router()
+            + Self::skills_router()
             + Self::status_router()
             + Self::pointer_router()
             + Self::keyboard_router()

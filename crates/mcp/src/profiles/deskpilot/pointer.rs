@@ -54,26 +54,26 @@ pub enum ButtonArg {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PointArgs {
-    /// X in the screenshot's pixels.
+    /// X in screenshot pixels.
     pub x: f64,
-    /// Y in the screenshot's pixels.
+    /// Y in screenshot pixels.
     pub y: f64,
-    /// The screenshot x/y come from (0: the last).
+    /// Screenshot x/y come from (0: last).
     #[serde(default)]
     pub screenshot_id: u64,
-    /// image (default): screenshot pixels; physical: screen pixels.
+    /// image (default) or physical screen pixels.
     #[serde(default)]
     pub coordinates: Coordinates,
-    /// fail (default): refuse a point another window covers; warn; off.
+    /// fail (default) refuses a covered point; warn; off.
     #[serde(default)]
     pub hit_test: HitTestArg,
-    /// Keys held meanwhile: ctrl, shift, alt, super.
+    /// Held keys: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Compare pixels before and after; sets effect.
+    /// Pixel diff before/after sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// verify plus a fresh screenshot.
+    /// verify + a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -81,22 +81,22 @@ pub struct PointArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClickArgs {
-    /// X in the screenshot's pixels. Omit when clicking an element.
+    /// X in screenshot pixels. Omit when clicking an element.
     #[serde(default)]
     pub x: Option<f64>,
-    /// Y in the screenshot's pixels. Omit when clicking an element.
+    /// Y in screenshot pixels. Omit when clicking an element.
     #[serde(default)]
     pub y: Option<f64>,
     /// Or an element token ("s3:12"): its click action, else its centre.
     #[serde(default)]
     pub element: String,
-    /// The screenshot x/y come from (0: the last).
+    /// Screenshot x/y come from (0: last).
     #[serde(default)]
     pub screenshot_id: u64,
-    /// image (default): screenshot pixels; physical: screen pixels.
+    /// image (default) or physical screen pixels.
     #[serde(default)]
     pub coordinates: Coordinates,
-    /// fail (default): refuse a point another window covers; warn; off.
+    /// fail (default) refuses a covered point; warn; off.
     #[serde(default)]
     pub hit_test: HitTestArg,
     /// "left" (default), "right" or "middle".
@@ -105,13 +105,13 @@ pub struct ClickArgs {
     /// Clicks in a row, 1–3 (default 1).
     #[serde(default = "one")]
     pub count: u8,
-    /// Keys held meanwhile: ctrl, shift, alt, super.
+    /// Held keys: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Compare pixels before and after; sets effect.
+    /// Pixel diff before/after sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// verify plus a fresh screenshot.
+    /// verify + a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -119,7 +119,7 @@ pub struct ClickArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScrollArgs {
-    /// X in the screenshot's pixels.
+    /// X in screenshot pixels.
     pub x: f64,
     /// Y of the point to scroll at.
     pub y: f64,
@@ -129,22 +129,22 @@ pub struct ScrollArgs {
     /// Wheel notches right (negative: left).
     #[serde(default)]
     pub dx: i32,
-    /// The screenshot x/y come from (0: the last).
+    /// Screenshot x/y come from (0: last).
     #[serde(default)]
     pub screenshot_id: u64,
-    /// image (default): screenshot pixels; physical: screen pixels.
+    /// image (default) or physical screen pixels.
     #[serde(default)]
     pub coordinates: Coordinates,
-    /// fail (default): refuse a point another window covers; warn; off.
+    /// fail (default) refuses a covered point; warn; off.
     #[serde(default)]
     pub hit_test: HitTestArg,
-    /// Keys held meanwhile: ctrl, shift, alt, super.
+    /// Held keys: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Compare pixels before and after; sets effect.
+    /// Pixel diff before/after sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// verify plus a fresh screenshot.
+    /// verify + a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -169,19 +169,19 @@ pub struct DragArgs {
     /// The screenshot the points come from (0: the last).
     #[serde(default)]
     pub screenshot_id: u64,
-    /// image (default): screenshot pixels; physical: screen pixels.
+    /// image (default) or physical screen pixels.
     #[serde(default)]
     pub coordinates: Coordinates,
-    /// fail (default): refuse a point another window covers; warn; off.
+    /// fail (default) refuses a covered point; warn; off.
     #[serde(default)]
     pub hit_test: HitTestArg,
-    /// Keys held meanwhile: ctrl, shift, alt, super.
+    /// Held keys: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Compare pixels before and after; sets effect.
+    /// Pixel diff before/after sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// verify plus a fresh screenshot.
+    /// verify + a fresh screenshot.
     #[serde(default)]
     pub observe: bool,
 }

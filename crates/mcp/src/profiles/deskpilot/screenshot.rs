@@ -38,7 +38,7 @@ pub struct ScreenshotArgs {
     /// This window (id from list_windows); default: the whole screen.
     #[serde(default)]
     pub window_id: u64,
-    /// Or a title / process substring naming one window.
+    /// Or a title / process substring.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// Capture this rectangle in physical screen pixels instead.
@@ -47,7 +47,7 @@ pub struct ScreenshotArgs {
     /// Only this monitor (index from status); -1: all.
     #[serde(default = "all_monitors")]
     pub monitor: i64,
-    /// Widest image, 64–8192 (default 1280; at most 600000 px).
+    /// Widest image, 64–8192 (default 1280).
     #[serde(default, alias = "maxWidth")]
     pub max_width: u32,
     /// "jpeg" (default, quality 80) or "png" (lossless, larger).
@@ -68,7 +68,7 @@ pub struct ScreenshotArgs {
     /// Say whether the target changed since its previous capture.
     #[serde(default)]
     pub compare: bool,
-    /// "summary" or "tree": a text outline of the window's controls with centres (default none).
+    /// "summary" or "tree": a text outline of the window's controls (default none).
     #[serde(default, alias = "uiSummary")]
     pub summary: String,
 }
@@ -98,7 +98,7 @@ pub struct ZoomArgs {
     /// Image pixels per screen pixel, 1 (default) to 4.
     #[serde(default = "native")]
     pub scale: f64,
-    /// Widest image, 64–8192 (default 1280; at most 600000 px).
+    /// Widest image, 64–8192 (default 1280).
     #[serde(default, alias = "maxWidth")]
     pub max_width: u32,
     /// "jpeg" (default) or "png".
@@ -235,14 +235,23 @@ impl DeskpilotServer {
                         .map_err(|e| format!("{}: {e}", e.code()))
                 })
             };
-            Ok((shot, request.target, outline))
+            // The app in front: the screenshot's window, else the active one.
+            let front = shot.window.clone().or_else(|| {
+                engine
+                    .list_windows(&Default::default())
+                    .ok()?
+                    .into_iter()
+                    .find(|w| w.state.active)
+            });
+            let hint = front.and_then(|w| engine.skill_hint(&w));
+            Ok((shot, request.target, outline, hint))
         })
         .await
         {
             Ok(s) => s,
             Err(e) => return error(&e),
         };
-        let (shot, target, outline) = shot;
+        let (shot, target, outline, hint) = shot;
         let what = match (&shot.window, target) {
             (Some(w), _) => format!(
                 "window {} \"{}\" (pid {})",
@@ -294,6 +303,13 @@ impl DeskpilotServer {
             }
             Some(Err(e)) => append_text(&mut result, &format!("Outline: not available ({e}).")),
             Some(Ok(None)) | None => {}
+        }
+        if let Some((skill, line)) = hint {
+            append_text(&mut result, &line);
+            if let Some(s) = result.structured_content.as_mut() {
+                s["skill_hint"] =
+                    json!({ "app": skill.app, "summary": skill.summary, "line": line });
+            }
         }
         if args.compare {
             let (line, change) = match shot.change {

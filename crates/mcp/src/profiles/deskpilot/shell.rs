@@ -130,7 +130,7 @@ pub struct VerifiedArgs {
     pub command: String,
     /// What must hold afterwards (at least one key).
     pub expect: ExpectArg,
-    /// Extra attempts when a check fails and the diagnosis says retrying helps (default 2, at most 5).
+    /// Extra attempts when a check fails and a retry can help (default 2, max 5).
     #[serde(default = "two")]
     pub retries: u32,
     /// Milliseconds per attempt (default 30000, at most 600000).
@@ -557,8 +557,8 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Run a command, then check expect through the filesystem. On failure the diagnosis decides: stop, create a
-    /// missing parent directory and rerun, or retry with growing pauses up to retries times.
+    /// Run a command, then check expect through the filesystem; on failure the diagnosis decides: stop, create a
+    /// missing parent directory and rerun, or retry.
     #[tool(
         name = "shell_exec_verified",
         annotations(

@@ -17,13 +17,13 @@ use crate::kit::render;
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WindowStateArgs {
-    /// The window (list_windows id); default: the one you last looked at, else the active one.
+    /// The window; default: last looked at, else active.
     #[serde(default)]
     pub window_id: u64,
-    /// Or a title / process substring naming one window.
+    /// Or a title / process substring.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
-    /// Also return the window's screenshot (default true).
+    /// Also return the screenshot (default true).
     #[serde(default = "yes")]
     pub include_screenshot: bool,
     /// Most elements to read (default 600, at most 10000).
@@ -88,8 +88,8 @@ pub(crate) fn with_notes_and_screenshot(
 
 #[tool_router(router = tree_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// A window's controls as an indexed tree, one line per element (`<index> <Role> "<name>" value=… <flags>
-    /// actions=[…]`), plus its screenshot. Tokens s<snapshot>:<index> stay valid while the window's structure is unchanged.
+    /// A window's controls as an indexed tree (`<index> <Role> "<name>" value=… <flags> actions=[…]`) plus its
+    /// screenshot. Tokens s<snapshot>:<index> hold while the structure is unchanged.
     #[tool(
         name = "get_window_state",
         annotations(

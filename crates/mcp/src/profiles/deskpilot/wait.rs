@@ -30,8 +30,8 @@ fn one() -> f64 {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForArgs {
-    /// stable (pixels stop changing), window (title or process contains text), element (one named like name is in
-    /// the tree), text (in the tree, else read by OCR).
+    /// stable (pixels stop changing), window (title or process has text), element (named like name in the tree),
+    /// text (tree, else OCR).
     #[serde(alias = "waitKind")]
     pub wait_kind: String,
     /// Give up after this many ms (default 10000, at most 60000).
@@ -43,7 +43,7 @@ pub struct WaitForArgs {
     /// The window; default: the screen for stable, else the one you last looked at.
     #[serde(default)]
     pub window_id: u64,
-    /// Or a title / process substring naming one window.
+    /// Or a title / process substring.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// element: a substring of the element's name.

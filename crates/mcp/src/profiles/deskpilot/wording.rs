@@ -140,6 +140,21 @@ impl Wording for Deskpilot {
             ErrorCode::OcrLanguageMissing => {
                 "Call ocr again with a lang from the installed list in the message (or leave lang out), or ask the human to install the language."
             }
+            ErrorCode::SkillExists => {
+                "Pass overwrite: true to replace it, or use action append to extend it."
+            }
+            ErrorCode::SkillTooLong => {
+                "Shorten it to the hotkeys, menu paths and pitfalls that matter (4000 characters at most, the merged text for append)."
+            }
+            ErrorCode::SkillBuiltin => {
+                "Built-in skills cannot be removed: save a user skill for the same app to override it."
+            }
+            ErrorCode::SkillsReadOnly => {
+                "Skills cannot be written here (switched off, or no user directory); work without saving, or ask the human to set skillsDir."
+            }
+            ErrorCode::SkillsReloadFailed => {
+                "The skill directory could not be read (the message says why); call app_skill again without refresh, or ask the human to fix the directory."
+            }
             ErrorCode::Internal => {
                 "This is a deskpilot bug: retry once, then report it with the message."
             }

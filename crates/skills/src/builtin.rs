@@ -1,0 +1,32 @@
+//! The skills that ship in the binary: seed 004's eight Windows recipes and recipes for the
+//! Linux apps this project drives (mousepad, xterm, Thunar, Chromium, LibreOffice).
+
+use crate::{Skill, Source, parse};
+
+/// (file stem, text) of every built-in.
+const FILES: &[(&str, &str)] = &[
+    ("excel", include_str!("../builtin/excel.md")),
+    ("word", include_str!("../builtin/word.md")),
+    ("powerpoint", include_str!("../builtin/powerpoint.md")),
+    ("chrome", include_str!("../builtin/chrome.md")),
+    ("explorer", include_str!("../builtin/explorer.md")),
+    ("notepad", include_str!("../builtin/notepad.md")),
+    ("vscode", include_str!("../builtin/vscode.md")),
+    (
+        "windows_terminal",
+        include_str!("../builtin/windows_terminal.md"),
+    ),
+    ("mousepad", include_str!("../builtin/mousepad.md")),
+    ("xterm", include_str!("../builtin/xterm.md")),
+    ("thunar", include_str!("../builtin/thunar.md")),
+    ("chromium", include_str!("../builtin/chromium.md")),
+    ("libreoffice", include_str!("../builtin/libreoffice.md")),
+];
+
+/// Every built-in skill, parsed.
+pub fn all() -> Vec<Skill> {
+    FILES
+        .iter()
+        .map(|(stem, text)| parse(stem, text, Source::Builtin))
+        .collect()
+}
