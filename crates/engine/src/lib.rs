@@ -25,6 +25,7 @@ mod keyboard;
 mod launch;
 mod ocr;
 mod outline;
+pub mod paths;
 pub mod pipeline;
 mod pointer;
 mod registry;
