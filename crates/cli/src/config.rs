@@ -24,18 +24,14 @@ use deskpilot_types::Rect;
 use toml::{Table, Value};
 
 /// Seed 004 keys this build reads but does not act on yet.
-const NOT_YET: &[&str] = &[
-    "enabled",
-    "coordinates",
-    "requestTimeoutMs",
-    "screenshotTimeoutMs",
-    "hitTest",
-];
+const NOT_YET: &[&str] = &["cursor"];
 
 /// The configuration and everything worth telling the operator about it.
 #[derive(Debug)]
 pub struct Loaded {
     pub engine: EngineConfig,
+    /// `enabled`: false serves no tools at all.
+    pub enabled: bool,
     /// The file that was read, if any.
     pub source: Option<PathBuf>,
     pub warnings: Vec<String>,
@@ -91,8 +87,19 @@ pub fn load(named: Option<&Path>) -> Loaded {
     }
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let engine = from_table(&table, &env, &mut warnings);
+    let enabled = match table.get("enabled") {
+        None => true,
+        Some(Value::Boolean(b)) => *b,
+        Some(other) => {
+            warnings.push(format!(
+                "enabled = {other} is not true or false; using true"
+            ));
+            true
+        }
+    };
     Loaded {
         engine,
+        enabled,
         source,
         warnings,
     }
@@ -107,11 +114,30 @@ fn from_table(
     let mut config = EngineConfig::default();
     for (key, value) in table {
         match key.as_str() {
-            "screenshot" | "maskRegions" | "dryRun" | "blocklist" | "allowLaunch"
-            | "allowCloseWindow" | "overlay" | "overlayOpacity" | "overlayMessage" | "escStop"
-            | "requireApproval" | "idleDisarmMs" | "actionDelayMs" | "uiSummary"
-            | "uiSummaryMaxNodes" | "uiSummaryMaxChars" | "skills" | "skillsDir" | "skillsHint" => {
-            }
+            "screenshot"
+            | "maskRegions"
+            | "dryRun"
+            | "blocklist"
+            | "allowLaunch"
+            | "allowCloseWindow"
+            | "overlay"
+            | "overlayOpacity"
+            | "overlayMessage"
+            | "escStop"
+            | "requireApproval"
+            | "idleDisarmMs"
+            | "actionDelayMs"
+            | "uiSummary"
+            | "uiSummaryMaxNodes"
+            | "uiSummaryMaxChars"
+            | "skills"
+            | "skillsDir"
+            | "skillsHint"
+            | "enabled"
+            | "coordinates"
+            | "requestTimeoutMs"
+            | "screenshotTimeoutMs"
+            | "hitTest" => {}
             k if NOT_YET.contains(&k) => warnings.push(format!(
                 "config key {k} is not supported by this build yet and has no effect"
             )),
@@ -360,6 +386,40 @@ fn from_table(
     }
     config.outline.max_nodes = count("uiSummaryMaxNodes", 1..=5000, 60, warnings);
     config.outline.max_chars = count("uiSummaryMaxChars", 200..=100_000, 4000, warnings);
+    config.hit_test = match choice(
+        "hitTest",
+        "DESKPILOT_HIT_TEST",
+        &["fail", "warn", "off"],
+        "fail",
+        warnings,
+    ) {
+        "warn" => deskpilot_engine::HitTestMode::Warn,
+        "off" => deskpilot_engine::HitTestMode::Off,
+        _ => deskpilot_engine::HitTestMode::Fail,
+    };
+    config.physical_coordinates = choice(
+        "coordinates",
+        "DESKPILOT_COORDINATES",
+        &["image", "physical"],
+        "image",
+        warnings,
+    ) == "physical";
+    if table.contains_key("requestTimeoutMs") {
+        config.request_timeout = Some(millis(
+            "requestTimeoutMs",
+            1_000..=600_000,
+            20_000,
+            warnings,
+        ));
+    }
+    if table.contains_key("screenshotTimeoutMs") {
+        config.screenshot_timeout = Some(millis(
+            "screenshotTimeoutMs",
+            1_000..=600_000,
+            30_000,
+            warnings,
+        ));
+    }
     config.safety.idle_disarm = millis("idleDisarmMs", 0..=3_600_000, 60_000, warnings);
     config.safety.action_delay = millis("actionDelayMs", 0..=5_000, 60, warnings);
     config.safety.overlay_opacity = match table.get("overlayOpacity") {
@@ -477,7 +537,9 @@ mod tests {
     fn bad_values_fall_back_with_a_warning_and_never_fail() {
         let (c, w) = parse(
             r#"
-            hitTest = "warn"
+            hitTest = "sometimes"
+            cursor = "halo"
+            requestTimeoutMs = 5
             colour = "blue"
             maskRegions = [{ x = 0, y = 0, width = -5, height = 10 }, { x = 1, y = 2, width = 3, height = 4 }]
             [screenshot]
@@ -489,6 +551,8 @@ mod tests {
             &[],
         );
         assert_eq!(c.budget.max_width, 1280);
+        assert_eq!(c.hit_test, deskpilot_engine::HitTestMode::Fail);
+        assert_eq!(c.request_timeout, Some(std::time::Duration::from_secs(20)));
         assert_eq!(c.format, ImageFormat::Jpeg { quality: 80 });
         assert_eq!(c.mask_regions, [Rect::new(1, 2, 3, 4)]);
         let all = w.join("\n");
@@ -497,12 +561,35 @@ mod tests {
             "not an integer",
             "gif is not jpeg or png",
             "maskRegions[0]",
-            "hitTest is not supported by this build yet",
+            "cursor is not supported by this build yet",
+            "hitTest = sometimes is not one of fail, warn, off; using the default fail",
+            "requestTimeoutMs = 5 is not an integer in 1000..=600000; using the default 20000",
             "screenshot.saveToDisk is not supported by this build yet",
             "unknown config key colour",
         ] {
             assert!(all.contains(needle), "missing {needle:?} in:\n{all}");
         }
+    }
+
+    #[test]
+    fn call_defaults_timeouts_and_the_master_switch_are_read() {
+        let (c, w) = parse(
+            r#"
+            hitTest = "warn"
+            coordinates = "physical"
+            requestTimeoutMs = 45000
+            screenshotTimeoutMs = 2000
+            "#,
+            &[],
+        );
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.hit_test, deskpilot_engine::HitTestMode::Warn);
+        assert!(c.physical_coordinates);
+        assert_eq!(c.request_timeout, Some(std::time::Duration::from_secs(45)));
+        assert_eq!(
+            c.screenshot_timeout,
+            Some(std::time::Duration::from_secs(2))
+        );
     }
 
     #[test]

@@ -27,12 +27,18 @@ pub fn server(
     if let Some(source) = &config.source {
         tracing::info!(file = %source.display(), masks = config.engine.mask_regions.len(), "configuration read");
     }
+    let enabled = config.enabled;
     let engine = Arc::new(Engine::new(desktop, config.engine));
     let identity = ServerIdentity {
         name: env!("CARGO_PKG_NAME").to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
     };
-    let filter = ToolFilter::new(tools.tools.as_deref(), tools.exclude_tools.as_deref());
+    let filter = if enabled {
+        ToolFilter::new(tools.tools.as_deref(), tools.exclude_tools.as_deref())
+    } else {
+        tracing::warn!("enabled = false in the configuration: no tools are served");
+        ToolFilter::none()
+    };
     let surface = (profile.build)(engine.clone(), identity, &filter);
     (engine, surface)
 }

@@ -33,6 +33,15 @@ pub struct EngineConfig {
     pub outline: crate::OutlineConfig,
     /// The app-skill library and its hint line (`skills`, `skillsDir`, `skillsHint`).
     pub skills: crate::SkillsSettings,
+    /// `hitTest`: what a pointer action does with a covered point when the call does not say.
+    pub hit_test: crate::HitTestMode,
+    /// `coordinates: physical`: x/y are screen pixels when the call does not say.
+    pub physical_coordinates: bool,
+    /// `requestTimeoutMs`: the longest a desktop call may take before the surface gives up
+    /// (`None`: the profile's default).
+    pub request_timeout: Option<Duration>,
+    /// `screenshotTimeoutMs`: the same for captures.
+    pub screenshot_timeout: Option<Duration>,
 }
 
 impl Default for EngineConfig {
@@ -44,6 +53,10 @@ impl Default for EngineConfig {
             safety: SafetyConfig::default(),
             outline: crate::OutlineConfig::default(),
             skills: crate::SkillsSettings::default(),
+            hit_test: crate::HitTestMode::Fail,
+            physical_coordinates: false,
+            request_timeout: None,
+            screenshot_timeout: None,
         }
     }
 }

@@ -179,3 +179,48 @@ async fn dry_run_reports_what_it_would_do_and_touches_nothing() {
     assert_eq!(error_code(&r), "ACTION_DISABLED", "{}", text(&r));
     server.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deployment_defaults_for_coordinates_and_the_master_switch_apply() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    // enabled = false: no tool at all, and a call by name is refused.
+    let off = ConfigFile::new("disabled", "enabled = false\n");
+    let server = serve(Some(desktop), &["--config", off.arg()], &[]).await;
+    assert!(server.client.list_all_tools().await.unwrap().is_empty());
+    let refused = server
+        .client
+        .call_tool(rmcp::model::CallToolRequestParams::new("status"))
+        .await;
+    assert!(refused.is_err(), "a tool was served with enabled = false");
+    server.finish().await;
+
+    // Without a screenshot, x/y have no image space: refused ...
+    let server = serve(Some(desktop), &[], &[]).await;
+    let r = server
+        .call("move_cursor", json!({ "x": 321, "y": 234 }))
+        .await;
+    assert_eq!(error_code(&r), "NO_REFERENCE_SCREENSHOT", "{}", text(&r));
+    server.finish().await;
+    // ... unless the deployment says coordinates are physical.
+    let physical = ConfigFile::new(
+        "physical",
+        "coordinates = \"physical\"\nhitTest = \"off\"\n",
+    );
+    let server = serve(Some(desktop), &["--config", physical.arg()], &[]).await;
+    let r = server
+        .call("move_cursor", json!({ "x": 321, "y": 234 }))
+        .await;
+    let s = ok(&r);
+    assert_eq!(s["receipt"]["landed"], true, "{s}");
+    let status = server.call("status", json!({})).await;
+    assert_eq!(
+        ok(&status)["cursor"],
+        json!({ "x": 321, "y": 234 }),
+        "{}",
+        text(&status)
+    );
+    server.finish().await;
+}

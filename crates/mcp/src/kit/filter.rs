@@ -30,6 +30,14 @@ impl ToolFilter {
         }
     }
 
+    /// A filter that exposes no tool at all (`enabled: false`).
+    pub fn none() -> Self {
+        ToolFilter {
+            only: Some(BTreeSet::new()),
+            exclude: BTreeSet::new(),
+        }
+    }
+
     /// Whether `tool` is exposed.
     pub fn allows(&self, tool: &str) -> bool {
         self.only.as_ref().is_none_or(|only| only.contains(tool)) && !self.exclude.contains(tool)

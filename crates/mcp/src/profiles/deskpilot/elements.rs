@@ -14,7 +14,7 @@ use serde_json::json;
 use super::targets::window_ref;
 use super::tree::with_notes_and_screenshot;
 use super::wording::WORDING;
-use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use super::{DeskpilotServer, error};
 use crate::kit::render;
 use crate::kit::report::{self, Body};
 
@@ -145,7 +145,7 @@ impl DeskpilotServer {
             &WORDING,
             report::Step {
                 what: "click",
-                timeout: DESKTOP_TIMEOUT,
+                timeout: self.request_timeout(),
                 check,
                 target: VerifyTarget::Auto,
             },
@@ -186,7 +186,7 @@ impl DeskpilotServer {
         };
         let engine = self.session();
         let (snapshot, candidates) =
-            match render::blocking(DESKTOP_TIMEOUT, "find_elements", move || {
+            match render::blocking(self.request_timeout(), "find_elements", move || {
                 engine.find_elements(&request)
             })
             .await
@@ -274,7 +274,7 @@ impl DeskpilotServer {
             &WORDING,
             report::Step {
                 what: "set_value",
-                timeout: DESKTOP_TIMEOUT,
+                timeout: self.request_timeout(),
                 check: Check::new(a.verify, a.observe),
                 target: VerifyTarget::Auto,
             },
@@ -303,7 +303,7 @@ impl DeskpilotServer {
             &WORDING,
             report::Step {
                 what: "perform_action",
-                timeout: DESKTOP_TIMEOUT,
+                timeout: self.request_timeout(),
                 check: Check::new(a.verify, a.observe),
                 target: VerifyTarget::Auto,
             },
@@ -335,7 +335,7 @@ impl DeskpilotServer {
     pub async fn get_element_text(&self, Parameters(a): Parameters<ElementArgs>) -> CallToolResult {
         let engine = self.session();
         let token = a.element;
-        match render::blocking(DESKTOP_TIMEOUT, "get_element_text", move || {
+        match render::blocking(self.request_timeout(), "get_element_text", move || {
             engine.element_text(&token)
         })
         .await

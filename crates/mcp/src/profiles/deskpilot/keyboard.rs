@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::wording::WORDING;
-use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use super::{DeskpilotServer, error};
 use crate::kit::report::{self, Body};
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -107,7 +107,7 @@ impl DeskpilotServer {
             &WORDING,
             report::Step {
                 what: "press_key",
-                timeout: DESKTOP_TIMEOUT,
+                timeout: self.request_timeout(),
                 check: Check::new(a.verify, a.observe),
                 target: VerifyTarget::Focused,
             },
@@ -137,7 +137,9 @@ impl DeskpilotServer {
     pub async fn type_text(&self, Parameters(a): Parameters<TypeTextArgs>) -> CallToolResult {
         let text = a.text;
         // Long texts take a while; give them time in proportion (keyboard input is ~0.1 ms a key).
-        let timeout = DESKTOP_TIMEOUT.max(std::time::Duration::from_millis(text.len() as u64 / 4));
+        let timeout = self
+            .request_timeout()
+            .max(std::time::Duration::from_millis(text.len() as u64 / 4));
         report::act(
             self.session(),
             &WORDING,

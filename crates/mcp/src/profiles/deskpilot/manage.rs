@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::wording::WORDING;
-use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use super::{DeskpilotServer, error};
 use crate::kit::render;
 use crate::kit::report::{self, Body};
 
@@ -250,7 +250,7 @@ impl DeskpilotServer {
                 &WORDING,
                 report::Step {
                     what: "launch",
-                    timeout: wait + DESKTOP_TIMEOUT,
+                    timeout: wait + self.request_timeout(),
                     check: Check::new(a.verify, a.observe),
                     target: VerifyTarget::Screen,
                 },
@@ -268,7 +268,7 @@ impl DeskpilotServer {
             &WORDING,
             report::Step {
                 what: "window",
-                timeout: DESKTOP_TIMEOUT,
+                timeout: self.request_timeout(),
                 check: Check::new(a.verify, a.observe),
                 target: VerifyTarget::Screen,
             },
@@ -294,7 +294,7 @@ impl DeskpilotServer {
         Parameters(_a): Parameters<ClipboardReadArgs>,
     ) -> CallToolResult {
         let engine = self.session();
-        match render::blocking(DESKTOP_TIMEOUT, "clipboard_read", move || {
+        match render::blocking(self.request_timeout(), "clipboard_read", move || {
             engine.clipboard_read()
         })
         .await
@@ -343,7 +343,7 @@ impl DeskpilotServer {
         report::act(
             self.session(),
             &WORDING,
-            report::Step { what: "clipboard_write", timeout: DESKTOP_TIMEOUT, check: Check::default(), target: VerifyTarget::Screen },
+            report::Step { what: "clipboard_write", timeout: self.request_timeout(), check: Check::default(), target: VerifyTarget::Screen },
             move |s| s.clipboard_write(&a.text),
             |_| Body::new(
                 format!(

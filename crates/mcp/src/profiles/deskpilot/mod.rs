@@ -43,6 +43,24 @@ pub(crate) use wording::error;
 /// How long one desktop call may take before the tool reports a timeout.
 const DESKTOP_TIMEOUT: Duration = Duration::from_secs(30);
 
+impl DeskpilotServer {
+    /// How long a desktop call may take: the deployment's `requestTimeoutMs`, else 30 s.
+    fn request_timeout(&self) -> Duration {
+        self.session()
+            .config()
+            .request_timeout
+            .unwrap_or(DESKTOP_TIMEOUT)
+    }
+
+    /// How long a capture may take: the deployment's `screenshotTimeoutMs`, else 30 s.
+    fn screenshot_timeout(&self) -> Duration {
+        self.session()
+            .config()
+            .screenshot_timeout
+            .unwrap_or(DESKTOP_TIMEOUT)
+    }
+}
+
 const INSTRUCTIONS: &str = "deskpilot drives this computer's desktop. Typical loop: list_windows, then screenshot \
 (a window_id or the screen) or get_window_state (its controls, with tokens like s3:12), then act. \
 Coordinates: x/y are read in the pixel space of the last screenshot (or of screenshot_id) and map back to the exact \

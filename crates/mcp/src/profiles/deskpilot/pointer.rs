@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::wording::WORDING;
-use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use super::{DeskpilotServer, error};
 use crate::kit::report::{self, Body};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
@@ -63,10 +63,10 @@ pub struct PointArgs {
     pub screenshot_id: u64,
     /// image (default) or physical screen pixels.
     #[serde(default)]
-    pub coordinates: Coordinates,
+    pub coordinates: Option<Coordinates>,
     /// fail (default) refuses a covered point; warn; off.
     #[serde(default)]
-    pub hit_test: HitTestArg,
+    pub hit_test: Option<HitTestArg>,
     /// Held keys: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
@@ -95,10 +95,10 @@ pub struct ClickArgs {
     pub screenshot_id: u64,
     /// image (default) or physical screen pixels.
     #[serde(default)]
-    pub coordinates: Coordinates,
+    pub coordinates: Option<Coordinates>,
     /// fail (default) refuses a covered point; warn; off.
     #[serde(default)]
-    pub hit_test: HitTestArg,
+    pub hit_test: Option<HitTestArg>,
     /// "left" (default), "right" or "middle".
     #[serde(default)]
     pub button: ButtonArg,
@@ -134,10 +134,10 @@ pub struct ScrollArgs {
     pub screenshot_id: u64,
     /// image (default) or physical screen pixels.
     #[serde(default)]
-    pub coordinates: Coordinates,
+    pub coordinates: Option<Coordinates>,
     /// fail (default) refuses a covered point; warn; off.
     #[serde(default)]
-    pub hit_test: HitTestArg,
+    pub hit_test: Option<HitTestArg>,
     /// Held keys: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
@@ -171,10 +171,10 @@ pub struct DragArgs {
     pub screenshot_id: u64,
     /// image (default) or physical screen pixels.
     #[serde(default)]
-    pub coordinates: Coordinates,
+    pub coordinates: Option<Coordinates>,
     /// fail (default) refuses a covered point; warn; off.
     #[serde(default)]
-    pub hit_test: HitTestArg,
+    pub hit_test: Option<HitTestArg>,
     /// Held keys: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
@@ -194,14 +194,38 @@ fn twelve() -> u32 {
     12
 }
 
-fn target(x: f64, y: f64, screenshot_id: u64, coordinates: Coordinates) -> PointerTarget {
-    let space = match coordinates {
-        Coordinates::Physical => CoordinateSpace::Physical,
-        Coordinates::Image => CoordinateSpace::Image {
-            screenshot_id: (screenshot_id != 0).then_some(screenshot_id),
-        },
-    };
-    PointerTarget { x, y, space }
+impl DeskpilotServer {
+    /// A point as the call gives it; without `coordinates`, the deployment's `coordinates`.
+    fn target(
+        &self,
+        x: f64,
+        y: f64,
+        screenshot_id: u64,
+        coordinates: Option<Coordinates>,
+    ) -> PointerTarget {
+        let physical = match coordinates {
+            Some(c) => c == Coordinates::Physical,
+            None => self.session().config().physical_coordinates,
+        };
+        let space = if physical {
+            CoordinateSpace::Physical
+        } else {
+            CoordinateSpace::Image {
+                screenshot_id: (screenshot_id != 0).then_some(screenshot_id),
+            }
+        };
+        PointerTarget { x, y, space }
+    }
+
+    /// The call's hit test, else the deployment's `hitTest`.
+    fn mode(&self, h: Option<HitTestArg>) -> HitTestMode {
+        match h {
+            Some(HitTestArg::Fail) => HitTestMode::Fail,
+            Some(HitTestArg::Warn) => HitTestMode::Warn,
+            Some(HitTestArg::Off) => HitTestMode::Off,
+            None => self.session().config().hit_test,
+        }
+    }
 }
 
 fn modifiers(names: &[String]) -> Result<Vec<Key>, Error> {
@@ -224,14 +248,6 @@ fn modifiers(names: &[String]) -> Result<Vec<Key>, Error> {
             }
         })
         .collect()
-}
-
-fn mode(h: HitTestArg) -> HitTestMode {
-    match h {
-        HitTestArg::Fail => HitTestMode::Fail,
-        HitTestArg::Warn => HitTestMode::Warn,
-        HitTestArg::Off => HitTestMode::Off,
-    }
 }
 
 fn button(b: ButtonArg) -> Button {
@@ -293,7 +309,7 @@ impl DeskpilotServer {
             &WORDING,
             report::Step {
                 what: label,
-                timeout: DESKTOP_TIMEOUT,
+                timeout: self.request_timeout(),
                 check,
                 target: VerifyTarget::Auto,
             },
@@ -327,7 +343,7 @@ impl DeskpilotServer {
                             .to_string(),
                     });
                 }
-                let (b, count, m) = (button(a.button), a.count, mode(a.hit_test));
+                let (b, count, m) = (button(a.button), a.count, self.mode(a.hit_test));
                 let check = Check::new(a.verify, a.observe);
                 return self
                     .click_element(a.element.trim().to_string(), b, count, m, check)
@@ -341,8 +357,8 @@ impl DeskpilotServer {
                 });
             }
         };
-        let t = target(x, y, a.screenshot_id, a.coordinates);
-        let (b, count, m) = (button(a.button), a.count, mode(a.hit_test));
+        let t = self.target(x, y, a.screenshot_id, a.coordinates);
+        let (b, count, m) = (button(a.button), a.count, self.mode(a.hit_test));
         self.run_pointer(
             "click",
             &a.modifiers,
@@ -364,8 +380,8 @@ impl DeskpilotServer {
         )
     )]
     pub async fn double_click(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
-        let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
-        let m = mode(a.hit_test);
+        let t = self.target(a.x, a.y, a.screenshot_id, a.coordinates);
+        let m = self.mode(a.hit_test);
         self.run_pointer(
             "double_click",
             &a.modifiers,
@@ -387,8 +403,8 @@ impl DeskpilotServer {
         )
     )]
     pub async fn right_click(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
-        let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
-        let m = mode(a.hit_test);
+        let t = self.target(a.x, a.y, a.screenshot_id, a.coordinates);
+        let m = self.mode(a.hit_test);
         self.run_pointer(
             "right_click",
             &a.modifiers,
@@ -416,7 +432,7 @@ impl DeskpilotServer {
                     .to_string(),
             });
         }
-        let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
+        let t = self.target(a.x, a.y, a.screenshot_id, a.coordinates);
         self.run_pointer(
             "move_cursor",
             &[],
@@ -438,8 +454,8 @@ impl DeskpilotServer {
         )
     )]
     pub async fn scroll(&self, Parameters(a): Parameters<ScrollArgs>) -> CallToolResult {
-        let t = target(a.x, a.y, a.screenshot_id, a.coordinates);
-        let (dx, dy, m) = (a.dx, a.dy, mode(a.hit_test));
+        let t = self.target(a.x, a.y, a.screenshot_id, a.coordinates);
+        let (dx, dy, m) = (a.dx, a.dy, self.mode(a.hit_test));
         self.run_pointer(
             "scroll",
             &a.modifiers,
@@ -461,9 +477,9 @@ impl DeskpilotServer {
         )
     )]
     pub async fn drag(&self, Parameters(a): Parameters<DragArgs>) -> CallToolResult {
-        let from = target(a.from_x, a.from_y, a.screenshot_id, a.coordinates);
-        let to = target(a.to_x, a.to_y, a.screenshot_id, a.coordinates);
-        let (b, steps, m) = (button(a.button), a.steps, mode(a.hit_test));
+        let from = self.target(a.from_x, a.from_y, a.screenshot_id, a.coordinates);
+        let to = self.target(a.to_x, a.to_y, a.screenshot_id, a.coordinates);
+        let (b, steps, m) = (button(a.button), a.steps, self.mode(a.hit_test));
         self.run_pointer(
             "drag",
             &a.modifiers,

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::wording::image_result;
-use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use super::{DeskpilotServer, error};
 use crate::kit::render;
 
 /// A physical-pixel rectangle.
@@ -199,7 +199,7 @@ impl DeskpilotServer {
                 }
             }
         };
-        let shot = match render::blocking(DESKTOP_TIMEOUT, "screenshot", move || {
+        let shot = match render::blocking(self.screenshot_timeout(), "screenshot", move || {
             let mut request = request;
             if !title_match.is_empty() {
                 let w = engine.resolve_window(&WindowRef::TitleMatch(title_match))?;
@@ -363,7 +363,11 @@ impl DeskpilotServer {
             format: a.format.map(format),
         };
         let engine = self.session();
-        match render::blocking(DESKTOP_TIMEOUT, "zoom", move || engine.zoom(&request)).await {
+        match render::blocking(self.screenshot_timeout(), "zoom", move || {
+            engine.zoom(&request)
+        })
+        .await
+        {
             Ok(shot) => image_result("Zoom", &shot, "a zoomed region"),
             Err(e) => error(&e),
         }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::wording::WORDING;
-use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use super::{DeskpilotServer, error};
 use crate::kit::report::{self, Body};
 use crate::kit::{Parameters, render};
 
@@ -104,7 +104,7 @@ impl DeskpilotServer {
                     &WORDING,
                     report::Step {
                         what,
-                        timeout: DESKTOP_TIMEOUT,
+                        timeout: self.request_timeout(),
                         check: Check::default(),
                         target: VerifyTarget::Screen,
                     },
@@ -190,7 +190,7 @@ impl DeskpilotServer {
 
     async fn skill_get(&self, app: String) -> CallToolResult {
         let session = self.session();
-        let found = render::blocking(DESKTOP_TIMEOUT, "app_skill get", move || {
+        let found = render::blocking(self.request_timeout(), "app_skill get", move || {
             if !app.trim().is_empty() {
                 return Ok((app.clone(), session.skills().get(&app)));
             }

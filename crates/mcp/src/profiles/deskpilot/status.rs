@@ -6,7 +6,7 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use super::{DeskpilotServer, error};
 use crate::kit::render;
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -33,7 +33,7 @@ impl DeskpilotServer {
     )]
     pub async fn resume(&self, Parameters(_): Parameters<ResumeArgs>) -> CallToolResult {
         let engine = self.session();
-        match render::blocking(DESKTOP_TIMEOUT, "resume", move || engine.resume()).await {
+        match render::blocking(self.request_timeout(), "resume", move || engine.resume()).await {
             Ok(None) => {
                 let mut r = CallToolResult::success(vec![ContentBlock::text(
                     "Nothing to resume: the kill switch is not tripped.",
@@ -71,7 +71,8 @@ impl DeskpilotServer {
     pub async fn status(&self, Parameters(_): Parameters<StatusArgs>) -> CallToolResult {
         let engine = self.session();
         let report =
-            match render::blocking(DESKTOP_TIMEOUT, "status", move || engine.status()).await {
+            match render::blocking(self.request_timeout(), "status", move || engine.status()).await
+            {
                 Ok(r) => r,
                 Err(e) => return error(&e),
             };

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::targets::window_ref;
 use super::wording::image_result;
-use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use super::{DeskpilotServer, error};
 use crate::kit::render;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -118,15 +118,16 @@ impl DeskpilotServer {
             fresh: a.fresh,
         };
         let engine = self.session();
-        let snapshot =
-            match render::blocking(DESKTOP_TIMEOUT + timeout, "get_window_state", move || {
-                engine.window_state(&request)
-            })
-            .await
-            {
-                Ok(s) => s,
-                Err(e) => return error(&e),
-            };
+        let snapshot = match render::blocking(
+            self.request_timeout() + timeout,
+            "get_window_state",
+            move || engine.window_state(&request),
+        )
+        .await
+        {
+            Ok(s) => s,
+            Err(e) => return error(&e),
+        };
         let w = &snapshot.window;
         let mut text = format!(
             "Snapshot s{id} of window {wid} \"{title}\" ({process}, pid {pid}): {n} elements from {source} in {ms:.0} ms{shown}.\n\

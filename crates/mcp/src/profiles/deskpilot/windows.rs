@@ -8,7 +8,7 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{DESKTOP_TIMEOUT, DeskpilotServer, error};
+use super::{DeskpilotServer, error};
 use crate::kit::render;
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -70,7 +70,7 @@ impl DeskpilotServer {
         let filter = WindowFilter {
             text: args.filter.clone(),
         };
-        let windows = match render::blocking(DESKTOP_TIMEOUT, "list windows", move || {
+        let windows = match render::blocking(self.request_timeout(), "list windows", move || {
             engine.list_windows(&filter)
         })
         .await
