@@ -154,12 +154,7 @@ fn from_table(
     };
     for key in shot.keys() {
         match key.as_str() {
-            "maxWidth" | "maxPixels" | "format" | "jpegQuality" => {}
-            // Read by seed 004; not built here yet, so say so rather than ignore it silently.
-            "saveToDisk" => warnings.push(
-                "config key screenshot.saveToDisk is not supported by this build yet and has no effect"
-                    .to_string(),
-            ),
+            "maxWidth" | "maxPixels" | "format" | "jpegQuality" | "saveToDisk" | "inline" => {}
             _ => warnings.push(format!("unknown config key screenshot.{key} ignored")),
         }
     }
@@ -199,6 +194,33 @@ fn from_table(
             }
         }
     };
+    let shot_flag = |key: &str, env_name: &str, default: bool, warnings: &mut Vec<String>| {
+        let (raw, from) = match env(env_name) {
+            Some(v) => (v.trim().to_ascii_lowercase(), env_name.to_string()),
+            None => match shot.get(key) {
+                None => return default,
+                Some(Value::Boolean(b)) => return *b,
+                Some(other) => (other.to_string(), format!("screenshot.{key}")),
+            },
+        };
+        match raw.as_str() {
+            "1" | "true" | "yes" | "on" => true,
+            "0" | "false" | "no" | "off" => false,
+            _ => {
+                warnings.push(format!(
+                    "{from} = {raw} is not true or false; using the default {default}"
+                ));
+                default
+            }
+        }
+    };
+    config.images.save_to_disk = shot_flag(
+        "saveToDisk",
+        "DESKPILOT_SCREENSHOT_SAVE_TO_DISK",
+        true,
+        warnings,
+    );
+    config.images.inline = shot_flag("inline", "DESKPILOT_SCREENSHOT_INLINE", true, warnings);
     config.budget.max_width = int(
         "maxWidth",
         "DESKPILOT_SCREENSHOT_MAX_WIDTH",
@@ -546,7 +568,7 @@ mod tests {
             maxWidth = 10
             jpegQuality = "high"
             format = "gif"
-            saveToDisk = true
+            saveToDisk = "sometimes"
             "#,
             &[],
         );
@@ -564,7 +586,7 @@ mod tests {
             "cursor is not supported by this build yet",
             "hitTest = sometimes is not one of fail, warn, off; using the default fail",
             "requestTimeoutMs = 5 is not an integer in 1000..=600000; using the default 20000",
-            "screenshot.saveToDisk is not supported by this build yet",
+            "screenshot.saveToDisk = \"sometimes\" is not true or false; using the default true",
             "unknown config key colour",
         ] {
             assert!(all.contains(needle), "missing {needle:?} in:\n{all}");

@@ -286,6 +286,34 @@ impl Session {
         Ok(outcome.receipt)
     }
 
+    /// Invokes an element through its own activation action (click, press, activate, …) —
+    /// never a pointer click: an element that advertises none is `ACTION_UNSUPPORTED`
+    /// (seed 004's `ui_element invoke`, which leaves coordinates to the caller).
+    pub fn invoke_element(&self, token: &str) -> Result<ElementOutcome, Error> {
+        let (_, now, element) = self.live_element(token)?;
+        let Some(action) = advertised(&element, CLICK_ACTIONS) else {
+            return Err(unsupported(
+                &element,
+                "invoke",
+                "it advertises no click, press or activate action",
+            ));
+        };
+        self.gate(Mutation::Other, &label("invoke", &element, &now))?;
+        self.desktop
+            .accessibility
+            .do_action(&element.handle, &action)
+            .map_err(|e| element_err(&element, "invoke", e))?;
+        Ok(ElementOutcome {
+            element,
+            window: now,
+            route: Route::Accessibility,
+            detail: action,
+            receipt: None,
+            notes: Vec::new(),
+            effect: None,
+        })
+    }
+
     /// Runs one of the actions the element advertises.
     pub fn perform_action(&self, token: &str, action: &str) -> Result<ElementOutcome, Error> {
         let (_, now, element) = self.live_element(token)?;

@@ -42,6 +42,27 @@ pub struct EngineConfig {
     pub request_timeout: Option<Duration>,
     /// `screenshotTimeoutMs`: the same for captures.
     pub screenshot_timeout: Option<Duration>,
+    /// How screenshots reach the client (`screenshot.inline`, `screenshot.saveToDisk`).
+    pub images: ImageDelivery,
+}
+
+/// How a profile hands screenshots to its client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageDelivery {
+    /// The client takes image blocks (`screenshot.inline`, default true).
+    pub inline: bool,
+    /// Where the client takes no image blocks, write the bytes to a per-user temporary
+    /// directory and say where (`screenshot.saveToDisk`, default true; seed 004's `savedPath`).
+    pub save_to_disk: bool,
+}
+
+impl Default for ImageDelivery {
+    fn default() -> Self {
+        ImageDelivery {
+            inline: true,
+            save_to_disk: true,
+        }
+    }
 }
 
 impl Default for EngineConfig {
@@ -57,6 +78,7 @@ impl Default for EngineConfig {
             physical_coordinates: false,
             request_timeout: None,
             screenshot_timeout: None,
+            images: ImageDelivery::default(),
         }
     }
 }

@@ -44,8 +44,8 @@ pub use clipboard::{ClipboardWrite, MAX_CLIPBOARD_BYTES};
 pub use decorate::{Decorations, Pin};
 pub use element::{ElementOp, ElementOutcome};
 pub use engine::{
-    CaptureTarget, Change, Engine, EngineConfig, Screenshot, ScreenshotRequest, StatusReport,
-    WindowFilter, ZoomRequest,
+    CaptureTarget, Change, Engine, EngineConfig, ImageDelivery, Screenshot, ScreenshotRequest,
+    StatusReport, WindowFilter, ZoomRequest,
 };
 pub use error::Error;
 pub use find::{Candidate, FindRequest, fold};

@@ -105,6 +105,12 @@ pub enum ErrorCode {
     VerificationFailed,
     /// A bug in deskpilot.
     Internal,
+    /// The element lacks the control pattern the action needs (seed 004's name for
+    /// `ACTION_UNSUPPORTED`, used by the `dsh` profile).
+    PatternUnsupported,
+    /// The desktop host could not be started (seed 004's name for `NO_DISPLAY`, used by the
+    /// `dsh` profile).
+    BackendStartFailed,
 }
 
 impl ErrorCode {
@@ -158,6 +164,8 @@ impl ErrorCode {
             ErrorCode::CommandFailed => "COMMAND_FAILED",
             ErrorCode::VerificationFailed => "VERIFICATION_FAILED",
             ErrorCode::Internal => "INTERNAL",
+            ErrorCode::PatternUnsupported => "PATTERN_UNSUPPORTED",
+            ErrorCode::BackendStartFailed => "BACKEND_START_FAILED",
         }
     }
 
@@ -210,6 +218,8 @@ impl ErrorCode {
         ErrorCode::CommandFailed,
         ErrorCode::VerificationFailed,
         ErrorCode::Internal,
+        ErrorCode::PatternUnsupported,
+        ErrorCode::BackendStartFailed,
     ];
 }
 

@@ -8,12 +8,15 @@
 
 pub(crate) mod approval;
 pub(crate) mod args;
+pub(crate) mod capture;
+pub(crate) mod clipboard;
 pub(crate) mod filter;
 pub use filter::ToolFilter;
 pub(crate) mod progress;
 pub(crate) mod render;
 pub(crate) mod report;
 pub(crate) mod schema;
+pub(crate) mod skills;
 
 pub use args::Parameters;
 
@@ -24,6 +27,11 @@ use rmcp::model::CallToolResult;
 /// How a profile words what the kit renders: the text is the profile's, so its hints name its
 /// own tools and parameters.
 pub trait Wording: Send + Sync + 'static {
+    /// The code this profile reports for an engine code (a seed may name a failure
+    /// differently); the same code by default.
+    fn code(&self, code: ErrorCode) -> ErrorCode {
+        code
+    }
     /// One line telling the agent what to do next after an error with `code`.
     fn hint(&self, code: ErrorCode) -> &'static str;
     /// What to do when nothing checked the effect of an action that took `route` ("take a

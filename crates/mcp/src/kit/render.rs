@@ -21,7 +21,7 @@ pub(crate) fn error(e: &Error, wording: &dyn Wording) -> CallToolResult {
             Some(json!({ "dry_run": true, "would": would, "effect": Effect::Refused.as_str() }));
         return result;
     }
-    let code = e.code();
+    let code = wording.code(e.code());
     let hint = wording.hint(code);
     let text = format!("{code}: {e}\nHint: {hint}");
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);

@@ -2,6 +2,7 @@
 //! looks the name up here; adding a profile is adding a module and a row.
 
 pub(crate) mod deskpilot;
+pub(crate) mod dsh;
 
 use std::sync::Arc;
 
@@ -41,18 +42,32 @@ pub struct Profile {
 }
 
 /// Every profile this build has.
-pub static PROFILES: &[Profile] = &[Profile {
-    name: "deskpilot",
-    summary: "Codex-style granular tools (the default)",
-    build: |engine, identity, filter| {
-        let server = deskpilot::DeskpilotServer::new(engine, identity, filter);
-        Surface {
-            profile: "deskpilot",
-            tools: server.tool_names(),
-            service: server.into_dyn(),
-        }
+pub static PROFILES: &[Profile] = &[
+    Profile {
+        name: "deskpilot",
+        summary: "Codex-style granular tools (the default)",
+        build: |engine, identity, filter| {
+            let server = deskpilot::DeskpilotServer::new(engine, identity, filter);
+            Surface {
+                profile: "deskpilot",
+                tools: server.tool_names(),
+                service: server.into_dyn(),
+            }
+        },
     },
-}];
+    Profile {
+        name: "dsh",
+        summary: "seed 004's dsh-computer-use surface: computer, app_window, ui_element, clipboard, app_skill",
+        build: |engine, identity, filter| {
+            let server = dsh::DshServer::new(engine, identity, filter);
+            Surface {
+                profile: "dsh",
+                tools: server.tool_names(),
+                service: server.into_dyn(),
+            }
+        },
+    },
+];
 
 /// The profile called `name`, or an error listing those that exist.
 pub fn profile(name: &str) -> Result<&'static Profile, UnknownProfile> {
@@ -115,6 +130,7 @@ mod tests {
             assert!(!tools.is_empty(), "{}", p.name);
             let (listed, raw) = match p.name {
                 "deskpilot" => (deskpilot::tools_list(), deskpilot::tools_list_raw()),
+                "dsh" => (dsh::tools_list(), dsh::tools_list_raw()),
                 other => panic!("profile {other} has no snapshot test"),
             };
             // Compacting drops noise, never a parameter.

@@ -9,19 +9,17 @@ use deskpilot_engine::{
     WindowRef, describe_state,
 };
 use deskpilot_types::{WindowId, WindowInfo};
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::wording::WORDING;
 use super::{DeskpilotServer, error};
-use crate::kit::render;
+use crate::kit::clipboard;
 use crate::kit::report::{self, Body};
 
 /// Texts longer than this are previewed, not repeated in full, in the text block.
-const PREVIEW_OVER: usize = 8000;
-const PREVIEW_CHARS: usize = 4000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -293,35 +291,13 @@ impl DeskpilotServer {
         &self,
         Parameters(_a): Parameters<ClipboardReadArgs>,
     ) -> CallToolResult {
-        let engine = self.session();
-        match render::blocking(self.request_timeout(), "clipboard_read", move || {
-            engine.clipboard_read()
-        })
+        clipboard::read(
+            self.session(),
+            &WORDING,
+            self.request_timeout(),
+            "clipboard_read",
+        )
         .await
-        {
-            Ok(None) => {
-                let mut r = CallToolResult::success(vec![ContentBlock::text(
-                    "The clipboard holds no text.",
-                )]);
-                r.structured_content = Some(json!({ "length": 0, "clipboard": null }));
-                r
-            }
-            Ok(Some(text)) => {
-                let length = text.chars().count();
-                let shown = if length > PREVIEW_OVER {
-                    let head: String = text.chars().take(PREVIEW_CHARS).collect();
-                    format!(
-                        "The clipboard holds {length} characters; the first {PREVIEW_CHARS} (structuredContent.clipboard has all):\n{head}"
-                    )
-                } else {
-                    format!("The clipboard holds {length} characters:\n{text}")
-                };
-                let mut r = CallToolResult::success(vec![ContentBlock::text(shown)]);
-                r.structured_content = Some(json!({ "length": length, "clipboard": text }));
-                r
-            }
-            Err(e) => error(&e),
-        }
     }
 
     /// Put text on the clipboard (replacing it); paste with press_key ["ctrl","v"], reliable for long text.
@@ -339,18 +315,13 @@ impl DeskpilotServer {
         &self,
         Parameters(a): Parameters<ClipboardWriteArgs>,
     ) -> CallToolResult {
-        let length = a.text.chars().count();
-        report::act(
+        clipboard::write(
             self.session(),
             &WORDING,
-            report::Step { what: "clipboard_write", timeout: self.request_timeout(), check: Check::default(), target: VerifyTarget::Screen },
-            move |s| s.clipboard_write(&a.text),
-            |_| Body::new(
-                format!(
-                    "Put {length} characters on the clipboard (the previous content is replaced). Paste with press_key [\"ctrl\",\"v\"]."
-                ),
-                json!({ "action": "clipboard_write", "length": length }),
-            ),
+            self.request_timeout(),
+            "clipboard_write",
+            a.text,
+            "Paste with press_key [\"ctrl\",\"v\"].",
         )
         .await
     }

@@ -2,9 +2,7 @@
 
 use crate::kit::Parameters;
 use deskpilot_engine::pipeline::ImageFormat;
-use deskpilot_engine::{
-    CaptureTarget, Decorations, Error, OutlineMode, ScreenshotRequest, WindowRef, ZoomRequest,
-};
+use deskpilot_engine::{CaptureTarget, Error, OutlineMode, ScreenshotRequest, ZoomRequest};
 use deskpilot_types::{Rect, WindowId};
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
@@ -13,6 +11,7 @@ use serde_json::json;
 
 use super::wording::image_result;
 use super::{DeskpilotServer, error};
+use crate::kit::capture::{self, Captured, Drawing};
 use crate::kit::render;
 
 /// A physical-pixel rectangle.
@@ -178,11 +177,11 @@ impl DeskpilotServer {
             Ok(r) => r,
             Err(e) => return error(&e),
         };
-        let engine = self.session();
-        let title_match = args.title_match.clone();
-        let (grid, grid_step) = (args.grid || args.grid_step != 0, args.grid_step);
-        let mark = args.mark.map(|p| (p.x, p.y));
-        let dim = args.dim.map(|r| (r.x, r.y, r.width, r.height));
+        let drawing = Drawing {
+            grid: (args.grid || args.grid_step != 0).then_some(args.grid_step),
+            mark: args.mark.map(|p| (p.x, p.y)),
+            dim: args.dim.map(|r| (r.x, r.y, r.width, r.height)),
+        };
         let outline_mode = if args.summary.trim().is_empty() {
             self.session()
                 .config()
@@ -199,59 +198,23 @@ impl DeskpilotServer {
                 }
             }
         };
-        let shot = match render::blocking(self.screenshot_timeout(), "screenshot", move || {
-            let mut request = request;
-            if !title_match.is_empty() {
-                let w = engine.resolve_window(&WindowRef::TitleMatch(title_match))?;
-                request.target = CaptureTarget::Window(w.id);
-            }
-            let decorations = |view: &deskpilot_engine::coords::ViewGeometry| Decorations {
-                grid: grid.then(|| {
-                    if grid_step == 0 {
-                        Decorations::default_grid_step(view.width)
-                    } else {
-                        grid_step
-                    }
-                }),
-                mark,
-                dim,
-                ..Decorations::default()
-            };
-            let shot = engine.screenshot_decorated(&request, &decorations)?;
-            let outline = if outline_mode == OutlineMode::None {
-                None
-            } else {
-                // The screenshot's window, else the one in front.
-                let window = match &shot.window {
-                    Some(w) => Some(w.id),
-                    None => engine
-                        .resolve_window(&WindowRef::Current)
-                        .ok()
-                        .map(|w| w.id),
-                };
-                window.map(|id| {
-                    engine
-                        .outline(id, &shot.view, outline_mode, &engine.config().outline)
-                        .map_err(|e| format!("{}: {e}", e.code()))
-                })
-            };
-            // The app in front: the screenshot's window, else the active one.
-            let front = shot.window.clone().or_else(|| {
-                engine
-                    .list_windows(&Default::default())
-                    .ok()?
-                    .into_iter()
-                    .find(|w| w.state.active)
-            });
-            let hint = front.and_then(|w| engine.skill_hint(&w));
-            Ok((shot, request.target, outline, hint))
+        let session = self.session();
+        let title_match = Some(args.title_match.clone());
+        let captured = match render::blocking(self.screenshot_timeout(), "screenshot", move || {
+            capture::capture(&session, request, title_match, drawing, outline_mode, false)
         })
         .await
         {
-            Ok(s) => s,
+            Ok(c) => c,
             Err(e) => return error(&e),
         };
-        let (shot, target, outline, hint) = shot;
+        let Captured {
+            shot,
+            target,
+            outline,
+            hint,
+            ..
+        } = captured;
         let what = match (&shot.window, target) {
             (Some(w), _) => format!(
                 "window {} \"{}\" (pid {})",
@@ -264,20 +227,12 @@ impl DeskpilotServer {
             _ => "the screen".to_string(),
         };
         let mut result = image_result("Screenshot", &shot, &what);
-        if grid || mark.is_some() || dim.is_some() {
-            let drawn: Vec<&str> = [
-                grid.then_some("a grid labelled in image pixels"),
-                mark.map(|_| "a crosshair mark"),
-                dim.map(|_| "dimming outside the given rectangle"),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
+        if drawing.any() {
             append_text(
                 &mut result,
                 &format!(
                     "Drawn on the image: {} (not part of the screen; compare and verify ignore it).",
-                    drawn.join(", ")
+                    drawing.describe()
                 ),
             );
         }

@@ -1,0 +1,226 @@
+//! `app_skill` (seed 004's actions list, get, save, append, remove), shared by every profile
+//! that offers it: reads come straight from the library; writes are mutating actions through
+//! the engine's pipeline.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use deskpilot_engine::{Check, Error, Session, VerifyTarget, WindowRef};
+use deskpilot_skills::Skill;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::report::{self, Body};
+use super::{Wording, render};
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AppSkillArgs {
+    /// list, get, save, append or remove.
+    pub action: String,
+    /// App or exe name (Excel, EXCEL.EXE); get without it: the last screenshot's app.
+    #[serde(default)]
+    pub app: String,
+    /// save / append: the markdown body, at most 4000 characters.
+    #[serde(default)]
+    pub content: String,
+    /// save: one line for the catalog and the screenshot hint.
+    #[serde(default)]
+    pub summary: String,
+    /// save: extra process or window names that select it.
+    #[serde(default, rename = "match")]
+    pub matches: Vec<String>,
+    /// save: replace an existing user skill.
+    #[serde(default)]
+    pub overwrite: bool,
+    /// Re-read the skill directories first.
+    #[serde(default)]
+    pub refresh: bool,
+}
+
+fn skill_json(s: &Skill, with_content: bool) -> serde_json::Value {
+    let mut v = json!({
+        "app": s.app,
+        "id": s.id,
+        "match": s.matches,
+        "summary": s.summary,
+        "chars": s.body.chars().count(),
+        "source": s.source.as_str(),
+        "path": s.path,
+    });
+    if with_content {
+        v["content"] = json!(s.body);
+        v["truncated"] = json!(s.truncated);
+    }
+    v
+}
+
+fn need_app(action: &str, app: &str) -> Result<(), Error> {
+    if app.trim().is_empty() {
+        return Err(Error::InvalidArgument {
+            message: format!(
+                "app: {action} needs the app's name (e.g. \"mousepad\", \"EXCEL.EXE\")"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Runs one `app_skill` call.
+pub(crate) async fn app_skill(
+    session: Arc<Session>,
+    wording: &dyn Wording,
+    timeout: Duration,
+    a: AppSkillArgs,
+) -> CallToolResult {
+    let action = a.action.trim().to_ascii_lowercase();
+    if a.refresh
+        && let Err(e) = session.skills().refresh()
+    {
+        return render::error(&Error::from(e), wording);
+    }
+    match action.as_str() {
+        "list" => list(&session),
+        "get" => get(session, wording, timeout, a.app).await,
+        "save" | "append" | "remove" => {
+            if let Err(e) = need_app(&action, &a.app) {
+                return render::error(&e, wording);
+            }
+            let what = match action.as_str() {
+                "save" => "app_skill save",
+                "append" => "app_skill append",
+                _ => "app_skill remove",
+            };
+            report::act(
+                    session,
+                    wording,
+                    report::Step {
+                        what,
+                        timeout,
+                        check: Check::default(),
+                        target: VerifyTarget::Screen,
+                    },
+                    move |s| match action.as_str() {
+                        "save" => s.skill_save(&a.app, &a.content, &a.summary, &a.matches, a.overwrite),
+                        "append" => s.skill_append(&a.app, &a.content),
+                        _ => s.skill_remove(&a.app),
+                    },
+                    |o| {
+                        let w = &o.written;
+                        let text = match o.action {
+                            "remove" => format!(
+                                "Removed the user skill for \"{}\" ({}); a built-in of the same app, if any, applies again.",
+                                w.app,
+                                w.path.display()
+                            ),
+                            verb => format!(
+                                "{} the skill for \"{}\" (id {}, {} characters) in {}; the next screenshot of the app carries its hint.",
+                                if verb == "save" { "Saved" } else { "Appended to" },
+                                w.app,
+                                w.id,
+                                w.chars,
+                                w.path.display()
+                            ),
+                        };
+                        Body::new(
+                            text,
+                            json!({ "action": o.action, "app": w.app, "id": w.id, "path": w.path, "chars": w.chars }),
+                        )
+                    },
+                )
+                .await
+        }
+        other => render::error(
+            &Error::InvalidArgument {
+                message: format!(
+                    "action: \"{other}\" is not one of list, get, save, append, remove"
+                ),
+            },
+            wording,
+        ),
+    }
+}
+
+fn list(session: &Session) -> CallToolResult {
+    let library = session.skills();
+    if !library.enabled() {
+        let mut r = CallToolResult::success(vec![ContentBlock::text(
+            "App skills are switched off in this deployment (skills: false).",
+        )]);
+        r.structured_content = Some(json!({ "enabled": false, "count": 0, "skills": [] }));
+        return r;
+    }
+    let all = library.list();
+    let mut text = format!(
+        "{} app skills (built-ins ship in deskpilot; user layer: {}). Get one with app_skill get before driving that app.\n",
+        all.len(),
+        library
+            .user_dir()
+            .map_or("none".to_string(), |d| d.display().to_string())
+    );
+    for s in &all {
+        text.push_str(&format!(
+            "- {} [{}]{}\n",
+            s.app,
+            s.source.as_str(),
+            if s.summary.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", s.summary)
+            }
+        ));
+    }
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(json!({
+        "enabled": true,
+        "count": all.len(),
+        "skills": all.iter().map(|s| skill_json(s, false)).collect::<Vec<_>>(),
+        "user_dir": library.user_dir(),
+    }));
+    r
+}
+
+async fn get(
+    session: Arc<Session>,
+    wording: &dyn Wording,
+    timeout: Duration,
+    app: String,
+) -> CallToolResult {
+    let found = render::blocking(timeout, "app_skill get", move || {
+        if !app.trim().is_empty() {
+            return Ok((app.clone(), session.skills().get(&app)));
+        }
+        // No app: the window of the last screenshot, else the one in front.
+        let w = session.resolve_window(&WindowRef::Current)?;
+        let skill = session
+            .skills()
+            .for_window(w.process.as_deref(), &w.class, &w.title);
+        Ok::<_, Error>((w.label(), skill))
+    })
+    .await;
+    match found {
+        Err(e) => render::error(&e, wording),
+        Ok((asked, None)) => {
+            let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                "No skill for {asked}. app_skill list shows the skills there are; save one once you know the app's hotkeys."
+            ))]);
+            r.structured_content = Some(json!({ "found": false, "app": asked }));
+            r
+        }
+        Ok((_, Some(s))) => {
+            let text = format!(
+                "Skill for {} ({}{}):\n{}",
+                s.app,
+                s.source.as_str(),
+                if s.truncated { ", truncated" } else { "" },
+                s.body
+            );
+            let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+            let mut v = skill_json(&s, true);
+            v["found"] = json!(true);
+            r.structured_content = Some(v);
+            r
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! `clipboard` (get, set) and `app_skill` (list, get, save, append, remove): the kit's shared
+//! implementations in seed 004's words.
+
+use rmcp::model::CallToolResult;
+use rmcp::{tool, tool_router};
+use serde::Deserialize;
+
+use super::wording::WORDING;
+use super::{DshServer, error};
+use crate::kit::skills::{self, AppSkillArgs};
+use crate::kit::{Parameters, clipboard};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ClipboardAction {
+    Get,
+    Set,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClipboardArgs {
+    /// get or set.
+    pub action: ClipboardAction,
+    /// set: the exact text (overwrites the human's clipboard).
+    pub text: Option<String>,
+}
+
+#[tool_router(router = others_router, vis = "pub(crate)")]
+impl DshServer {
+    /// Plain-text clipboard: get (previewed at 4000 characters when over 8000), set (overwrites it; paste with
+    /// computer key ["ctrl","v"]).
+    #[tool(
+        name = "clipboard",
+        annotations(
+            title = "Clipboard",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn clipboard(&self, Parameters(a): Parameters<ClipboardArgs>) -> CallToolResult {
+        match a.action {
+            ClipboardAction::Get => {
+                clipboard::read(
+                    self.session(),
+                    &WORDING,
+                    self.request_timeout(),
+                    "clipboard get",
+                )
+                .await
+            }
+            ClipboardAction::Set => {
+                let Some(text) = a.text else {
+                    return error(&deskpilot_engine::Error::InvalidArgument {
+                        message: "text: set needs the exact text to place on the clipboard"
+                            .to_string(),
+                    });
+                };
+                clipboard::write(
+                    self.session(),
+                    &WORDING,
+                    self.request_timeout(),
+                    "clipboard set",
+                    text,
+                    "Paste with computer { \"action\": \"key\", \"keys\": [\"ctrl\",\"v\"] }.",
+                )
+                .await
+            }
+        }
+    }
+
+    /// Per-app recipes (hotkeys, menu paths, pitfalls): list, get (before driving an app a screenshot hints at),
+    /// save, append, remove.
+    #[tool(
+        name = "app_skill",
+        annotations(
+            title = "App skills",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn app_skill(&self, Parameters(a): Parameters<AppSkillArgs>) -> CallToolResult {
+        skills::app_skill(self.session(), &WORDING, self.request_timeout(), a).await
+    }
+}
