@@ -14,6 +14,7 @@ mod profiles;
 
 pub use kit::{Parameters, ToolFilter, Wording};
 pub use profiles::deskpilot::{DeskpilotServer, tools_list as deskpilot_tools_list};
+pub use profiles::dsh::DshServer;
 pub use profiles::{PROFILES, Profile, Surface, UnknownProfile, profile};
 
 /// Who the server says it is in the `initialize` handshake.

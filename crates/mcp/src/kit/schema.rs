@@ -37,6 +37,9 @@ fn one_paragraph(text: &str) -> String {
 fn clean(v: &mut Value, defs: &Value) {
     match v {
         Value::Object(map) => {
+            // An optional enum is `anyOf: [{$ref}, null]`: unwrap it first so the `$ref`
+            // below is inlined (its `$defs` are dropped).
+            not_null(map);
             if let Some(Value::String(r)) = map.get("$ref").cloned()
                 && let Some(def) = r.strip_prefix("#/$defs/").and_then(|name| defs.get(name))
             {

@@ -61,10 +61,10 @@ pub struct SetValueArgs {
     pub element: String,
     /// The exact text, or a number for sliders and spin buttons.
     pub value: String,
-    /// Pixel diff before/after sets effect.
+    /// Pixel diff sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// verify + a fresh screenshot.
+    /// verify + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -76,10 +76,10 @@ pub struct ActionArgs {
     pub element: String,
     /// An advertised action, or toggle, expand, collapse, select, focus.
     pub action: String,
-    /// Pixel diff before/after sets effect.
+    /// Pixel diff sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// verify + a fresh screenshot.
+    /// verify + screenshot.
     #[serde(default)]
     pub observe: bool,
 }

@@ -68,10 +68,10 @@ pub struct WindowArgs {
     /// launch: ms to wait for a window (default 10000, at most 60000).
     #[serde(default = "ten_seconds")]
     pub wait_ms: u64,
-    /// Pixel diff before/after sets effect.
+    /// Pixel diff sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// verify + a fresh screenshot.
+    /// verify + screenshot.
     #[serde(default)]
     pub observe: bool,
 }

@@ -58,22 +58,22 @@ pub struct PointArgs {
     pub x: f64,
     /// Y in screenshot pixels.
     pub y: f64,
-    /// Screenshot x/y come from (0: last).
+    /// x/y source (0: last).
     #[serde(default)]
     pub screenshot_id: u64,
-    /// image (default) or physical screen pixels.
+    /// Default image.
     #[serde(default)]
     pub coordinates: Option<Coordinates>,
-    /// fail (default) refuses a covered point; warn; off.
+    /// Default fail.
     #[serde(default)]
     pub hit_test: Option<HitTestArg>,
     /// Held keys: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Pixel diff before/after sets effect.
+    /// Pixel diff sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// verify + a fresh screenshot.
+    /// verify + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -90,13 +90,13 @@ pub struct ClickArgs {
     /// Or an element token ("s3:12"): its click action, else its centre.
     #[serde(default)]
     pub element: String,
-    /// Screenshot x/y come from (0: last).
+    /// x/y source (0: last).
     #[serde(default)]
     pub screenshot_id: u64,
-    /// image (default) or physical screen pixels.
+    /// Default image.
     #[serde(default)]
     pub coordinates: Option<Coordinates>,
-    /// fail (default) refuses a covered point; warn; off.
+    /// Default fail.
     #[serde(default)]
     pub hit_test: Option<HitTestArg>,
     /// "left" (default), "right" or "middle".
@@ -108,10 +108,10 @@ pub struct ClickArgs {
     /// Held keys: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Pixel diff before/after sets effect.
+    /// Pixel diff sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// verify + a fresh screenshot.
+    /// verify + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -129,22 +129,22 @@ pub struct ScrollArgs {
     /// Wheel notches right (negative: left).
     #[serde(default)]
     pub dx: i32,
-    /// Screenshot x/y come from (0: last).
+    /// x/y source (0: last).
     #[serde(default)]
     pub screenshot_id: u64,
-    /// image (default) or physical screen pixels.
+    /// Default image.
     #[serde(default)]
     pub coordinates: Option<Coordinates>,
-    /// fail (default) refuses a covered point; warn; off.
+    /// Default fail.
     #[serde(default)]
     pub hit_test: Option<HitTestArg>,
     /// Held keys: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Pixel diff before/after sets effect.
+    /// Pixel diff sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// verify + a fresh screenshot.
+    /// verify + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -169,19 +169,19 @@ pub struct DragArgs {
     /// The screenshot the points come from (0: the last).
     #[serde(default)]
     pub screenshot_id: u64,
-    /// image (default) or physical screen pixels.
+    /// Default image.
     #[serde(default)]
     pub coordinates: Option<Coordinates>,
-    /// fail (default) refuses a covered point; warn; off.
+    /// Default fail.
     #[serde(default)]
     pub hit_test: Option<HitTestArg>,
     /// Held keys: ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Pixel diff before/after sets effect.
+    /// Pixel diff sets effect.
     #[serde(default)]
     pub verify: bool,
-    /// verify + a fresh screenshot.
+    /// verify + screenshot.
     #[serde(default)]
     pub observe: bool,
 }

@@ -211,7 +211,8 @@ impl DshServer {
                 "\n… {left} more element(s) left out (maxDepth {max_depth}: {deeper} deeper; maxNodes {max_nodes})."
             ));
         }
-        for n in &snapshot.notes {
+        // Notes about snapshot tokens are the deskpilot profile's business; paths are re-read.
+        for n in snapshot.notes.iter().filter(|n| !n.contains("token")) {
             text.push_str("\nNote: ");
             text.push_str(n);
         }
