@@ -18,13 +18,13 @@ const EXPECTED_TREE: &str = concat!(
 );
 
 /// The fixture app and the event lines it has printed so far.
-struct Fixture {
+pub(crate) struct Fixture {
     child: std::process::Child,
     events: Arc<Mutex<Vec<String>>>,
 }
 
 impl Fixture {
-    fn start(desktop: &deskpilot_x11::VirtualDisplay, title: &str) -> Fixture {
+    pub(crate) fn start(desktop: &deskpilot_x11::VirtualDisplay, title: &str) -> Fixture {
         Fixture::launch(desktop, title, &[], &[])
     }
 
@@ -62,7 +62,12 @@ impl Fixture {
         Fixture { child, events }
     }
 
-    async fn saw(&self, line: &str) {
+    /// Whether the fixture has printed `line`.
+    pub(crate) fn has(&self, line: &str) -> bool {
+        self.events.lock().unwrap().iter().any(|l| l == line)
+    }
+
+    pub(crate) async fn saw(&self, line: &str) {
         wait_for(
             Duration::from_secs(5),
             &format!("fixture event {line:?}"),

@@ -25,7 +25,7 @@ async fn status<H: ClientHandler>(server: &Server<H>) -> Value {
     ok(&r).clone()
 }
 
-fn xdotool_escape(display: &str) {
+pub(crate) fn xdotool_escape(display: &str) {
     let out = std::process::Command::new("xdotool")
         .args(["key", "Escape"])
         .env("DISPLAY", display)
@@ -269,9 +269,9 @@ async fn clicks_pass_through_the_overlay_and_its_death_fails_closed() {
 }
 
 /// A client whose human answers approval questions from a script.
-struct Human {
-    answers: Mutex<Vec<ElicitationAction>>,
-    asked: Mutex<Vec<String>>,
+pub(crate) struct Human {
+    pub(crate) answers: Mutex<Vec<ElicitationAction>>,
+    pub(crate) asked: Mutex<Vec<String>>,
 }
 
 impl ClientHandler for Human {

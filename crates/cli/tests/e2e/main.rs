@@ -11,6 +11,7 @@
 mod apps;
 mod cli;
 mod clipboard;
+mod dsh;
 mod elements;
 mod guard;
 mod harness;
