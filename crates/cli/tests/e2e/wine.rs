@@ -129,8 +129,12 @@ fn wine(desktop: &VirtualDisplay) -> Option<Wine> {
 }
 
 async fn serve_wine(desktop: &VirtualDisplay, w: &Wine) -> Server {
+    serve_wine_with(desktop, w, &[]).await
+}
+
+async fn serve_wine_with(desktop: &VirtualDisplay, w: &Wine, args: &[&str]) -> Server {
     let mut cmd = tokio::process::Command::new("wine");
-    cmd.arg(&w.exe).arg("serve");
+    cmd.arg(&w.exe).arg("serve").args(args);
     for (k, v) in desktop.env() {
         cmd.env(k, v);
     }
@@ -698,4 +702,83 @@ async fn doctor_under_wine_says_what_is_missing() {
     let mut kill = w.command(desktop, "wineserver");
     kill.arg("-k");
     let _ = kill.status();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dsh_profile_lists_windows_and_invokes_the_win32_fixture_by_path_under_wine() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let Some(w) = wine(desktop) else { return };
+    let fixture = w.exe.with_file_name("winfixture.exe");
+    let log = EventLog(
+        Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("winfixture-dsh-{}.log", std::process::id())),
+    );
+    let _ = std::fs::remove_file(&log.0);
+    let server = serve_wine_with(desktop, &w, &["--profile", "dsh"]).await;
+    let r = server
+        .call(
+            "app_window",
+            json!({ "action": "launch", "command": z(&fixture), "args": [z(&log.0)] }),
+        )
+        .await;
+    let launched = ok(&r).clone();
+    assert_eq!(launched["process"], "winfixture.exe", "{}", text(&r));
+    let mut seen = log.wait(0, "ready").await;
+    let listing = ok(&server
+        .call(
+            "app_window",
+            json!({ "action": "list", "filter": "Win32 fixture" }),
+        )
+        .await)
+    .clone();
+    assert_eq!(listing["count"], 1, "{listing}");
+    let hwnd = listing["windows"][0]["hwnd"].clone();
+    assert_eq!(hwnd, launched["hwnd"]);
+    assert_eq!(listing["windows"][0]["process"], "winfixture.exe");
+    ok(&server
+        .call("app_window", json!({ "action": "focus", "hwnd": hwnd }))
+        .await);
+
+    // The tree's lines end in paths; the OK button is invoked by its path.
+    let r = server
+        .call("ui_element", json!({ "action": "tree", "hwnd": hwnd }))
+        .await;
+    let tree = text(&r);
+    assert_eq!(ok(&r)["source"], "msaa", "{tree}");
+    let line = tree
+        .lines()
+        .find(|l| l.trim_start().starts_with("Button \"OK\""))
+        .unwrap_or_else(|| panic!("no OK button in:\n{tree}"));
+    let path = line.rsplit("path=").next().unwrap().trim().to_string();
+    let r = server
+        .call(
+            "ui_element",
+            json!({ "action": "invoke", "hwnd": hwnd, "path": path }),
+        )
+        .await;
+    assert_eq!(ok(&r)["path"], path.as_str(), "{}", text(&r));
+    seen = log.wait(seen, "click OK").await;
+    // And by find, with a Chinese description.
+    let r = server
+        .call(
+            "ui_element",
+            json!({ "action": "find", "hwnd": hwnd, "description": "确定", "annotate": false }),
+        )
+        .await;
+    let best = ok(&r)["candidates"][0].clone();
+    assert_eq!(best["name"], "确定", "{}", text(&r));
+    ok(&server
+        .call(
+            "ui_element",
+            json!({ "action": "invoke", "hwnd": hwnd, "path": best["path"] }),
+        )
+        .await);
+    log.wait(seen, "click 确定").await;
+    ok(&server
+        .call("app_window", json!({ "action": "close", "hwnd": hwnd }))
+        .await);
+    server.finish().await;
 }
