@@ -29,7 +29,9 @@ pub use error::{Error, Link};
 pub use fake::FakeDesktop;
 pub use frame::{Frame, FrameMut, PixelFormat};
 pub use ocr::{GrayImage, NoOcr, Ocr, OcrInfo, OcrPage, OcrRequest};
-pub use overlay::{Escapes, GuardEvent, GuardListener, NoOverlay, Overlay, OverlayStyle};
+pub use overlay::{
+    Escapes, GuardEvent, GuardListener, NoOverlay, Overlay, OverlayStyle, POINTER_MARK, PointerLook,
+};
 pub use overlay_process::ProcessOverlay;
 pub use tree::{Accessibility, ElementHandle, ElementStates, RawElement, RawTree, TreeLimits};
 

@@ -35,7 +35,47 @@ pub struct OverlayStyle {
     pub opacity: f32,
     /// Listen for a global Esc while shown.
     pub esc_stop: bool,
+    /// How the pointer is marked while shown.
+    pub cursor: PointerLook,
 }
+
+/// How the indicator marks the pointer while it is up (seed 004's `cursor`). The mark is
+/// drawn by the indicator beside the system cursor — the user's cursor itself is never
+/// changed, so there is nothing to restore on any exit path — and it never takes a click.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PointerLook {
+    /// A ring around the pointer and an arrow in the indicator's colour over the system's.
+    #[default]
+    Agent,
+    /// The ring only.
+    Halo,
+    /// No mark.
+    Off,
+}
+
+impl PointerLook {
+    /// `agent`, `halo` or `off` (the protocol word and the config value).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PointerLook::Agent => "agent",
+            PointerLook::Halo => "halo",
+            PointerLook::Off => "off",
+        }
+    }
+
+    /// The look a word names.
+    pub fn parse(word: &str) -> Option<PointerLook> {
+        match word.trim().to_ascii_lowercase().as_str() {
+            "agent" => Some(PointerLook::Agent),
+            "halo" => Some(PointerLook::Halo),
+            "off" => Some(PointerLook::Off),
+            _ => None,
+        }
+    }
+}
+
+/// The side of the square the pointer mark occupies, centred on the pointer.
+pub const POINTER_MARK: u32 = 48;
 
 /// Esc presses an indicator heard, counted by whose they were.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -60,6 +100,12 @@ pub trait Overlay: Send + Sync {
     /// The screen rectangles the indicator paints while visible, so frame comparisons can
     /// ignore them.
     fn regions(&self) -> Vec<Rect>;
+    /// The side of the square around the pointer the indicator's pointer mark occupies while
+    /// visible (it follows the pointer, so frame comparisons ignore that square wherever the
+    /// pointer is); `None` when no mark is drawn.
+    fn pointer_mark(&self) -> Option<u32> {
+        None
+    }
     /// deskpilot itself is about to press Esc: that press is not a human's.
     fn expect_own_escape(&self) {}
     /// The Esc presses heard so far, by whose they were.

@@ -2,8 +2,9 @@
 //! can be seen: the engine-side half, the same on every platform.
 //!
 //! [`ProcessOverlay`] starts the child on the first `show` and talks to it one line at a time
-//! over its stdin / stdout. Child protocol, stdin: `show <opacity> <esc 0|1> <message>`,
-//! `hide`; end of input ends the child. Stdout: `shown <x,y,w,h>;…` (the painted rectangles),
+//! over its stdin / stdout. Child protocol, stdin: `show <opacity> <esc 0|1> <agent|halo|off> <message>`,
+//! `hide`; end of input ends the child. Stdout: `shown <x,y,w,h>;… [mark <side>]` (the painted
+//! rectangles, and the pointer mark's square when one follows the pointer),
 //! `hidden`, `esc`, `host-lost <why>`, `error <why>`. An end of the pipe that was not asked for
 //! is `guard-exited`; a `host-lost` line (the child lost its display connection) is
 //! `host-exited`. Each platform's backend provides the child (X11: a SHAPE'd override-redirect
@@ -40,6 +41,8 @@ pub struct ProcessOverlay {
 struct Shared {
     visible: AtomicBool,
     regions: Mutex<Vec<Rect>>,
+    /// The pointer mark's side, 0 for none.
+    mark: std::sync::atomic::AtomicU32,
     own_escapes: Mutex<VecDeque<Instant>>,
     heard: Mutex<Escapes>,
 }
@@ -206,9 +209,10 @@ impl Overlay for ProcessOverlay {
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
         let line = format!(
-            "show {:.2} {} {}",
+            "show {:.2} {} {} {}",
             style.opacity.clamp(0.05, 1.0),
             u8::from(style.esc_stop),
+            style.cursor.as_str(),
             message
         );
         let reply = match self.command(running, &line, "shown") {
@@ -222,7 +226,9 @@ impl Overlay for ProcessOverlay {
                 return Err(e);
             }
         };
-        *lock(&self.shared.regions) = parse_regions(&reply["shown".len()..]);
+        let (regions, mark) = parse_shown(&reply["shown".len()..]);
+        *lock(&self.shared.regions) = regions;
+        self.shared.mark.store(mark.unwrap_or(0), Ordering::SeqCst);
         self.shared.visible.store(true, Ordering::SeqCst);
         Ok(())
     }
@@ -247,6 +253,11 @@ impl Overlay for ProcessOverlay {
         } else {
             Vec::new()
         }
+    }
+
+    fn pointer_mark(&self) -> Option<u32> {
+        let mark = self.shared.mark.load(Ordering::SeqCst);
+        (self.visible() && mark > 0).then_some(mark)
     }
 
     fn expect_own_escape(&self) {
@@ -293,6 +304,14 @@ impl ProcessOverlay {
     }
 }
 
+/// `" 0,0,1920,5;… mark 48"` → the rectangles and the pointer mark's side.
+fn parse_shown(text: &str) -> (Vec<Rect>, Option<u32>) {
+    match text.split_once(" mark ") {
+        Some((regions, mark)) => (parse_regions(regions), mark.trim().parse().ok()),
+        None => (parse_regions(text), None),
+    }
+}
+
 /// `" 0,0,1920,5;…"` → rectangles.
 fn parse_regions(text: &str) -> Vec<Rect> {
     text.split(';')
@@ -317,6 +336,14 @@ mod tests {
         assert_eq!(
             parse_regions(" 0,0,100,5;0,95,100,5;bad;1,2,0,3"),
             [Rect::new(0, 0, 100, 5), Rect::new(0, 95, 100, 5)]
+        );
+        assert_eq!(
+            parse_shown(" 0,0,100,5 mark 48"),
+            (vec![Rect::new(0, 0, 100, 5)], Some(48))
+        );
+        assert_eq!(
+            parse_shown(" 0,0,100,5"),
+            (vec![Rect::new(0, 0, 100, 5)], None)
         );
     }
 }

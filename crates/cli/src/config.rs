@@ -24,7 +24,7 @@ use deskpilot_types::Rect;
 use toml::{Table, Value};
 
 /// Seed 004 keys this build reads but does not act on yet.
-const NOT_YET: &[&str] = &["cursor"];
+const NOT_YET: &[&str] = &[];
 
 /// The configuration and everything worth telling the operator about it.
 #[derive(Debug)]
@@ -137,7 +137,8 @@ fn from_table(
             | "coordinates"
             | "requestTimeoutMs"
             | "screenshotTimeoutMs"
-            | "hitTest" => {}
+            | "hitTest"
+            | "cursor" => {}
             k if NOT_YET.contains(&k) => warnings.push(format!(
                 "config key {k} is not supported by this build yet and has no effect"
             )),
@@ -419,6 +420,14 @@ fn from_table(
         "off" => deskpilot_engine::HitTestMode::Off,
         _ => deskpilot_engine::HitTestMode::Fail,
     };
+    config.safety.cursor = deskpilot_backend::PointerLook::parse(choice(
+        "cursor",
+        "DESKPILOT_CURSOR",
+        &["agent", "halo", "off"],
+        "agent",
+        warnings,
+    ))
+    .unwrap_or_default();
     config.physical_coordinates = choice(
         "coordinates",
         "DESKPILOT_COORDINATES",
@@ -560,7 +569,7 @@ mod tests {
         let (c, w) = parse(
             r#"
             hitTest = "sometimes"
-            cursor = "halo"
+            cursor = "ring"
             requestTimeoutMs = 5
             colour = "blue"
             maskRegions = [{ x = 0, y = 0, width = -5, height = 10 }, { x = 1, y = 2, width = 3, height = 4 }]
@@ -583,7 +592,7 @@ mod tests {
             "not an integer",
             "gif is not jpeg or png",
             "maskRegions[0]",
-            "cursor is not supported by this build yet",
+            "cursor = ring is not one of agent, halo, off; using the default agent",
             "hitTest = sometimes is not one of fail, warn, off; using the default fail",
             "requestTimeoutMs = 5 is not an integer in 1000..=600000; using the default 20000",
             "screenshot.saveToDisk = \"sometimes\" is not true or false; using the default true",

@@ -133,6 +133,7 @@ fn overlay() -> Check {
                 message: "deskpilot doctor".to_string(),
                 opacity: 0.85,
                 esc_stop: false,
+                cursor: deskpilot_backend::PointerLook::Halo,
             });
             let hidden = overlay.hide();
             overlay.shutdown();

@@ -8,11 +8,11 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
-use windows::Win32::Foundation::{COLORREF, HWND, LPARAM};
+use windows::Win32::Foundation::{COLORREF, HWND, LPARAM, RECT};
 use windows::Win32::Graphics::Gdi::{GetDC, GetPixel, ReleaseDC};
 use windows::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
 use windows::Win32::UI::WindowsAndMessaging::{
-    EnumWindows, GWL_EXSTYLE, GetLayeredWindowAttributes, GetWindowLongPtrW,
+    EnumWindows, GWL_EXSTYLE, GetLayeredWindowAttributes, GetWindowLongPtrW, GetWindowRect,
     GetWindowThreadProcessId, IsWindowVisible, LAYERED_WINDOW_ATTRIBUTES_FLAGS, LWA_ALPHA,
     WS_EX_LAYERED, WS_EX_NOACTIVATE, WS_EX_TOOLWINDOW, WS_EX_TOPMOST, WS_EX_TRANSPARENT,
 };
@@ -61,24 +61,39 @@ fn the_overlay_is_a_topmost_click_through_window_with_its_opacity() {
         .expect("start the overlay process");
     let mut stdin = child.stdin.take().unwrap();
     let mut replies = BufReader::new(child.stdout.take().unwrap()).lines();
-    writeln!(stdin, "show 0.5 1 deskpilot overlay test").unwrap();
+    writeln!(stdin, "show 0.5 1 agent deskpilot overlay test").unwrap();
     let reply = replies.next().unwrap().unwrap();
     assert!(reply.starts_with("shown"), "{reply}");
+    assert!(
+        reply.ends_with(" mark 48"),
+        "the pointer mark follows the pointer: {reply}"
+    );
 
+    // The frame and the pointer mark, both click-through and never focused.
     let windows = windows_of(child.id());
-    assert_eq!(windows.len(), 1, "one overlay window");
-    let hwnd = windows[0];
-    // SAFETY: plain queries on a live window; the out-pointers are locals.
+    assert_eq!(windows.len(), 2, "the overlay and the pointer mark");
+    let area = |h: HWND| {
+        let mut r = RECT::default();
+        // SAFETY: an out-pointer to a local.
+        let _ = unsafe { GetWindowRect(h, &mut r) };
+        (r.right - r.left) * (r.bottom - r.top)
+    };
+    let hwnd = *windows.iter().max_by_key(|h| area(**h)).unwrap();
+    let mark = *windows.iter().min_by_key(|h| area(**h)).unwrap();
+    assert_eq!(area(mark), 48 * 48);
+    // SAFETY: plain queries on live windows; the out-pointers are locals.
     unsafe {
-        let ex = GetWindowLongPtrW(hwnd, GWL_EXSTYLE) as u32;
-        for (flag, name) in [
-            (WS_EX_LAYERED.0, "layered"),
-            (WS_EX_TRANSPARENT.0, "click-through"),
-            (WS_EX_TOPMOST.0, "topmost"),
-            (WS_EX_NOACTIVATE.0, "never activated"),
-            (WS_EX_TOOLWINDOW.0, "not in Alt-Tab"),
-        ] {
-            assert!(ex & flag != 0, "the overlay is not {name}: {ex:#x}");
+        for w in [hwnd, mark] {
+            let ex = GetWindowLongPtrW(w, GWL_EXSTYLE) as u32;
+            for (flag, name) in [
+                (WS_EX_LAYERED.0, "layered"),
+                (WS_EX_TRANSPARENT.0, "click-through"),
+                (WS_EX_TOPMOST.0, "topmost"),
+                (WS_EX_NOACTIVATE.0, "never activated"),
+                (WS_EX_TOOLWINDOW.0, "not in Alt-Tab"),
+            ] {
+                assert!(ex & flag != 0, "the overlay is not {name}: {ex:#x}");
+            }
         }
         let mut alpha = 0u8;
         let mut flags = LAYERED_WINDOW_ATTRIBUTES_FLAGS(0);
@@ -93,6 +108,12 @@ fn the_overlay_is_a_topmost_click_through_window_with_its_opacity() {
             assert_ne!(pixel, COLORREF(0x00ff_7b1e), "the frame is drawn opaque");
         }
     }
+
+    // cursor off: no mark.
+    writeln!(stdin, "show 0.5 1 off deskpilot overlay test").unwrap();
+    let reply = replies.next().unwrap().unwrap();
+    assert!(!reply.contains(" mark "), "{reply}");
+    assert_eq!(windows_of(child.id()).len(), 1, "the mark is hidden");
 
     writeln!(stdin, "hide").unwrap();
     assert_eq!(replies.next().unwrap().unwrap(), "hidden");

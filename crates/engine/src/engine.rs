@@ -246,6 +246,7 @@ pub struct Engine {
     pub(crate) guard: std::sync::Arc<crate::safety::Guard>,
     /// Screenshot and snapshot ids, unique in the process, and who was issued them.
     pub(crate) ids: crate::session::Ids,
+
     /// App skills: built-ins and the user layer.
     pub(crate) skills: deskpilot_skills::Library,
 }
@@ -277,6 +278,20 @@ impl Engine {
 
     pub fn config(&self) -> &EngineConfig {
         &self.config
+    }
+
+    /// What the indicator paints now, for frame comparisons to leave out: its fixed regions
+    /// and, while a pointer mark follows the pointer, the mark's square around the pointer.
+    pub(crate) fn overlay_regions(&self) -> Vec<Rect> {
+        let overlay = &self.desktop.overlay;
+        let mut regions = overlay.regions();
+        if let Some(side) = overlay.pointer_mark()
+            && let Ok(p) = self.desktop.pointer.position()
+        {
+            let half = (side / 2) as i32;
+            regions.push(Rect::new(p.x - half, p.y - half, side, side));
+        }
+        regions
     }
 
     /// Windows topmost first, narrowed by `filter`.
@@ -531,7 +546,7 @@ impl Session {
             Some((window, _, _)) => RefKey::Window(window),
             None => RefKey::Area(view.capture),
         };
-        let overlay = self.desktop.overlay.regions();
+        let overlay = self.overlay_regions();
         let previous = self
             .references
             .lock()

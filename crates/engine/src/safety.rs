@@ -92,6 +92,8 @@ pub struct SafetyConfig {
     pub idle_disarm: Duration,
     /// Pause after a mutating action before `verify` / `observe` look at the screen.
     pub action_delay: Duration,
+    /// `cursor`: how the indicator marks the pointer while it is up.
+    pub cursor: deskpilot_backend::PointerLook,
 }
 
 impl Default for SafetyConfig {
@@ -108,6 +110,7 @@ impl Default for SafetyConfig {
             esc_stop: true,
             idle_disarm: Duration::from_secs(60),
             action_delay: Duration::from_millis(60),
+            cursor: deskpilot_backend::PointerLook::Agent,
         }
     }
 }
@@ -388,6 +391,7 @@ impl Engine {
             message: safety.overlay_message.clone(),
             opacity: safety.overlay_opacity,
             esc_stop: safety.esc_stop,
+            cursor: safety.cursor,
         };
         let result = overlay.show(&style);
         let mut s = self.guard.lock();

@@ -123,7 +123,7 @@ impl Session {
             region: rect,
             desktop,
         })?;
-        let overlay = self.desktop.overlay.regions();
+        let overlay = self.overlay_regions();
         let signature = self.sample(rect, &mut Vec::new())?;
         Ok(Before {
             rect,
@@ -140,7 +140,7 @@ impl Session {
         std::thread::sleep(self.config().safety.action_delay);
         let mut buffer = Vec::new();
         let diff = loop {
-            let mut ignore = self.desktop.overlay.regions();
+            let mut ignore = self.overlay_regions();
             ignore.extend_from_slice(&before.overlay);
             let now = self.sample(before.rect, &mut buffer)?;
             let diff = difference(&before.signature, &now, &ignore);

@@ -253,7 +253,7 @@ impl Session {
             let r = rect(self)?;
             let now_sig = capture(self, r)?;
             frames += 1;
-            let d = difference(&previous, &now_sig, &self.desktop.overlay.regions());
+            let d = difference(&previous, &now_sig, &self.overlay_regions());
             let ratio = d.ratio;
             previous = now_sig;
             ratios.push(ratio);

@@ -8,25 +8,31 @@
 //! layered windows cannot be translucent (Wine without a compositor). The label is drawn with
 //! GDI, so any Unicode `overlayMessage` shows. Esc is polled with `GetAsyncKeyState`
 //! (edge-triggered, every 20 ms), never grabbed with a hotkey, so the app in front gets it too.
+//!
+//! The pointer mark (`cursor: agent | halo`) is a second window of the same kind, cut to a ring
+//! (and, for `agent`, an arrow over the system arrow's place), moved to the pointer on the same
+//! 20 ms tick (`GetCursorPos`). The system cursor is never replaced, so no exit path — a crash
+//! included — can leave the user with the agent's cursor.
 
 use std::cell::RefCell;
 use std::io::{BufRead, Write};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use windows::Win32::Foundation::{COLORREF, HWND, LPARAM, LRESULT, RECT, WPARAM};
+use windows::Win32::Foundation::{COLORREF, HWND, LPARAM, LRESULT, POINT, RECT, WPARAM};
 use windows::Win32::Graphics::Gdi::{
-    BeginPaint, CombineRgn, CreateRectRgn, CreateSolidBrush, DT_CENTER, DT_SINGLELINE, DT_VCENTER,
-    DeleteObject, DrawTextW, EndPaint, FillRect, GetDC, GetTextExtentPoint32W, InvalidateRect,
-    PAINTSTRUCT, RGN_OR, ReleaseDC, SetBkMode, SetTextColor, SetWindowRgn, TRANSPARENT,
+    BeginPaint, CombineRgn, CreateEllipticRgn, CreatePolygonRgn, CreateRectRgn, CreateSolidBrush,
+    DT_CENTER, DT_SINGLELINE, DT_VCENTER, DeleteObject, DrawTextW, EndPaint, FillRect, GetDC,
+    GetTextExtentPoint32W, InvalidateRect, PAINTSTRUCT, RGN_DIFF, RGN_OR, ReleaseDC, SetBkMode,
+    SetTextColor, SetWindowRgn, TRANSPARENT, WINDING,
 };
 use windows::Win32::System::LibraryLoader::GetModuleHandleW;
 use windows::Win32::UI::Input::KeyboardAndMouse::{GetAsyncKeyState, VK_ESCAPE};
 use windows::Win32::UI::WindowsAndMessaging::{
-    CreateWindowExW, DefWindowProcW, DispatchMessageW, GetSystemMetrics, HTTRANSPARENT,
-    HWND_TOPMOST, LWA_ALPHA, MA_NOACTIVATE, MSG, PM_REMOVE, PeekMessageW, RegisterClassW,
-    SM_CXVIRTUALSCREEN, SM_CYVIRTUALSCREEN, SM_XVIRTUALSCREEN, SM_YVIRTUALSCREEN, SW_HIDE,
-    SW_SHOWNOACTIVATE, SWP_NOACTIVATE, SWP_NOMOVE, SWP_NOSIZE, SWP_SHOWWINDOW,
+    CreateWindowExW, DefWindowProcW, DispatchMessageW, GetCursorPos, GetSystemMetrics,
+    HTTRANSPARENT, HWND_TOPMOST, LWA_ALPHA, MA_NOACTIVATE, MSG, PM_REMOVE, PeekMessageW,
+    RegisterClassW, SM_CXVIRTUALSCREEN, SM_CYVIRTUALSCREEN, SM_XVIRTUALSCREEN, SM_YVIRTUALSCREEN,
+    SW_HIDE, SW_SHOWNOACTIVATE, SWP_NOACTIVATE, SWP_NOMOVE, SWP_NOSIZE, SWP_SHOWWINDOW,
     SetLayeredWindowAttributes, SetWindowPos, ShowWindow, TranslateMessage, WM_MOUSEACTIVATE,
     WM_NCHITTEST, WM_PAINT, WNDCLASSW, WS_EX_LAYERED, WS_EX_NOACTIVATE, WS_EX_TOOLWINDOW,
     WS_EX_TOPMOST, WS_EX_TRANSPARENT, WS_POPUP,
@@ -39,6 +45,10 @@ const BORDER: i32 = 5;
 const FRAME: COLORREF = COLORREF(0x00ff_7b1e);
 const LABEL_BG: COLORREF = COLORREF(0x008c_3f10);
 const LABEL_FG: COLORREF = COLORREF(0x00ff_ffff);
+/// The pointer mark's window side (`deskpilot_backend::POINTER_MARK`) and its ring radii.
+const MARK: i32 = deskpilot_backend::POINTER_MARK as i32;
+const RING_OUTER: i32 = 21;
+const RING_INNER: i32 = 17;
 
 thread_local! {
     /// The label text (UTF-16) and its rectangle in client coordinates.
@@ -53,7 +63,7 @@ pub fn run_child() -> i32 {
         let _ = writeln!(out, "{line}");
         let _ = out.flush();
     };
-    let hwnd = match create_window() {
+    let (hwnd, mark) = match create_window().and_then(|h| Ok((h, create_mark()?))) {
         Ok(h) => h,
         Err(e) => {
             say(&format!("error cannot start: {e}"));
@@ -71,27 +81,39 @@ pub fn run_child() -> i32 {
         let _ = tx.send(None);
     });
     let mut listening = false;
+    let mut marking = false;
     let mut was_down = true;
+    let mut pointer = POINT { x: i32::MIN, y: 0 };
     loop {
         pump_messages();
         while let Ok(command) = commands.try_recv() {
             let Some(line) = command else { return 0 };
             if let Some(args) = line.strip_prefix("show ") {
-                let (reply, esc) = show(hwnd, args);
+                let (mut reply, esc, look) = show(hwnd, args);
                 listening = esc;
+                marking = shape_mark(mark, look);
+                if marking {
+                    reply.push_str(&format!(" mark {MARK}"));
+                    pointer.x = i32::MIN;
+                }
                 // A key already down (or pressed before) when listening starts is not a press.
                 was_down = escape_down();
                 say(&reply);
             } else if line == "hide" {
                 listening = false;
-                // SAFETY: `hwnd` is this thread's live window.
+                marking = false;
+                // SAFETY: `hwnd` and `mark` are this thread's live windows.
                 unsafe {
+                    let _ = ShowWindow(mark, SW_HIDE);
                     let _ = ShowWindow(hwnd, SW_HIDE);
                 }
                 say("hidden");
             } else {
                 say(&format!("error unknown command {line:?}"));
             }
+        }
+        if marking {
+            follow(mark, &mut pointer);
         }
         if listening {
             let down = escape_down();
@@ -101,6 +123,148 @@ pub fn run_child() -> i32 {
             was_down = down;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Moves the mark onto the pointer when it moved, keeping it topmost.
+fn follow(mark: HWND, last: &mut POINT) {
+    let mut p = POINT::default();
+    // SAFETY: an out-pointer to a local; `mark` is this thread's live window.
+    unsafe {
+        if GetCursorPos(&mut p).is_err() || (p.x == last.x && p.y == last.y) {
+            return;
+        }
+        *last = p;
+        let _ = SetWindowPos(
+            mark,
+            Some(HWND_TOPMOST),
+            p.x - MARK / 2,
+            p.y - MARK / 2,
+            0,
+            0,
+            SWP_NOSIZE | SWP_NOACTIVATE | SWP_SHOWWINDOW,
+        );
+    }
+}
+
+/// The pointer mark's window: the overlay's kind, `MARK` square, painted in the frame colour.
+fn create_mark() -> windows::core::Result<HWND> {
+    // SAFETY: as in `create_window`: a static class name and procedure, one window of it.
+    unsafe {
+        let instance = GetModuleHandleW(PCWSTR::null())?;
+        let class = w!("DeskpilotPointerMark");
+        let wc = WNDCLASSW {
+            lpfnWndProc: Some(mark_proc),
+            hInstance: instance.into(),
+            lpszClassName: class,
+            ..Default::default()
+        };
+        RegisterClassW(&wc);
+        CreateWindowExW(
+            WS_EX_LAYERED | WS_EX_TRANSPARENT | WS_EX_TOPMOST | WS_EX_NOACTIVATE | WS_EX_TOOLWINDOW,
+            class,
+            w!("deskpilot pointer mark"),
+            WS_POPUP,
+            0,
+            0,
+            MARK,
+            MARK,
+            None,
+            None,
+            Some(instance.into()),
+            None,
+        )
+    }
+}
+
+/// Cuts the mark to its look (`agent`: ring and arrow, `halo`: ring) and shows it, or hides it
+/// for `off`; whether it is shown.
+fn shape_mark(mark: HWND, look: &str) -> bool {
+    let arrow = match look {
+        "agent" => true,
+        "halo" => false,
+        _ => {
+            // SAFETY: `mark` is this thread's live window.
+            unsafe {
+                let _ = ShowWindow(mark, SW_HIDE);
+            }
+            return false;
+        }
+    };
+    let c = MARK / 2;
+    // SAFETY: regions are created and combined; the window takes ownership of the result and
+    // the temporary ones are deleted.
+    unsafe {
+        let ring = CreateEllipticRgn(
+            c - RING_OUTER,
+            c - RING_OUTER,
+            c + RING_OUTER + 1,
+            c + RING_OUTER + 1,
+        );
+        let hole = CreateEllipticRgn(
+            c - RING_INNER,
+            c - RING_INNER,
+            c + RING_INNER + 1,
+            c + RING_INNER + 1,
+        );
+        CombineRgn(Some(ring), Some(ring), Some(hole), RGN_DIFF);
+        let _ = DeleteObject(hole.into());
+        if arrow {
+            let tip = [
+                POINT { x: c, y: c },
+                POINT { x: c, y: c + 16 },
+                POINT {
+                    x: c + 4,
+                    y: c + 12,
+                },
+                POINT {
+                    x: c + 7,
+                    y: c + 17,
+                },
+                POINT {
+                    x: c + 9,
+                    y: c + 16,
+                },
+                POINT {
+                    x: c + 6,
+                    y: c + 11,
+                },
+                POINT {
+                    x: c + 11,
+                    y: c + 11,
+                },
+            ];
+            let shape = CreatePolygonRgn(&tip, WINDING);
+            CombineRgn(Some(ring), Some(ring), Some(shape), RGN_OR);
+            let _ = DeleteObject(shape.into());
+        }
+        SetWindowRgn(mark, Some(ring), true);
+        let _ = SetLayeredWindowAttributes(mark, COLORREF(0), 255, LWA_ALPHA);
+        let _ = ShowWindow(mark, SW_SHOWNOACTIVATE);
+        let _ = InvalidateRect(Some(mark), None, true);
+    }
+    pump_messages();
+    true
+}
+
+extern "system" fn mark_proc(hwnd: HWND, msg: u32, wparam: WPARAM, lparam: LPARAM) -> LRESULT {
+    match msg {
+        WM_NCHITTEST => LRESULT(HTTRANSPARENT as isize),
+        WM_MOUSEACTIVATE => LRESULT(MA_NOACTIVATE as isize),
+        WM_PAINT => {
+            let mut ps = PAINTSTRUCT::default();
+            // SAFETY: the standard paint sequence; the brush is deleted after use.
+            unsafe {
+                let dc = BeginPaint(hwnd, &mut ps);
+                let frame = CreateSolidBrush(FRAME);
+                FillRect(dc, &ps.rcPaint, frame);
+                let _ = DeleteObject(frame.into());
+                let _ = EndPaint(hwnd, &ps);
+            }
+            LRESULT(0)
+        }
+        // SAFETY: default handling of every other message.
+        _ => unsafe { DefWindowProcW(hwnd, msg, wparam, lparam) },
     }
 }
 
@@ -171,12 +335,14 @@ fn create_window() -> windows::core::Result<HWND> {
     }
 }
 
-/// `show <opacity> <esc> <message>`: shapes, shows and raises the window; the reply lists the
-/// painted rectangles in virtual-screen coordinates.
-fn show(hwnd: HWND, args: &str) -> (String, bool) {
-    let mut parts = args.splitn(3, ' ');
+/// `show <opacity> <esc> <agent|halo|off> <message>`: shapes, shows and raises the window; the
+/// reply lists the painted rectangles in virtual-screen coordinates. Also returns the esc flag
+/// and the pointer look.
+fn show(hwnd: HWND, args: &str) -> (String, bool, &str) {
+    let mut parts = args.splitn(4, ' ');
     let opacity: f32 = parts.next().and_then(|o| o.parse().ok()).unwrap_or(0.85);
     let esc = parts.next() == Some("1");
+    let look = parts.next().unwrap_or("off");
     let message: Vec<u16> = parts.next().unwrap_or_default().encode_utf16().collect();
     let screen = virtual_screen();
     let (w, h) = (screen.right - screen.left, screen.bottom - screen.top);
@@ -262,7 +428,7 @@ fn show(hwnd: HWND, args: &str) -> (String, bool) {
             )
         })
         .collect();
-    (format!("shown {}", regions.join(";")), esc)
+    (format!("shown {}", regions.join(";")), esc, look)
 }
 
 extern "system" fn wndproc(hwnd: HWND, msg: u32, wparam: WPARAM, lparam: LPARAM) -> LRESULT {

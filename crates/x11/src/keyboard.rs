@@ -14,6 +14,12 @@
 //! A short-lived thread on its own connection unbinds everything once typing has been idle
 //! for [`RESTORE_IDLE`]; the keyboard lock is held throughout every call, so nothing rebinds the
 //! map under a call that is reading it.
+//!
+//! A process that dies before its restore (SIGKILL, a client that ends the server within the
+//! idle second) would leave its keycodes bound for good, and after enough such deaths no spare
+//! keycode is left. So every binding is leased in a root-window property
+//! (`_DESKPILOT_KEYMAP_LEASES`: pid, keycode pairs); before binding, keycodes leased by a pid
+//! that no longer runs on this host are unbound and become spare again.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -21,8 +27,11 @@ use std::time::{Duration, Instant};
 use deskpilot_backend::{Error, Keyboard};
 use deskpilot_types::Key;
 use x11rb::connection::Connection;
-use x11rb::protocol::xproto::{ConnectionExt as _, KEY_PRESS_EVENT, KEY_RELEASE_EVENT};
+use x11rb::protocol::xproto::{
+    AtomEnum, ConnectionExt as _, KEY_PRESS_EVENT, KEY_RELEASE_EVENT, PropMode,
+};
 use x11rb::protocol::xtest::ConnectionExt as _;
+use x11rb::wrapper::ConnectionExt as _;
 
 use crate::X11Desktop;
 use crate::error::x11_err;
@@ -44,6 +53,14 @@ pub const RESTORE_IDLE: Duration = Duration::from_millis(1000);
 const CHUNK: usize = 256;
 
 const SHIFT_L: u32 = 0xffe1;
+
+/// The root-window property that leases temporarily bound keycodes to their process.
+const LEASES: &[u8] = b"_DESKPILOT_KEYMAP_LEASES";
+
+/// Whether process `pid` still runs on this host.
+fn alive(pid: u32) -> bool {
+    pid == std::process::id() || std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
 
 /// The X keysym of a key.
 pub fn keysym(key: Key) -> u32 {
@@ -229,6 +246,83 @@ impl X11Desktop {
         Ok(())
     }
 
+    fn leases_atom(&self) -> Result<u32, Error> {
+        Ok(self
+            .conn
+            .intern_atom(false, LEASES)
+            .map_err(x11_err("InternAtom"))?
+            .reply()
+            .map_err(x11_err("InternAtom"))?
+            .atom)
+    }
+
+    /// The keycode leases: (pid, keycode) pairs.
+    fn leases(&self) -> Result<Vec<(u32, u8)>, Error> {
+        let atom = self.leases_atom()?;
+        let reply = self
+            .conn
+            .get_property(false, self.root, atom, AtomEnum::CARDINAL, 0, 4096)
+            .map_err(x11_err("GetProperty"))?
+            .reply()
+            .map_err(x11_err("GetProperty"))?;
+        Ok(reply
+            .value32()
+            .map(|v| v.collect::<Vec<u32>>())
+            .unwrap_or_default()
+            .chunks(2)
+            .filter_map(|p| match p {
+                [pid, kc] => u8::try_from(*kc).ok().map(|kc| (*pid, kc)),
+                _ => None,
+            })
+            .collect())
+    }
+
+    fn write_leases(&self, leases: &[(u32, u8)]) -> Result<(), Error> {
+        let atom = self.leases_atom()?;
+        let flat: Vec<u32> = leases
+            .iter()
+            .flat_map(|(pid, kc)| [*pid, u32::from(*kc)])
+            .collect();
+        self.conn
+            .change_property32(
+                PropMode::REPLACE,
+                self.root,
+                atom,
+                AtomEnum::CARDINAL,
+                &flat,
+            )
+            .map_err(x11_err("ChangeProperty"))?;
+        Ok(())
+    }
+
+    /// Records this process's lease on `keycodes` (`take`), or gives them up.
+    fn lease(&self, keycodes: &[u8], take: bool) -> Result<(), Error> {
+        let me = std::process::id();
+        let mut leases = self.leases()?;
+        leases.retain(|l| !keycodes.contains(&l.1));
+        if take {
+            leases.extend(keycodes.iter().map(|kc| (me, *kc)));
+        }
+        self.write_leases(&leases)
+    }
+
+    /// Unbinds the keycodes leased by processes that are gone, so they are spare again.
+    fn reclaim_dead_leases(&self, map: &mut Keymap) -> Result<(), Error> {
+        let leases = self.leases()?;
+        let (dead, kept): (Vec<(u32, u8)>, Vec<(u32, u8)>) =
+            leases.into_iter().partition(|(pid, _)| !alive(*pid));
+        if dead.is_empty() {
+            return Ok(());
+        }
+        let changes: Vec<(u8, [u32; 2])> = dead.iter().map(|(_, kc)| (*kc, [0, 0])).collect();
+        tracing::info!(
+            keycodes = changes.len(),
+            "unbinding keycodes left bound by processes that are gone"
+        );
+        self.rebind(map, &changes)?;
+        self.write_leases(&kept)
+    }
+
     /// Unbinds every temporary keycode (after waiting out what is left of their settle).
     fn unbind_all(&self, binding: &mut Binding, map: &mut Keymap) -> Result<(), Error> {
         if binding.is_empty() {
@@ -239,6 +333,8 @@ impl X11Desktop {
         }
         let changes: Vec<(u8, [u32; 2])> = binding.used.iter().map(|(k, _)| (*k, [0, 0])).collect();
         self.rebind(map, &changes)?;
+        let keycodes: Vec<u8> = changes.iter().map(|(k, _)| *k).collect();
+        self.lease(&keycodes, false)?;
         *binding = Binding {
             generation: next_generation(),
             ..Binding::default()
@@ -279,6 +375,9 @@ impl X11Desktop {
                 return Ok(None);
             }
             let changes = pair_up(&wanted, &slots);
+            let keycodes: Vec<u8> = changes.iter().map(|(k, _)| *k).collect();
+            // Leased before the map changes: a death in between leaves a lease, not a leak.
+            self.lease(&keycodes, true)?;
             self.rebind(map, &changes)?;
             let now = Instant::now();
             for (kc, _) in &changes {
@@ -379,6 +478,9 @@ impl Keyboard for X11Desktop {
 
     fn type_text(&self, text: &str) -> Result<(), Error> {
         let (mut binding, mut map) = self.locked_keymap()?;
+        if let Err(e) = self.reclaim_dead_leases(&mut map) {
+            tracing::warn!("could not reclaim keycodes of dead processes: {e}");
+        }
         let shift = map
             .find(SHIFT_L)
             .map(|(kc, _)| kc)

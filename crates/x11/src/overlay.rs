@@ -9,6 +9,11 @@
 //! focus. Esc is *observed* through XInput2 raw key events on the root for all master devices —
 //! nothing is grabbed, so the focused app still gets its Esc. When the X connection breaks, the
 //! X server is gone: it says so (`host-lost`), which the engine side reports as `host-exited`.
+//!
+//! The pointer mark (`cursor: agent | halo`) is a second override-redirect window, shaped to a
+//! ring (and, for `agent`, an arrow in the frame's colour over the system arrow's place), with
+//! an empty input region. It follows the pointer on XInput2 raw motion events. The system
+//! cursor is never touched, so nothing has to be restored however this process ends.
 
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -34,6 +39,10 @@ const LABEL_FG_RGB: u32 = 0xff_ff_ff;
 const ALL_MASTER_DEVICES: u16 = 1;
 /// The Escape keysym.
 const XK_ESCAPE: u32 = 0xff1b;
+/// The pointer mark's window side (`deskpilot_backend::POINTER_MARK`) and its ring radii.
+const MARK: u16 = deskpilot_backend::POINTER_MARK as u16;
+const RING_OUTER: i32 = 21;
+const RING_INNER: i32 = 17;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -97,6 +106,8 @@ struct Painter {
     root: u32,
     screen: (u16, u16),
     window: u32,
+    /// The pointer mark's window.
+    mark: u32,
     gc: u32,
     font_ascent: i16,
     font_descent: i16,
@@ -111,6 +122,8 @@ struct PaintState {
     label_rect: (i16, i16, u16, u16),
     shown: bool,
     listening: bool,
+    /// The pointer mark is mapped and follows the pointer.
+    marking: bool,
 }
 
 type XResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
@@ -173,6 +186,46 @@ impl Painter {
             0,
             &[],
         )?;
+        let mark = conn.generate_id()?;
+        conn.create_window(
+            depth,
+            mark,
+            root,
+            0,
+            0,
+            MARK,
+            MARK,
+            0,
+            WindowClass::INPUT_OUTPUT,
+            visual,
+            &CreateWindowAux::new()
+                .background_pixel(FRAME_RGB)
+                .override_redirect(1),
+        )?;
+        conn.change_property8(
+            PropMode::REPLACE,
+            mark,
+            AtomEnum::WM_NAME,
+            AtomEnum::STRING,
+            b"deskpilot pointer mark",
+        )?;
+        conn.change_property32(
+            PropMode::REPLACE,
+            mark,
+            AtomEnum::WM_HINTS,
+            AtomEnum::WM_HINTS,
+            &[1, 0, 0, 0, 0, 0, 0, 0, 0],
+        )?;
+        shape::rectangles(
+            &conn,
+            SO::SET,
+            SK::INPUT,
+            ClipOrdering::UNSORTED,
+            mark,
+            0,
+            0,
+            &[],
+        )?;
         // Keep on top of windows mapped later.
         conn.change_window_attributes(
             root,
@@ -218,6 +271,7 @@ impl Painter {
             root,
             screen: size,
             window,
+            mark,
             gc,
             font_ascent: ascent,
             font_descent: descent,
@@ -227,12 +281,15 @@ impl Painter {
         })
     }
 
-    /// `show <opacity> <esc> <message>`.
+    /// `show <opacity> <esc> <agent|halo|off> <message>`.
     fn show(&self, args: &str) -> XResult<String> {
-        let mut parts = args.splitn(3, ' ');
+        let mut parts = args.splitn(4, ' ');
         let opacity: f32 = parts.next().and_then(|o| o.parse().ok()).unwrap_or(0.85);
         let esc = parts.next() == Some("1");
+        let look = parts.next().unwrap_or("off");
         let message = parts.next().unwrap_or_default();
+        // The mark follows raw motion events: without XInput2 it would be left behind.
+        let marking = self.xinput && matches!(look, "agent" | "halo");
         // The core font is Latin-1: anything else shows as '?'.
         let label: Vec<u8> = message
             .chars()
@@ -319,13 +376,30 @@ impl Painter {
             s.label_rect = (lx, ly, lw, lh);
             s.shown = true;
             s.listening = esc && self.xinput;
+            s.marking = marking;
         }
         conn.map_window(self.window)?;
         conn.configure_window(
             self.window,
             &ConfigureWindowAux::new().stack_mode(StackMode::ABOVE),
         )?;
-        self.select_escape(esc && self.xinput)?;
+        if marking {
+            shape::rectangles(
+                conn,
+                SO::SET,
+                SK::BOUNDING,
+                ClipOrdering::UNSORTED,
+                self.mark,
+                0,
+                0,
+                &mark_shape(look == "agent"),
+            )?;
+            self.follow()?;
+            conn.map_window(self.mark)?;
+        } else {
+            conn.unmap_window(self.mark)?;
+        }
+        self.select_events(esc && self.xinput, marking)?;
         self.paint()?;
         // A round trip: once answered, the server has mapped and painted the window.
         conn.get_input_focus()?.reply()?;
@@ -333,7 +407,11 @@ impl Painter {
             .iter()
             .map(|r| format!("{},{},{},{}", r.x, r.y, r.width, r.height))
             .collect();
-        Ok(format!("shown {}", regions.join(";")))
+        Ok(if marking {
+            format!("shown {} mark {MARK}", regions.join(";"))
+        } else {
+            format!("shown {}", regions.join(";"))
+        })
     }
 
     fn hide(&self) -> XResult<String> {
@@ -341,22 +419,27 @@ impl Painter {
             let mut s = lock(&self.state);
             s.shown = false;
             s.listening = false;
+            s.marking = false;
         }
-        self.select_escape(false)?;
+        self.select_events(false, false)?;
+        self.conn.unmap_window(self.mark)?;
         self.conn.unmap_window(self.window)?;
         self.conn.get_input_focus()?.reply()?;
         Ok("hidden".to_string())
     }
 
-    fn select_escape(&self, on: bool) -> XResult<()> {
+    /// Raw key presses (for Esc) and raw motion (for the pointer mark) from every master device.
+    fn select_events(&self, keys: bool, motion: bool) -> XResult<()> {
         if !self.xinput {
             return Ok(());
         }
-        let mask = if on {
-            XIEventMask::RAW_KEY_PRESS
-        } else {
-            XIEventMask::from(0u32)
-        };
+        let mut mask = XIEventMask::from(0u32);
+        if keys {
+            mask |= XIEventMask::RAW_KEY_PRESS;
+        }
+        if motion {
+            mask |= XIEventMask::RAW_MOTION;
+        }
         xinput::xi_select_events(
             &self.conn,
             self.root,
@@ -415,23 +498,105 @@ impl Painter {
                         escape();
                     }
                 }
-                Event::MapNotify(e) if e.window != self.window => self.raise()?,
-                Event::ConfigureNotify(e) if e.window != self.window => self.raise()?,
+                Event::XinputRawMotion(_) => {
+                    if lock(&self.state).marking {
+                        self.follow()?;
+                    }
+                }
+                Event::MapNotify(e) if e.window != self.window && e.window != self.mark => {
+                    self.raise()?
+                }
+                Event::ConfigureNotify(e) if e.window != self.window && e.window != self.mark => {
+                    self.raise()?
+                }
                 _ => {}
             }
         }
     }
 
     fn raise(&self) -> XResult<()> {
-        if lock(&self.state).shown {
+        let (shown, marking) = {
+            let s = lock(&self.state);
+            (s.shown, s.marking)
+        };
+        if shown {
             self.conn.configure_window(
                 self.window,
                 &ConfigureWindowAux::new().stack_mode(StackMode::ABOVE),
             )?;
-            self.conn.flush()?;
         }
+        if marking {
+            self.conn.configure_window(
+                self.mark,
+                &ConfigureWindowAux::new().stack_mode(StackMode::ABOVE),
+            )?;
+        }
+        self.conn.flush()?;
         Ok(())
     }
+
+    /// Centres the pointer mark on the pointer, above everything.
+    fn follow(&self) -> XResult<()> {
+        let p = self.conn.query_pointer(self.root)?.reply()?;
+        let half = i32::from(MARK / 2);
+        self.conn.configure_window(
+            self.mark,
+            &ConfigureWindowAux::new()
+                .x(i32::from(p.root_x) - half)
+                .y(i32::from(p.root_y) - half)
+                .stack_mode(StackMode::ABOVE),
+        )?;
+        self.conn.flush()?;
+        Ok(())
+    }
+}
+
+/// The pointer mark's shape in its window (the pointer at the centre): a ring, and for
+/// `agent` an arrow whose tip is the pointer, one rectangle per row.
+fn mark_shape(arrow: bool) -> Vec<xproto::Rectangle> {
+    let c = i32::from(MARK / 2);
+    let mut rects = Vec::new();
+    for dy in -RING_OUTER..=RING_OUTER {
+        let outer = f64::from(RING_OUTER * RING_OUTER - dy * dy).sqrt() as i32;
+        let inner_sq = RING_INNER * RING_INNER - dy * dy;
+        let y = (c + dy) as i16;
+        if inner_sq <= 0 {
+            rects.push(xproto::Rectangle {
+                x: (c - outer) as i16,
+                y,
+                width: (2 * outer + 1) as u16,
+                height: 1,
+            });
+        } else {
+            let inner = f64::from(inner_sq).sqrt() as i32;
+            for x0 in [c - outer, c + inner + 1] {
+                rects.push(xproto::Rectangle {
+                    x: x0 as i16,
+                    y,
+                    width: (outer - inner).max(1) as u16,
+                    height: 1,
+                });
+            }
+        }
+    }
+    if arrow {
+        // A classic arrow, 12 wide and 17 tall, tip at the pointer.
+        for row in 0..17i32 {
+            let width = if row < 12 {
+                row + 1
+            } else {
+                5 - (row - 12) / 2
+            };
+            let x0 = if row < 12 { 0 } else { 3 + (row - 12) / 2 };
+            rects.push(xproto::Rectangle {
+                x: (c + x0) as i16,
+                y: (c + row) as i16,
+                width: width.max(1) as u16,
+                height: 1,
+            });
+        }
+    }
+    rects
 }
 
 /// Every keycode whose keysyms include Escape.

@@ -437,3 +437,125 @@ async fn the_overlay_hides_when_idle_and_esc_counts_only_while_it_is_up() {
         .await);
     server.finish().await;
 }
+
+/// The RGB pixel at (x, y) of a PNG region screenshot.
+fn pixel(shot: &(u32, u32, Vec<u8>), x: u32, y: u32) -> [u8; 3] {
+    let i = ((y * shot.0 + x) * 3) as usize;
+    [shot.2[i], shot.2[i + 1], shot.2[i + 2]]
+}
+
+/// A region of 100×100 physical pixels around `(cx, cy)`, lossless.
+async fn around<H: ClientHandler>(server: &Server<H>, cx: i64, cy: i64) -> (u32, u32, Vec<u8>) {
+    let r = server
+        .call(
+            "screenshot",
+            json!({ "region": { "x": cx - 50, "y": cy - 50, "width": 100, "height": 100 }, "format": "png" }),
+        )
+        .await;
+    harness::image(&r)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pointer_mark_follows_the_pointer_takes_no_click_and_never_counts_as_a_change() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let painted = PaintedWindow::open(
+        desktop.display(),
+        "deskpilot pointer mark target",
+        500,
+        360,
+        400,
+        300,
+        (390, 290, 4),
+    );
+    painted.listen();
+    let server = serve(Some(desktop), &[], &[]).await;
+    harness::listed(
+        &server,
+        "deskpilot pointer mark target",
+        "deskpilot pointer mark target",
+    )
+    .await;
+    painted.raise();
+    let (ox, oy) = painted.client_origin();
+    // The middle of the red quadrant.
+    let (cx, cy) = (i64::from(ox) + 100, i64::from(oy) + 75);
+    ok(&server
+        .call(
+            "move_cursor",
+            json!({ "x": cx, "y": cy, "coordinates": "physical" }),
+        )
+        .await);
+    // agent (the default): the ring at radius 19, the arrow below-right of the tip, the pixel
+    // 10 px to the right untouched.
+    let shot = wait_for(
+        Duration::from_secs(5),
+        "the ring around the pointer",
+        || async {
+            let s = around(&server, cx, cy).await;
+            (pixel(&s, 50 + 19, 50) == FRAME).then_some(s)
+        },
+    )
+    .await;
+    assert_eq!(pixel(&shot, 50 - 19, 50), FRAME);
+    assert_eq!(pixel(&shot, 50, 50 + 19), FRAME);
+    assert_eq!(pixel(&shot, 52, 60), FRAME, "the arrow");
+    assert_eq!(pixel(&shot, 50 + 10, 50 - 8), crate::paint::RED);
+    // It follows the pointer.
+    ok(&server
+        .call(
+            "move_cursor",
+            json!({ "x": cx + 60, "y": cy, "coordinates": "physical" }),
+        )
+        .await);
+    wait_for(Duration::from_secs(5), "the ring to follow", || async {
+        let s = around(&server, cx + 60, cy).await;
+        (pixel(&s, 50 + 19, 50) == FRAME).then_some(())
+    })
+    .await;
+    // Moving over a still window is no change: the mark is left out of the comparison.
+    ok(&server
+        .call("screenshot", json!({ "window_id": painted.id }))
+        .await);
+    let r = server
+        .call(
+            "move_cursor",
+            json!({ "x": cx - 40, "y": cy + 20, "coordinates": "physical", "verify": true }),
+        )
+        .await;
+    assert_eq!(ok(&r)["verify"]["changed"], false, "{}", text(&r));
+    // A click at the pointer goes through the mark to the window.
+    let r = server
+        .call(
+            "click",
+            json!({ "x": cx - 40, "y": cy + 20, "coordinates": "physical" }),
+        )
+        .await;
+    ok(&r);
+    let presses = wait_for(Duration::from_secs(5), "the click", || async {
+        let p = painted.presses();
+        (!p.is_empty()).then_some(p)
+    })
+    .await;
+    assert_eq!(presses.iter().filter(|p| p.down).count(), 1, "{presses:?}");
+    server.finish().await;
+
+    // cursor = off: no mark.
+    let config = ConfigFile::new("cursor-off", "cursor = \"off\"\n");
+    let server = serve(Some(desktop), &["--config", config.arg()], &[]).await;
+    ok(&server
+        .call(
+            "move_cursor",
+            json!({ "x": cx, "y": cy, "coordinates": "physical" }),
+        )
+        .await);
+    wait_for(Duration::from_secs(5), "the overlay", || async {
+        (status(&server).await["overlay"]["visible"] == true).then_some(())
+    })
+    .await;
+    let s = around(&server, cx, cy).await;
+    assert_ne!(pixel(&s, 50 + 19, 50), FRAME);
+    server.finish().await;
+}

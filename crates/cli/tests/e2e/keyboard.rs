@@ -94,3 +94,48 @@ async fn unicode_text_and_chords_land_exactly() {
     assert_eq!(error_code(&r), "INVALID_ARGUMENT");
     server.finish().await;
 }
+
+/// The (pid, keycode) leases in the root window's `_DESKPILOT_KEYMAP_LEASES`.
+fn leases(display: &str) -> Vec<(u32, u32)> {
+    let out = std::process::Command::new("xprop")
+        .args(["-root", "_DESKPILOT_KEYMAP_LEASES"])
+        .env("DISPLAY", display)
+        .output()
+        .expect("xprop");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let numbers: Vec<u32> = text
+        .split_once('=')
+        .map(|(_, v)| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_default();
+    numbers.chunks(2).map(|p| (p[0], p[1])).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keycodes_bound_by_a_killed_server_are_reclaimed_by_the_next() {
+    let _guard = harness::exclusive().await;
+    let Some(own) = harness::private_desktop() else {
+        return;
+    };
+    let desktop = &own;
+    // A server binds keycodes for characters the map lacks and is killed before its restore.
+    let server = serve(Some(desktop), &[], &[]).await;
+    let han: String = (0x6000..0x6000 + 40).filter_map(char::from_u32).collect();
+    ok(&server.call("type_text", json!({ "text": han })).await);
+    let pid = server.pid();
+    // SAFETY: plain signal delivery to the server we started.
+    unsafe {
+        libc::kill(pid as i32, libc::SIGKILL);
+    }
+    let left = leases(desktop.display());
+    assert!(
+        left.iter().any(|(p, _)| *p == pid),
+        "the killed server's bindings are leased: {left:?}"
+    );
+    drop(server);
+    // The next server's typing gives those keycodes back before binding its own.
+    let server = serve(Some(desktop), &[], &[]).await;
+    ok(&server.call("type_text", json!({ "text": "字" })).await);
+    let now = leases(desktop.display());
+    assert!(now.iter().all(|(p, _)| *p != pid), "{now:?}");
+    server.finish().await;
+}

@@ -365,7 +365,7 @@ async fn configured_masks_and_defaults_apply_and_bad_values_only_warn() {
     // Bad values: the server still answers, stderr names each problem.
     std::fs::write(
         &config,
-        "cursor = \"halo\"\noverlay = \"sometimes\"\n[screenshot]\nmaxWidth = 10\n",
+        "cursor = \"ring\"\noverlay = \"sometimes\"\n[screenshot]\nmaxWidth = 10\n",
     )
     .unwrap();
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_deskpilot"));
@@ -376,7 +376,7 @@ async fn configured_masks_and_defaults_apply_and_bad_values_only_warn() {
     assert!(out.status.success(), "{stderr}");
     assert!(
         stderr.contains("screenshot.maxWidth = 10 is outside 64..=8192")
-            && stderr.contains("cursor is not supported by this build yet")
+            && stderr.contains("cursor = ring is not one of agent, halo, off")
             && stderr.contains("overlay = sometimes is not one of auto, always, never"),
         "{stderr}"
     );
