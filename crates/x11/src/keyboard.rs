@@ -57,6 +57,9 @@ const SHIFT_L: u32 = 0xffe1;
 /// The root-window property that leases temporarily bound keycodes to their process.
 const LEASES: &[u8] = b"_DESKPILOT_KEYMAP_LEASES";
 
+/// A keycode leased to a process: (pid, keycode).
+type Lease = (u32, u8);
+
 /// Whether process `pid` still runs on this host.
 fn alive(pid: u32) -> bool {
     pid == std::process::id() || std::path::Path::new(&format!("/proc/{pid}")).exists()
@@ -309,7 +312,7 @@ impl X11Desktop {
     /// Unbinds the keycodes leased by processes that are gone, so they are spare again.
     fn reclaim_dead_leases(&self, map: &mut Keymap) -> Result<(), Error> {
         let leases = self.leases()?;
-        let (dead, kept): (Vec<(u32, u8)>, Vec<(u32, u8)>) =
+        let (dead, kept): (Vec<Lease>, Vec<Lease>) =
             leases.into_iter().partition(|(pid, _)| !alive(*pid));
         if dead.is_empty() {
             return Ok(());

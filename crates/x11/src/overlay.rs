@@ -498,11 +498,7 @@ impl Painter {
                         escape();
                     }
                 }
-                Event::XinputRawMotion(_) => {
-                    if lock(&self.state).marking {
-                        self.follow()?;
-                    }
-                }
+                Event::XinputRawMotion(_) if lock(&self.state).marking => self.follow()?,
                 Event::MapNotify(e) if e.window != self.window && e.window != self.mark => {
                     self.raise()?
                 }
