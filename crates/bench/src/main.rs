@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
+mod dsh;
 mod ocr;
 use clap::Parser;
 use rmcp::ServiceExt;
@@ -148,6 +149,17 @@ fn main() -> anyhow::Result<()> {
     samples.push(startup);
     samples.extend(input);
     samples.extend(trees);
+    if let Some((_, fixture)) = tree_apps.iter().find(|(label, _)| label == "GTK fixture") {
+        let env = vd.env().to_vec();
+        match runtime.block_on(dsh::run(&deskpilot, env, n, *fixture)) {
+            Ok(rows) => samples.extend(rows),
+            Err(e) => samples.push(Sample {
+                name: "dsh profile".into(),
+                times: Vec::new(),
+                note: format!("failed: {e:#}"),
+            }),
+        }
+    }
     match ocr::run(&deskpilot, &runtime, args.quick) {
         Ok(rows) => samples.extend(rows),
         Err(e) => samples.push(Sample {

@@ -433,6 +433,51 @@ async fn troubleshooting_codes_that_can_occur_on_linux_carry_their_hints() {
     })
     .await;
     assert!(hint(&r).contains("Nothing was performed"), "{}", hint(&r));
+    // The X server gives a freed client slot to the next client, so an identical xterm started
+    // now usually gets the old window's id: the pin then names another process.
+    let mut changed = None;
+    for _ in 0..5 {
+        let again = launch(
+            desktop,
+            "xterm",
+            &["-T", "deskpilot dsh pinned", "-geometry", "40x8+100+100"],
+        );
+        let id = wait_for(Duration::from_secs(20), "the new xterm", || async {
+            let r = server
+                .call(
+                    "app_window",
+                    json!({ "action": "list", "filter": "dsh pinned" }),
+                )
+                .await;
+            ok(&r)["windows"][0]["hwnd"].as_u64()
+        })
+        .await;
+        if id == hwnd {
+            let r = server
+                .call("computer", json!({ "action": "click", "x": 20, "y": 20 }))
+                .await;
+            changed = Some((r, again));
+            break;
+        }
+        drop(again);
+        wait_for(Duration::from_secs(10), "the other xterm to go", || async {
+            let r = server
+                .call(
+                    "app_window",
+                    json!({ "action": "list", "filter": "dsh pinned" }),
+                )
+                .await;
+            (ok(&r)["count"] == 0).then_some(())
+        })
+        .await;
+    }
+    let (r, _again) = changed.expect("no new xterm got the old window id in 5 tries");
+    assert_eq!(error_code(&r), "TARGET_WINDOW_CHANGED", "{}", text(&r));
+    assert!(
+        hint(&r).contains("the old coordinates are meaningless"),
+        "{}",
+        hint(&r)
+    );
 
     // wait_for that never holds.
     let r = server
