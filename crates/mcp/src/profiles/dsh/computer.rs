@@ -234,6 +234,7 @@ impl ComputerArgs {
             (Some(h), _, _) => CaptureTarget::Window(WindowId(h)),
             (_, Some(r), _) => CaptureTarget::Region(Rect::new(r.x, r.y, r.width, r.height)),
             (_, _, Some(s)) => CaptureTarget::Monitor(s),
+            // Every backend lists the primary monitor first.
             _ => CaptureTarget::Monitor(0),
         })
     }
