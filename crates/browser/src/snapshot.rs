@@ -1,0 +1,325 @@
+//! A page's accessibility tree as text with refs: one line per node that says something,
+//! `- button "Submit" [ref=e2]`, indented by depth.
+//!
+//! Rules (the size of playwright-mcp's snapshots is its users' first complaint): ignored nodes
+//! and nameless generic wrappers collapse into their children; inline text boxes never appear;
+//! a static text equal to its parent's name is not repeated; refs go only on interactive nodes
+//! (controls, links, focusable nodes), are short (`e12`) and are keyed by the frame and DOM node,
+//! so an unchanged node keeps its ref across snapshots. Child frames are rendered under their
+//! `<iframe>` node.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+/// Roles that always get a ref.
+const INTERACTIVE: &[&str] = &[
+    "button",
+    "link",
+    "textbox",
+    "searchbox",
+    "checkbox",
+    "radio",
+    "combobox",
+    "listbox",
+    "option",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "tab",
+    "switch",
+    "slider",
+    "spinbutton",
+    "treeitem",
+    "textField",
+    "popUpButton",
+];
+
+/// Roles that are only wrappers when they have no name.
+const WRAPPERS: &[&str] = &[
+    "generic",
+    "none",
+    "presentation",
+    "group",
+    "LineBreak",
+    "paragraph",
+];
+
+/// A ref's identity: the frame and the DOM node (backend id).
+pub type NodeKey = (String, i64);
+
+/// Refs handed out for one page, stable across its snapshots.
+#[derive(Debug, Default, Clone)]
+pub struct RefTable {
+    by_node: HashMap<NodeKey, String>,
+    next: u64,
+}
+
+impl RefTable {
+    fn get(&mut self, key: NodeKey) -> String {
+        if let Some(r) = self.by_node.get(&key) {
+            return r.clone();
+        }
+        self.next += 1;
+        let r = format!("e{}", self.next);
+        self.by_node.insert(key, r.clone());
+        r
+    }
+}
+
+/// One addressable node of a snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub r#ref: String,
+    pub frame: String,
+    pub backend: i64,
+    pub role: String,
+    pub name: String,
+}
+
+/// A rendered snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct Rendered {
+    pub text: String,
+    pub targets: Vec<Target>,
+    /// Lines written, and lines left out for the budget.
+    pub lines: usize,
+    pub omitted: usize,
+}
+
+/// One frame's nodes, and the DOM node of the `<iframe>` that holds it (none for the top).
+#[derive(Debug, Clone)]
+pub struct FrameTree {
+    pub frame: String,
+    pub owner: Option<i64>,
+    pub nodes: Vec<Value>,
+}
+
+fn str_of<'a>(v: &'a Value, path: &[&str]) -> &'a str {
+    let mut v = v;
+    for p in path {
+        v = &v[*p];
+    }
+    v.as_str().unwrap_or("")
+}
+
+fn property<'a>(node: &'a Value, name: &str) -> Option<&'a Value> {
+    node["properties"]
+        .as_array()?
+        .iter()
+        .find(|p| p["name"] == name)
+        .map(|p| &p["value"]["value"])
+}
+
+struct Renderer<'a> {
+    frames: &'a [FrameTree],
+    refs: &'a mut RefTable,
+    max_lines: usize,
+    out: Rendered,
+}
+
+impl Renderer<'_> {
+    fn frame_under(&self, backend: i64) -> Option<&FrameTree> {
+        self.frames.iter().find(|f| f.owner == Some(backend))
+    }
+
+    fn render_frame(&mut self, frame: &FrameTree, depth: usize) {
+        let index: HashMap<&str, &Value> = frame
+            .nodes
+            .iter()
+            .filter_map(|n| n["nodeId"].as_str().map(|id| (id, n)))
+            .collect();
+        let roots: Vec<&Value> = frame
+            .nodes
+            .iter()
+            .filter(|n| {
+                n["parentId"]
+                    .as_str()
+                    .is_none_or(|p| !index.contains_key(p))
+            })
+            .collect();
+        for root in roots {
+            self.node(frame, &index, root, depth, "");
+        }
+    }
+
+    fn node(
+        &mut self,
+        frame: &FrameTree,
+        index: &HashMap<&str, &Value>,
+        node: &Value,
+        depth: usize,
+        parent_name: &str,
+    ) {
+        let role = str_of(node, &["role", "value"]);
+        let name = str_of(node, &["name", "value"]).trim();
+        let ignored = node["ignored"].as_bool().unwrap_or(false);
+        let children: Vec<&Value> = node["childIds"]
+            .as_array()
+            .map(|c| {
+                c.iter()
+                    .filter_map(|id| id.as_str().and_then(|id| index.get(id).copied()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let backend = node["backendDOMNodeId"].as_i64();
+        let skip = ignored
+            || role == "InlineTextBox"
+            || role == "RootWebArea" && depth > 0
+            || (WRAPPERS.contains(&role) && name.is_empty())
+            || (role == "StaticText" && (name.is_empty() || name == parent_name));
+        let mut next_depth = depth;
+        let mut own_name = parent_name;
+        if !skip {
+            if self.out.lines >= self.max_lines {
+                self.out.omitted += 1;
+            } else {
+                let mut line = format!("{}- ", "  ".repeat(depth));
+                if role == "StaticText" {
+                    line.push_str(&format!("text: \"{name}\""));
+                } else {
+                    line.push_str(role);
+                    if !name.is_empty() {
+                        line.push_str(&format!(" \"{name}\""));
+                    }
+                }
+                for flag in ["checked", "disabled", "expanded", "selected", "pressed"] {
+                    match property(node, flag) {
+                        Some(Value::Bool(true)) => line.push_str(&format!(" [{flag}]")),
+                        Some(Value::String(s)) if s == "true" => {
+                            line.push_str(&format!(" [{flag}]"))
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(v) = node["value"]["value"].as_str().filter(|v| !v.is_empty()) {
+                    let v: String = v.chars().take(120).collect();
+                    line.push_str(&format!(" value=\"{v}\""));
+                }
+                let focusable = matches!(property(node, "focusable"), Some(Value::Bool(true)));
+                let interactive = INTERACTIVE.contains(&role)
+                    || (focusable && !matches!(role, "RootWebArea" | "WebArea" | "Iframe"));
+                if interactive && let Some(b) = backend {
+                    let r = self.refs.get((frame.frame.clone(), b));
+                    line.push_str(&format!(" [ref={r}]"));
+                    self.out.targets.push(Target {
+                        r#ref: r,
+                        frame: frame.frame.clone(),
+                        backend: b,
+                        role: role.to_string(),
+                        name: name.to_string(),
+                    });
+                }
+                self.out.text.push_str(&line);
+                self.out.text.push('\n');
+                self.out.lines += 1;
+            }
+            next_depth = depth + 1;
+            own_name = name;
+        }
+        for child in children {
+            self.node(frame, index, child, next_depth, own_name);
+        }
+        if role == "Iframe"
+            && let Some(b) = backend
+            && let Some(inner) = self.frame_under(b)
+        {
+            let inner = inner.clone();
+            self.render_frame(&inner, next_depth);
+        }
+    }
+}
+
+/// Renders the top frame (the first of `frames`, `owner: None`) with its child frames nested.
+pub fn render(frames: &[FrameTree], refs: &mut RefTable, max_lines: usize) -> Rendered {
+    let mut r = Renderer {
+        frames,
+        refs,
+        max_lines,
+        out: Rendered::default(),
+    };
+    if let Some(top) = frames.iter().find(|f| f.owner.is_none()) {
+        let top = top.clone();
+        r.render_frame(&top, 0);
+    }
+    r.out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn node(
+        id: &str,
+        parent: Option<&str>,
+        role: &str,
+        name: &str,
+        children: &[&str],
+        backend: i64,
+    ) -> Value {
+        json!({
+            "nodeId": id,
+            "parentId": parent,
+            "ignored": false,
+            "role": { "type": "role", "value": role },
+            "name": { "type": "computedString", "value": name },
+            "childIds": children,
+            "backendDOMNodeId": backend,
+        })
+    }
+
+    fn page() -> Vec<FrameTree> {
+        vec![
+            FrameTree {
+                frame: "top".into(),
+                owner: None,
+                nodes: vec![
+                    node("1", None, "RootWebArea", "Fixture", &["2", "5", "7"], 1),
+                    node("2", Some("1"), "generic", "", &["3"], 2),
+                    node("3", Some("2"), "button", "Submit", &["4"], 3),
+                    node("4", Some("3"), "StaticText", "Submit", &[], 4),
+                    node("5", Some("1"), "textbox", "名前", &[], 5),
+                    node("7", Some("1"), "Iframe", "", &[], 9),
+                ],
+            },
+            FrameTree {
+                frame: "child".into(),
+                owner: Some(9),
+                nodes: vec![
+                    node("1", None, "RootWebArea", "Inner", &["2"], 1),
+                    node("2", Some("1"), "link", "Next page", &[], 2),
+                ],
+            },
+        ]
+    }
+
+    #[test]
+    fn wrappers_collapse_text_is_not_repeated_frames_nest_and_refs_stay() {
+        let mut refs = RefTable::default();
+        let r = render(&page(), &mut refs, 100);
+        assert_eq!(
+            r.text,
+            "- RootWebArea \"Fixture\"\n  - button \"Submit\" [ref=e1]\n  - textbox \"名前\" [ref=e2]\n  - Iframe\n    - link \"Next page\" [ref=e3]\n"
+        );
+        assert_eq!(r.targets.len(), 3);
+        assert_eq!(r.targets[2].frame, "child");
+        // The same nodes keep their refs; a new node gets a new one.
+        let mut again = page();
+        again[0]
+            .nodes
+            .push(node("8", Some("1"), "button", "New", &[], 20));
+        again[0].nodes[0]["childIds"] = json!(["8", "2", "5", "7"]);
+        let r = render(&again, &mut refs, 100);
+        assert!(r.text.contains("button \"New\" [ref=e4]"), "{}", r.text);
+        assert!(r.text.contains("button \"Submit\" [ref=e1]"), "{}", r.text);
+    }
+
+    #[test]
+    fn the_budget_is_counted() {
+        let mut refs = RefTable::default();
+        let r = render(&page(), &mut refs, 2);
+        assert_eq!((r.lines, r.omitted), (2, 3));
+    }
+}
