@@ -56,6 +56,11 @@ pub struct RefTable {
 }
 
 impl RefTable {
+    /// Whether `r` was ever handed out for this page.
+    pub fn knows(&self, r: &str) -> bool {
+        self.by_node.values().any(|v| v == r)
+    }
+
     fn get(&mut self, key: NodeKey) -> String {
         if let Some(r) = self.by_node.get(&key) {
             return r.clone();

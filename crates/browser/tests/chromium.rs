@@ -22,8 +22,7 @@ fn a_launched_chromium_is_read_into_a_snapshot_with_refs() {
         eprintln!("SKIP: no Chromium-family browser installed");
         return;
     }
-    let page =
-        "data:text/html;charset=utf-8,<title>probe</title><button>Press 中文</button><input aria-label=Name>";
+    let page = "data:text/html;charset=utf-8,<title>probe</title><button>Press 中文</button><input aria-label=Name>";
     let launched = launch::launch(&LaunchOptions {
         url: page.into(),
         headless: true,

@@ -51,6 +51,8 @@ pub enum Route {
     Shell,
     /// A file deskpilot owns (an app skill in the user layer).
     File,
+    /// The browser's DevTools protocol.
+    Browser,
 }
 
 impl Route {
@@ -63,6 +65,7 @@ impl Route {
             Route::Clipboard => "clipboard",
             Route::Shell => "shell",
             Route::File => "file",
+            Route::Browser => "browser",
         }
     }
 }

@@ -14,6 +14,7 @@
 //!   blocking pool.
 
 mod action;
+mod browser;
 mod clipboard;
 pub mod coords;
 mod decorate;
@@ -40,6 +41,7 @@ mod wait;
 mod window;
 
 pub use action::{ActionReport, Check, Effect, Evidence, Outcome, Route, refused_effect};
+pub use browser::{BrowserInfo, BrowserOutcome, PageInfo, PageSnapshot};
 pub use clipboard::{ClipboardWrite, MAX_CLIPBOARD_BYTES};
 pub use decorate::{Decorations, Pin};
 pub use element::{ElementOp, ElementOutcome};

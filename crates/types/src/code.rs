@@ -111,6 +111,15 @@ pub enum ErrorCode {
     /// The desktop host could not be started (seed 004's name for `NO_DISPLAY`, used by the
     /// `dsh` profile).
     BackendStartFailed,
+    /// No browser can be launched or reached (none installed, it would not start, or nothing
+    /// listens on the DevTools port).
+    BrowserUnavailable,
+    /// No page (browser target) with that id in this session's browsers.
+    PageNotFound,
+    /// Another element covers the point a browser click would land on.
+    ElementCovered,
+    /// A page script (`browser_eval`) threw.
+    ScriptFailed,
 }
 
 impl ErrorCode {
@@ -166,6 +175,10 @@ impl ErrorCode {
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::PatternUnsupported => "PATTERN_UNSUPPORTED",
             ErrorCode::BackendStartFailed => "BACKEND_START_FAILED",
+            ErrorCode::BrowserUnavailable => "BROWSER_UNAVAILABLE",
+            ErrorCode::PageNotFound => "PAGE_NOT_FOUND",
+            ErrorCode::ElementCovered => "ELEMENT_COVERED",
+            ErrorCode::ScriptFailed => "SCRIPT_FAILED",
         }
     }
 
@@ -220,6 +233,10 @@ impl ErrorCode {
         ErrorCode::Internal,
         ErrorCode::PatternUnsupported,
         ErrorCode::BackendStartFailed,
+        ErrorCode::BrowserUnavailable,
+        ErrorCode::PageNotFound,
+        ErrorCode::ElementCovered,
+        ErrorCode::ScriptFailed,
     ];
 }
 

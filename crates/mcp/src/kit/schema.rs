@@ -15,6 +15,11 @@ pub(crate) fn compact(mut tool: Tool) -> Tool {
         .unwrap_or(Value::Null);
     if let Some(s) = schema.as_object_mut() {
         s.remove("$schema");
+        // Unknown arguments are refused by the server with the valid names (`kit::args`);
+        // saying so in every schema costs 33 bytes a tool.
+        if s.get("additionalProperties") == Some(&Value::Bool(false)) {
+            s.remove("additionalProperties");
+        }
     }
     clean(&mut schema, &defs);
     if let Value::Object(map) = schema {
@@ -22,6 +27,26 @@ pub(crate) fn compact(mut tool: Tool) -> Tool {
     }
     if let Some(d) = tool.description.take() {
         tool.description = Some(one_paragraph(&d).into());
+    }
+    if let Some(a) = tool.annotations.as_mut() {
+        // The tool's name is its title in every client that shows one.
+        a.title = None;
+        // A hint equal to the protocol's default says nothing a client does not assume
+        // (readOnlyHint false, destructiveHint true, idempotentHint false, openWorldHint true;
+        // destructiveHint means nothing for a read-only tool).
+        let read_only = a.read_only_hint == Some(true);
+        if a.read_only_hint == Some(false) {
+            a.read_only_hint = None;
+        }
+        if a.destructive_hint == Some(true) || read_only {
+            a.destructive_hint = None;
+        }
+        if a.idempotent_hint == Some(false) {
+            a.idempotent_hint = None;
+        }
+        if a.open_world_hint == Some(true) {
+            a.open_world_hint = None;
+        }
     }
     tool
 }

@@ -24,7 +24,7 @@ pub struct FindArgs {
     /// The window; default: last looked at, else active.
     #[serde(default)]
     pub window_id: u64,
-    /// Or a title / process substring.
+    /// Or title/process text.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// What to look for; kind words (button, box…) prefer that role.
@@ -61,10 +61,10 @@ pub struct SetValueArgs {
     pub element: String,
     /// The exact text, or a number for sliders and spin buttons.
     pub value: String,
-    /// Pixel diff sets effect.
+    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// verify + screenshot.
+    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -76,10 +76,10 @@ pub struct ActionArgs {
     pub element: String,
     /// An advertised action, or toggle, expand, collapse, select, focus.
     pub action: String,
-    /// Pixel diff sets effect.
+    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// verify + screenshot.
+    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }

@@ -18,10 +18,10 @@ pub struct PressKeyArgs {
     /// ["ctrl","s"], ["enter"] or "ctrl+s"; names: ctrl shift alt super enter tab esc backspace delete home end
     /// pageup pagedown up down left right space f1–f24, or one character.
     pub keys: Vec<String>,
-    /// Pixel diff sets effect.
+    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// verify + screenshot.
+    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -31,10 +31,10 @@ pub struct PressKeyArgs {
 pub struct TypeTextArgs {
     /// The text.
     pub text: String,
-    /// Pixel diff sets effect.
+    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// verify + screenshot.
+    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }

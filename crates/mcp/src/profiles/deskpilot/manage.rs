@@ -48,7 +48,7 @@ pub struct WindowArgs {
     /// The window (an id from list_windows). Preferred over title_match.
     #[serde(default)]
     pub window_id: u64,
-    /// Or a title / process substring.
+    /// Or title/process text.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// move: new left edge of the frame, physical pixels.
@@ -68,10 +68,10 @@ pub struct WindowArgs {
     /// launch: ms to wait for a window (default 10000, at most 60000).
     #[serde(default = "ten_seconds")]
     pub wait_ms: u64,
-    /// Pixel diff sets effect.
+    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// verify + screenshot.
+    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }

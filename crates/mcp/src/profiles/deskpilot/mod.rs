@@ -7,6 +7,7 @@
 //! request and the engine's answer to text through the kit; `wording` says everything in
 //! this profile's words.
 
+mod browser;
 mod elements;
 mod keyboard;
 mod manage;
@@ -126,6 +127,7 @@ impl DeskpilotServer {
             + Self::elements_router()
             + Self::wait_router()
             + Self::shell_router()
+            + Self::browser_router()
     }
 
     /// Names of the tools this server exposes, sorted.

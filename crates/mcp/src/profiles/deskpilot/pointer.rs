@@ -67,13 +67,13 @@ pub struct PointArgs {
     /// Default fail.
     #[serde(default)]
     pub hit_test: Option<HitTestArg>,
-    /// Held keys: ctrl, shift, alt, super.
+    /// ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Pixel diff sets effect.
+    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// verify + screenshot.
+    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -105,13 +105,13 @@ pub struct ClickArgs {
     /// Clicks in a row, 1–3 (default 1).
     #[serde(default = "one")]
     pub count: u8,
-    /// Held keys: ctrl, shift, alt, super.
+    /// ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Pixel diff sets effect.
+    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// verify + screenshot.
+    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -138,13 +138,13 @@ pub struct ScrollArgs {
     /// Default fail.
     #[serde(default)]
     pub hit_test: Option<HitTestArg>,
-    /// Held keys: ctrl, shift, alt, super.
+    /// ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Pixel diff sets effect.
+    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// verify + screenshot.
+    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -175,13 +175,13 @@ pub struct DragArgs {
     /// Default fail.
     #[serde(default)]
     pub hit_test: Option<HitTestArg>,
-    /// Held keys: ctrl, shift, alt, super.
+    /// ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Pixel diff sets effect.
+    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// verify + screenshot.
+    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }

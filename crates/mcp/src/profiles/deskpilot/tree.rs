@@ -20,7 +20,7 @@ pub struct WindowStateArgs {
     /// The window; default: last looked at, else active.
     #[serde(default)]
     pub window_id: u64,
-    /// Or a title / process substring.
+    /// Or title/process text.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// Also return the screenshot (default true).

@@ -1,0 +1,300 @@
+//! The browser channel through the MCP client: Debian's chromium on the virtual desktop, a
+//! fixture site served by the test on loopback (a form with English and Chinese labels, a
+//! button that changes the DOM, a link, an iframe, a shadow root, a button under a modal).
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::harness::{self, error_code, ok, serve, text, wait_for};
+
+const INDEX: &str = r#"<!doctype html><html><head><meta charset="utf-8"><title>Fixture home</title></head><body>
+<h1>Fixture</h1>
+<label>Name 名前 <input id="name"></label>
+<button id="add" onclick="let li=document.createElement('li');li.textContent='item';document.getElementById('list').append(li)">Add item</button>
+<ul id="list"></ul>
+<a href="/second">Second page</a>
+<iframe src="/frame" width="300" height="80"></iframe>
+<div id="host"></div>
+<script>document.getElementById('host').attachShadow({mode:'open'}).innerHTML='<button>Shadow button</button>';</script>
+<div style="position:relative;height:60px"><button id="covered">Covered</button>
+<div id="modal" style="position:absolute;left:0;top:0;width:300px;height:60px;background:#eee">Please confirm</div></div>
+</body></html>"#;
+const SECOND: &str = r#"<!doctype html><html><head><meta charset="utf-8"><title>Second</title></head><body><p>The second page</p></body></html>"#;
+const FRAME: &str = r#"<!doctype html><html><body><button>Inner button</button></body></html>"#;
+
+/// Serves the fixture pages on a loopback port until the test ends.
+fn site() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(&stream);
+                let mut first = String::new();
+                if reader.read_line(&mut first).is_err() {
+                    return;
+                }
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                }
+                let path = first.split_whitespace().nth(1).unwrap_or("/");
+                let (status, body) = match path {
+                    "/" => ("200 OK", INDEX),
+                    "/second" => ("200 OK", SECOND),
+                    "/frame" => ("200 OK", FRAME),
+                    _ => ("404 Not Found", "missing"),
+                };
+                let mut s = &stream;
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    port
+}
+
+/// The ref on the snapshot line holding `needle`.
+fn ref_of(snapshot: &str, needle: &str) -> String {
+    let line = snapshot
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no {needle:?} in:\n{snapshot}"));
+    let at = line
+        .find("[ref=")
+        .unwrap_or_else(|| panic!("no ref on {line:?}"));
+    line[at + 5..]
+        .trim_end_matches(']')
+        .split(']')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+fn alive(pid: u64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+#[allow(clippy::print_stderr)]
+fn have_chromium() -> bool {
+    let found = std::path::Path::new("/usr/bin/chromium").exists();
+    if !found {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but chromium is missing (scripts/install-deps test installs it)"
+        );
+        eprintln!("SKIP browser test: chromium is not installed");
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_launched_chromium_is_snapshotted_and_driven_by_ref() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    if !have_chromium() {
+        return;
+    }
+    let _guard = harness::exclusive().await;
+    let port = site();
+    let server = serve(Some(desktop), &[], &[]).await;
+    let r = server
+        .call(
+            "browser_launch",
+            json!({ "url": format!("http://127.0.0.1:{port}/") }),
+        )
+        .await;
+    let launched = ok(&r)["browser"].clone();
+    let pid = launched["pid"].as_u64().expect("a pid");
+    assert!(alive(pid));
+    // It opened a window on the desktop.
+    wait_for(Duration::from_secs(20), "chromium's window", || async {
+        let r = server.call("list_windows", json!({})).await;
+        ok(&r)["windows"]
+            .as_array()?
+            .iter()
+            .any(|w| {
+                w["title"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("Fixture home"))
+            })
+            .then_some(())
+    })
+    .await;
+
+    // Every control has a ref, the iframe's and the shadow root's included.
+    let snap = wait_for(
+        Duration::from_secs(20),
+        "the fixture page's snapshot",
+        || async {
+            let r = server.call("browser_snapshot", json!({})).await;
+            let t = ok(&r)["text"].as_str()?.to_string();
+            (t.contains("Inner button") && t.contains("Shadow button")).then_some(t)
+        },
+    )
+    .await;
+    for needle in [
+        "textbox \"Name 名前\"",
+        "button \"Add item\"",
+        "link \"Second page\"",
+        "button \"Inner button\"",
+        "button \"Shadow button\"",
+        "button \"Covered\"",
+    ] {
+        ref_of(&snap, needle);
+    }
+    let eval = |expr: &str| {
+        let expr = expr.to_string();
+        let server = &server;
+        async move {
+            let r = server
+                .call("browser_eval", json!({ "expression": expr }))
+                .await;
+            ok(&r)["value"].clone()
+        }
+    };
+
+    // A click by ref changes the DOM, and says so.
+    let r = server
+        .call(
+            "browser_click",
+            json!({ "ref": ref_of(&snap, "button \"Add item\"") }),
+        )
+        .await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    assert_eq!(
+        eval("document.querySelectorAll('#list li').length").await,
+        json!(1)
+    );
+    // Typing lands exactly.
+    let typed = "héllo 中文 😀";
+    let r = server
+        .call(
+            "browser_type",
+            json!({ "ref": ref_of(&snap, "textbox \"Name 名前\""), "text": typed }),
+        )
+        .await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    assert_eq!(
+        eval("document.getElementById('name').value").await,
+        json!(typed)
+    );
+    // The shadow root's button is clickable by ref too.
+    ok(&server
+        .call(
+            "browser_click",
+            json!({ "ref": ref_of(&snap, "button \"Shadow button\"") }),
+        )
+        .await);
+    // The covered button is refused, naming what covers it.
+    let r = server
+        .call(
+            "browser_click",
+            json!({ "ref": ref_of(&snap, "button \"Covered\"") }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "ELEMENT_COVERED", "{}", text(&r));
+    assert!(text(&r).contains("div#modal"), "{}", text(&r));
+    // A ref from before a navigation is refused.
+    let add = ref_of(&snap, "button \"Add item\"");
+    ok(&server
+        .call(
+            "browser_click",
+            json!({ "ref": ref_of(&snap, "link \"Second page\"") }),
+        )
+        .await);
+    wait_for(Duration::from_secs(10), "the second page", || async {
+        let r = server.call("browser_targets", json!({})).await;
+        ok(&r)["pages"]
+            .as_array()?
+            .iter()
+            .any(|p| p["title"] == "Second")
+            .then_some(())
+    })
+    .await;
+    let r = server.call("browser_snapshot", json!({})).await;
+    assert!(ok(&r)["text"].as_str().unwrap().contains("The second page"));
+    let r = server.call("browser_click", json!({ "ref": add })).await;
+    assert!(
+        matches!(
+            error_code(&r).as_str(),
+            "STALE_ELEMENT" | "ELEMENT_NOT_FOUND"
+        ),
+        "{}",
+        text(&r)
+    );
+    // Closing takes the browser and its profile away.
+    let r = server.call("browser_close", json!({})).await;
+    assert_eq!(ok(&r)["closed"], json!([launched["id"]]));
+    wait_for(Duration::from_secs(10), "chromium to exit", || async {
+        (!alive(pid)).then_some(())
+    })
+    .await;
+    server.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attached_chromium_is_driven_and_left_running() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    if !have_chromium() {
+        return;
+    }
+    let _guard = harness::exclusive().await;
+    let port = site();
+    let debug = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let profile =
+        std::env::temp_dir().join(format!("deskpilot-attach-test-{}", std::process::id()));
+    let mut cmd = std::process::Command::new("/usr/bin/chromium");
+    cmd.args([
+        "--headless=new",
+        "--no-sandbox",
+        "--no-first-run",
+        &format!("--remote-debugging-port={debug}"),
+        &format!("--user-data-dir={}", profile.display()),
+        &format!("http://127.0.0.1:{port}/second"),
+    ])
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null());
+    desktop.configure(&mut cmd);
+    let mut chromium = harness::App(cmd.spawn().expect("chromium"));
+    let server = serve(Some(desktop), &[], &[]).await;
+    let attached: Value = wait_for(Duration::from_secs(20), "the debug port", || async {
+        let r = server
+            .call("browser_attach", json!({ "port": debug }))
+            .await;
+        (r.is_error != Some(true)).then(|| ok(&r)["browser"].clone())
+    })
+    .await;
+    assert_eq!(attached["launched"], false);
+    let snap = wait_for(Duration::from_secs(10), "the page", || async {
+        let r = server.call("browser_snapshot", json!({})).await;
+        let t = ok(&r)["text"].as_str()?.to_string();
+        t.contains("The second page").then_some(t)
+    })
+    .await;
+    assert!(snap.contains("Second"), "{snap}");
+    let r = server.call("browser_close", json!({})).await;
+    assert_eq!(ok(&r)["detached"], json!([attached["id"]]));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        chromium.0.try_wait().unwrap().is_none(),
+        "an attached browser is left running"
+    );
+    let _ = chromium.0.kill();
+    let _ = std::fs::remove_dir_all(&profile);
+    server.finish().await;
+}

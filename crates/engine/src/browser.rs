@@ -1,0 +1,894 @@
+//! The browser channel as operations of a session: Chromium (or an Electron app) through its
+//! DevTools protocol (`deskpilot-browser`). Every browser a client launched or attached to is
+//! that client's (a session slot); launched ones die with the session, attached ones are only
+//! detached.
+//!
+//! Pages are addressed by their target id (or the page this client last used); elements by the
+//! refs of the page's latest snapshot. A ref that is not in the latest snapshot of its page —
+//! the page changed, or navigated — is refused (`STALE_ELEMENT`), never re-resolved to a
+//! neighbour. Clicks are real mouse events at the element's visible centre after checking that
+//! the point hits the element (`ELEMENT_COVERED` names what covers it); typing is `insertText`.
+//! Every action passes the same gates as desktop actions, labelled with the page's title and URL.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use deskpilot_browser::cdp::Connection;
+use deskpilot_browser::launch::{self, LaunchOptions, Launched};
+use deskpilot_browser::snapshot::{self, FrameTree, RefTable, Target};
+use deskpilot_types::ErrorCode;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::action::{Effect, Outcome, Route};
+use crate::{Error, Mutation, Session};
+
+/// How long one protocol call may take.
+const CALL: Duration = Duration::from_secs(15);
+/// How long a launch may take to announce its endpoint.
+const START: Duration = Duration::from_secs(30);
+
+fn coded(code: ErrorCode, message: impl Into<String>) -> Error {
+    Error::Coded {
+        code,
+        message: message.into(),
+    }
+}
+
+fn unavailable(e: deskpilot_browser::Error) -> Error {
+    coded(ErrorCode::BrowserUnavailable, e.to_string())
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One page this client has attached to.
+#[derive(Debug, Default)]
+struct Page {
+    session: String,
+    refs: RefTable,
+    /// The addressable nodes of the latest snapshot.
+    latest: Vec<Target>,
+    snapshots: u64,
+    /// Why the latest snapshot's refs no longer hold (a navigation), when they do not.
+    invalidated: Option<String>,
+}
+
+#[derive(Debug)]
+struct Browser {
+    id: u32,
+    cdp: Arc<Connection>,
+    launched: Option<Launched>,
+    port: Option<u16>,
+    pages: HashMap<String, Page>,
+}
+
+#[derive(Debug, Default)]
+struct Browsers {
+    list: Vec<Browser>,
+    next: u32,
+    /// The page this client used last: (browser id, target id).
+    current: Option<(u32, String)>,
+}
+
+/// The session slot: shared so a protocol call never holds the session's slot lock.
+#[derive(Debug, Default)]
+struct Slot(Arc<Mutex<Browsers>>);
+
+/// A page as results name it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PageInfo {
+    pub id: String,
+    pub browser: u32,
+    pub title: String,
+    pub url: String,
+}
+
+/// A browser of this session.
+#[derive(Debug, Clone, Serialize)]
+pub struct BrowserInfo {
+    pub id: u32,
+    /// Its process, when deskpilot launched it.
+    pub pid: Option<u32>,
+    pub launched: bool,
+    pub port: Option<u16>,
+    pub pages: Vec<PageInfo>,
+}
+
+/// A page's snapshot.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageSnapshot {
+    pub page: PageInfo,
+    pub text: String,
+    pub refs: usize,
+    pub lines: usize,
+    pub omitted: usize,
+    pub snapshot: u64,
+}
+
+/// What a browser action did.
+#[derive(Debug, Clone, Serialize)]
+pub struct BrowserOutcome {
+    pub page: PageInfo,
+    pub detail: String,
+    /// The page's URL, title or DOM changed (`None`: not checked).
+    pub changed: Option<bool>,
+    /// A script's value (`browser_eval`).
+    pub value: Option<Value>,
+    #[serde(skip)]
+    pub mutation: bool,
+}
+
+impl Outcome for BrowserOutcome {
+    fn route(&self) -> Route {
+        Route::Browser
+    }
+
+    fn judged(&self) -> Option<(Effect, &'static str)> {
+        match self.changed {
+            Some(true) => Some((Effect::Confirmed, "the page's URL, title, DOM or value")),
+            Some(false) => Some((Effect::SuspectedNoop, "the page's URL, title, DOM or value")),
+            None => None,
+        }
+    }
+}
+
+impl Outcome for BrowserInfo {
+    fn route(&self) -> Route {
+        Route::Browser
+    }
+
+    fn judged(&self) -> Option<(Effect, &'static str)> {
+        Some((Effect::Confirmed, "the browser's DevTools endpoint"))
+    }
+}
+
+/// Page state read before and after an action: URL, title, a DOM size and the text length.
+fn page_state(cdp: &Connection, session: &str) -> Option<String> {
+    let v = cdp
+        .call(
+            "Runtime.evaluate",
+            json!({
+                "expression": "location.href + '\\n' + document.title + '\\n' + document.getElementsByTagName('*').length + '\\n' + (document.body ? document.body.innerText.length : 0)",
+                "returnByValue": true,
+            }),
+            Some(session),
+            CALL,
+        )
+        .ok()?;
+    v["result"]["value"].as_str().map(str::to_string)
+}
+
+impl Session {
+    fn browsers(&self) -> Arc<Mutex<Browsers>> {
+        self.with_slot::<Slot, _>(|s| s.0.clone())
+    }
+
+    fn add_browser(
+        &self,
+        cdp: Connection,
+        launched: Option<Launched>,
+        port: Option<u16>,
+    ) -> Result<BrowserInfo, Error> {
+        let shared = self.browsers();
+        let mut b = lock(&shared);
+        b.next += 1;
+        let id = b.next;
+        b.list.push(Browser {
+            id,
+            cdp: Arc::new(cdp),
+            launched,
+            port,
+            pages: HashMap::new(),
+        });
+        drop(b);
+        let info = self.browser_info(id)?;
+        if let Some(first) = info.pages.first() {
+            lock(&shared).current = Some((id, first.id.clone()));
+        }
+        Ok(info)
+    }
+
+    fn browser_info(&self, id: u32) -> Result<BrowserInfo, Error> {
+        let shared = self.browsers();
+        let (cdp, pid, launched, port) = {
+            let b = lock(&shared);
+            let br = b
+                .list
+                .iter()
+                .find(|x| x.id == id)
+                .ok_or_else(|| coded(ErrorCode::PageNotFound, format!("no browser {id}")))?;
+            (
+                br.cdp.clone(),
+                br.launched.as_ref().map(Launched::pid),
+                br.launched.is_some(),
+                br.port,
+            )
+        };
+        Ok(BrowserInfo {
+            id,
+            pid,
+            launched,
+            port,
+            pages: pages_of(&cdp, id)?,
+        })
+    }
+
+    /// Launches the installed Chromium on `url` (on this desktop, or headless) with a
+    /// throw-away profile.
+    pub fn browser_launch(&self, url: &str, headless: bool) -> Result<BrowserInfo, Error> {
+        let url = if url.trim().is_empty() {
+            "about:blank"
+        } else {
+            url.trim()
+        };
+        self.gate(
+            Mutation::Launch,
+            &format!("launch a browser on {}", crate::safety::quoted(url)),
+        )?;
+        let launched = launch::launch(&LaunchOptions {
+            url: url.to_string(),
+            headless,
+            env: self.desktop.window_control.launch_env(),
+            timeout: START,
+        })
+        .map_err(unavailable)?;
+        let cdp = Connection::open(&launched.ws_url, CALL).map_err(unavailable)?;
+        // The first page appears shortly after the endpoint does.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while pages_of(&cdp, 0)?.is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.add_browser(cdp, Some(launched), None)
+    }
+
+    /// Attaches to a browser (or Electron app) listening on DevTools `port`, or to the one
+    /// owning the process `pid` (its `--remote-debugging-port`).
+    pub fn browser_attach(
+        &self,
+        port: Option<u16>,
+        pid: Option<u32>,
+    ) -> Result<BrowserInfo, Error> {
+        let port = match (port, pid) {
+            (Some(p), _) => p,
+            (None, Some(pid)) => launch::debug_port_of(pid).ok_or_else(|| {
+                coded(
+                    ErrorCode::BrowserUnavailable,
+                    format!(
+                        "process {pid} was not started with --remote-debugging-port; restart it with --remote-debugging-port=9222 (Electron apps too) and attach by port"
+                    ),
+                )
+            })?,
+            (None, None) => {
+                return Err(Error::InvalidArgument {
+                    message: "pass port (the browser's --remote-debugging-port) or window_id".into(),
+                });
+            }
+        };
+        let ws = launch::endpoint(port, Duration::from_secs(5)).map_err(unavailable)?;
+        let cdp = Connection::open(&ws, CALL).map_err(unavailable)?;
+        self.add_browser(cdp, None, Some(port))
+    }
+
+    /// Every page of this client's browsers.
+    pub fn browser_targets(&self) -> Result<Vec<PageInfo>, Error> {
+        let shared = self.browsers();
+        let list: Vec<(u32, Arc<Connection>)> = lock(&shared)
+            .list
+            .iter()
+            .map(|b| (b.id, b.cdp.clone()))
+            .collect();
+        let mut out = Vec::new();
+        for (id, cdp) in list {
+            out.extend(pages_of(&cdp, id)?);
+        }
+        Ok(out)
+    }
+
+    /// The page `page` names (a target id), else the one this client used last, attached.
+    fn page(&self, page: Option<&str>) -> Result<(Arc<Connection>, String, PageInfo), Error> {
+        let shared = self.browsers();
+        let (browser, target) = {
+            let b = lock(&shared);
+            if b.list.is_empty() {
+                return Err(coded(
+                    ErrorCode::PageNotFound,
+                    "no browser yet: browser_launch or browser_attach first",
+                ));
+            }
+            match page.filter(|p| !p.trim().is_empty()) {
+                Some(p) => {
+                    let owner = b
+                        .list
+                        .iter()
+                        .find(|br| br.pages.contains_key(p))
+                        .map(|br| br.id)
+                        .or_else(|| b.current.as_ref().map(|c| c.0))
+                        .unwrap_or(b.list[0].id);
+                    (owner, p.trim().to_string())
+                }
+                None => match &b.current {
+                    Some(c) => c.clone(),
+                    None => {
+                        return Err(coded(
+                            ErrorCode::PageNotFound,
+                            "no page chosen: pass page (an id from browser_targets)",
+                        ));
+                    }
+                },
+            }
+        };
+        let cdp = lock(&shared)
+            .list
+            .iter()
+            .find(|b| b.id == browser)
+            .map(|b| b.cdp.clone())
+            .ok_or_else(|| coded(ErrorCode::PageNotFound, format!("no browser {browser}")))?;
+        let info = pages_of(&cdp, browser)?
+            .into_iter()
+            .find(|p| p.id == target)
+            .ok_or_else(|| {
+                coded(
+                    ErrorCode::PageNotFound,
+                    format!("no page {target} (it may have closed); browser_targets lists them"),
+                )
+            })?;
+        let known = lock(&shared)
+            .list
+            .iter()
+            .find(|b| b.id == browser)
+            .and_then(|b| b.pages.get(&target).map(|p| p.session.clone()));
+        let session = match known {
+            Some(s) => s,
+            None => {
+                let attached = cdp
+                    .call(
+                        "Target.attachToTarget",
+                        json!({ "targetId": target, "flatten": true }),
+                        None,
+                        CALL,
+                    )
+                    .map_err(unavailable)?;
+                let s = attached["sessionId"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                let _ = cdp.call("DOM.enable", json!({}), Some(&s), CALL);
+                let _ = cdp.call("Page.enable", json!({}), Some(&s), CALL);
+                let mut b = lock(&shared);
+                if let Some(br) = b.list.iter_mut().find(|b| b.id == browser) {
+                    br.pages.insert(
+                        target.clone(),
+                        Page {
+                            session: s.clone(),
+                            ..Page::default()
+                        },
+                    );
+                }
+                s
+            }
+        };
+        lock(&shared).current = Some((browser, target));
+        Ok((cdp, session, info))
+    }
+
+    fn with_page<R>(
+        &self,
+        browser: u32,
+        target: &str,
+        f: impl FnOnce(&mut Page) -> R,
+    ) -> Option<R> {
+        let shared = self.browsers();
+        let mut b = lock(&shared);
+        b.list
+            .iter_mut()
+            .find(|x| x.id == browser)
+            .and_then(|x| x.pages.get_mut(target))
+            .map(f)
+    }
+
+    /// Loads `url` in the page and waits for it to finish loading.
+    pub fn browser_navigate(&self, page: Option<&str>, url: &str) -> Result<BrowserOutcome, Error> {
+        let (cdp, session, info) = self.page(page)?;
+        self.gate(
+            Mutation::Other,
+            &format!(
+                "navigate \"{}\" ({}) to {}",
+                info.title,
+                info.url,
+                crate::safety::quoted(url)
+            ),
+        )?;
+        let r = cdp
+            .call("Page.navigate", json!({ "url": url }), Some(&session), CALL)
+            .map_err(unavailable)?;
+        if let Some(e) = r["errorText"].as_str().filter(|e| !e.is_empty()) {
+            return Err(coded(ErrorCode::BrowserUnavailable, format!("{url}: {e}")));
+        }
+        wait_loaded(&cdp, &session);
+        self.with_page(info.browser, &info.id, |p| {
+            p.latest.clear();
+            p.invalidated = Some(format!("the page navigated to {url}"));
+        });
+        let now = self.page(Some(&info.id))?.2;
+        Ok(BrowserOutcome {
+            changed: Some(now.url != info.url || now.title != info.title),
+            detail: format!("navigated to {}", now.url),
+            page: now,
+            value: None,
+            mutation: true,
+        })
+    }
+
+    /// The page's accessibility tree (child frames included) as text with refs.
+    pub fn browser_snapshot(
+        &self,
+        page: Option<&str>,
+        max_lines: usize,
+    ) -> Result<PageSnapshot, Error> {
+        let (cdp, session, info) = self.page(page)?;
+        let tree = cdp
+            .call("Page.getFrameTree", json!({}), Some(&session), CALL)
+            .map_err(unavailable)?;
+        let mut frames = Vec::new();
+        collect_frames(&tree["frameTree"], &mut frames);
+        let mut trees = Vec::new();
+        for (i, frame) in frames.iter().enumerate() {
+            let nodes = cdp
+                .call(
+                    "Accessibility.getFullAXTree",
+                    json!({ "frameId": frame }),
+                    Some(&session),
+                    CALL,
+                )
+                .map_err(unavailable)?["nodes"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let owner = if i == 0 {
+                None
+            } else {
+                cdp.call(
+                    "DOM.getFrameOwner",
+                    json!({ "frameId": frame }),
+                    Some(&session),
+                    CALL,
+                )
+                .ok()
+                .and_then(|o| o["backendNodeId"].as_i64())
+            };
+            trees.push(FrameTree {
+                frame: frame.clone(),
+                owner,
+                nodes,
+            });
+        }
+        let rendered = self
+            .with_page(info.browser, &info.id, |p| {
+                let r = snapshot::render(&trees, &mut p.refs, max_lines.max(1));
+                p.latest = r.targets.clone();
+                p.snapshots += 1;
+                p.invalidated = None;
+                (r, p.snapshots)
+            })
+            .ok_or_else(|| coded(ErrorCode::PageNotFound, "the page went away"))?;
+        let (r, n) = rendered;
+        Ok(PageSnapshot {
+            page: info,
+            refs: r.targets.len(),
+            text: r.text,
+            lines: r.lines,
+            omitted: r.omitted,
+            snapshot: n,
+        })
+    }
+
+    /// The node a ref names in the latest snapshot of its page.
+    fn resolve_ref(&self, r: &str) -> Result<(Arc<Connection>, String, PageInfo, Target), Error> {
+        let r = r.trim();
+        let shared = self.browsers();
+        let found = {
+            let b = lock(&shared);
+            let mut hit = None;
+            let mut stale = None;
+            for br in &b.list {
+                for (id, p) in &br.pages {
+                    if let Some(t) = p.latest.iter().find(|t| t.r#ref == r) {
+                        hit = Some((br.id, id.clone(), t.clone()));
+                    } else if p.refs_known(r) {
+                        stale = Some(p.invalidated.clone().unwrap_or_else(|| {
+                            "the element is not in the page's latest snapshot".to_string()
+                        }));
+                    }
+                }
+            }
+            (hit, stale)
+        };
+        match found {
+            (Some((browser, target, t)), _) => {
+                let (cdp, session, info) = self.page(Some(&target))?;
+                let _ = browser;
+                Ok((cdp, session, info, t))
+            }
+            (None, Some(why)) => Err(Error::StaleElement {
+                token: r.to_string(),
+                why: format!("{why}; take browser_snapshot again"),
+            }),
+            (None, None) => Err(Error::ElementNotFound {
+                what: format!("ref {r} (use a ref from the latest browser_snapshot)"),
+            }),
+        }
+    }
+
+    /// Clicks the element `r` names: scrolled into view, then real mouse events at its visible
+    /// centre, once the point is known to hit it.
+    pub fn browser_click(&self, r: &str) -> Result<BrowserOutcome, Error> {
+        let (cdp, session, info, t) = self.resolve_ref(r)?;
+        self.gate(
+            Mutation::Other,
+            &format!(
+                "click {} \"{}\" in \"{}\" ({})",
+                t.role, t.name, info.title, info.url
+            ),
+        )?;
+        let node = json!({ "backendNodeId": t.backend });
+        let stale = |e: deskpilot_browser::Error| Error::StaleElement {
+            token: t.r#ref.clone(),
+            why: format!("the element is gone from the page ({e}); take browser_snapshot again"),
+        };
+        let _ = cdp.call(
+            "DOM.scrollIntoViewIfNeeded",
+            node.clone(),
+            Some(&session),
+            CALL,
+        );
+        let quads = cdp
+            .call("DOM.getContentQuads", node.clone(), Some(&session), CALL)
+            .map_err(stale)?;
+        let q: Vec<f64> = quads["quads"][0]
+            .as_array()
+            .map(|q| q.iter().filter_map(Value::as_f64).collect())
+            .unwrap_or_default();
+        if q.len() < 8 {
+            return Err(coded(
+                ErrorCode::ElementCovered,
+                format!("{} \"{}\" has no visible box to click", t.role, t.name),
+            ));
+        }
+        let (x, y) = (
+            (q[0] + q[2] + q[4] + q[6]) / 4.0,
+            (q[1] + q[3] + q[5] + q[7]) / 4.0,
+        );
+        let hit = cdp
+            .call(
+                "DOM.getNodeForLocation",
+                json!({ "x": x.round() as i64, "y": y.round() as i64, "includeUserAgentShadowDOM": true, "ignorePointerEventsNone": true }),
+                Some(&session),
+                CALL,
+            )
+            .map_err(unavailable)?;
+        if let Some(hit) = hit["backendNodeId"].as_i64()
+            && hit != t.backend
+            && !contains(&cdp, &session, t.backend, hit)
+        {
+            let what = describe(&cdp, &session, hit);
+            return Err(coded(
+                ErrorCode::ElementCovered,
+                format!(
+                    "{} \"{}\" is covered at its centre ({x:.0}, {y:.0}) by {what}; nothing was clicked. Close or dismiss it first",
+                    t.role, t.name
+                ),
+            ));
+        }
+        let before = page_state(&cdp, &session);
+        for (kind, buttons) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)] {
+            cdp.call(
+                "Input.dispatchMouseEvent",
+                json!({ "type": kind, "x": x, "y": y, "button": if kind == "mouseMoved" { "none" } else { "left" }, "buttons": buttons, "clickCount": 1 }),
+                Some(&session),
+                CALL,
+            )
+            .map_err(unavailable)?;
+        }
+        let changed = changed_after(&cdp, &session, before);
+        Ok(BrowserOutcome {
+            detail: format!("clicked {} \"{}\" at ({x:.0}, {y:.0})", t.role, t.name),
+            page: self.page(Some(&info.id)).map(|p| p.2).unwrap_or(info),
+            changed,
+            value: None,
+            mutation: true,
+        })
+    }
+
+    /// Types `text` into the element `r` names (focus, then `insertText`), optionally pressing
+    /// Enter after it; the element's value is read back.
+    pub fn browser_type(&self, r: &str, text: &str, submit: bool) -> Result<BrowserOutcome, Error> {
+        let (cdp, session, info, t) = self.resolve_ref(r)?;
+        self.gate(
+            Mutation::Other,
+            &format!(
+                "type {} into {} \"{}\" in \"{}\" ({})",
+                crate::safety::quoted(text),
+                t.role,
+                t.name,
+                info.title,
+                info.url
+            ),
+        )?;
+        let stale = |e: deskpilot_browser::Error| Error::StaleElement {
+            token: t.r#ref.clone(),
+            why: format!("the element is gone from the page ({e}); take browser_snapshot again"),
+        };
+        cdp.call(
+            "DOM.focus",
+            json!({ "backendNodeId": t.backend }),
+            Some(&session),
+            CALL,
+        )
+        .map_err(stale)?;
+        cdp.call(
+            "Input.insertText",
+            json!({ "text": text }),
+            Some(&session),
+            CALL,
+        )
+        .map_err(unavailable)?;
+        let value = read_value(&cdp, &session, t.backend);
+        if submit {
+            for kind in ["keyDown", "keyUp"] {
+                cdp.call(
+                    "Input.dispatchKeyEvent",
+                    json!({ "type": kind, "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "text": if kind == "keyDown" { "\r" } else { "" } }),
+                    Some(&session),
+                    CALL,
+                )
+                .map_err(unavailable)?;
+            }
+        }
+        Ok(BrowserOutcome {
+            changed: value.as_ref().map(|v| v.contains(text)),
+            detail: format!("typed into {} \"{}\"", t.role, t.name),
+            page: info,
+            value: value.map(Value::from),
+            mutation: true,
+        })
+    }
+
+    /// Evaluates `expression` in the page (promises awaited) and returns its JSON value.
+    pub fn browser_eval(
+        &self,
+        page: Option<&str>,
+        expression: &str,
+    ) -> Result<BrowserOutcome, Error> {
+        let (cdp, session, info) = self.page(page)?;
+        self.gate(
+            Mutation::Other,
+            &format!("run a script in \"{}\" ({})", info.title, info.url),
+        )?;
+        let r = cdp
+            .call(
+                "Runtime.evaluate",
+                json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
+                Some(&session),
+                CALL,
+            )
+            .map_err(unavailable)?;
+        if let Some(ex) = r.get("exceptionDetails") {
+            let message = ex["exception"]["description"]
+                .as_str()
+                .or_else(|| ex["text"].as_str())
+                .unwrap_or("the script threw");
+            return Err(coded(ErrorCode::ScriptFailed, message.to_string()));
+        }
+        Ok(BrowserOutcome {
+            page: info,
+            detail: "evaluated".into(),
+            changed: None,
+            value: Some(r["result"]["value"].clone()),
+            mutation: true,
+        })
+    }
+
+    /// Closes a browser this client launched (its process and profile go), or detaches from
+    /// one it attached to (left running). `None`: every browser of this client.
+    pub fn browser_close(&self, browser: Option<u32>) -> Result<Vec<(u32, bool)>, Error> {
+        let shared = self.browsers();
+        let ids: Vec<u32> = {
+            let b = lock(&shared);
+            b.list
+                .iter()
+                .filter(|x| browser.is_none_or(|id| id == x.id))
+                .map(|x| x.id)
+                .collect()
+        };
+        if ids.is_empty() {
+            return Err(coded(
+                ErrorCode::PageNotFound,
+                "no such browser in this session",
+            ));
+        }
+        self.gate(
+            Mutation::CloseWindow,
+            &format!(
+                "close browser{} {ids:?}",
+                if ids.len() == 1 { "" } else { "s" }
+            ),
+        )?;
+        let mut done = Vec::new();
+        let taken: Vec<Browser> = {
+            let mut b = lock(&shared);
+            let (take, keep): (Vec<Browser>, Vec<Browser>) = std::mem::take(&mut b.list)
+                .into_iter()
+                .partition(|x| ids.contains(&x.id));
+            b.list = keep;
+            if b.current.as_ref().is_some_and(|c| ids.contains(&c.0)) {
+                b.current = None;
+            }
+            take
+        };
+        for br in taken {
+            let launched = br.launched.is_some();
+            if launched {
+                let _ = br
+                    .cdp
+                    .call("Browser.close", json!({}), None, Duration::from_secs(3));
+            }
+            done.push((br.id, launched));
+            drop(br); // a launched browser is killed and its profile removed here
+        }
+        Ok(done)
+    }
+}
+
+impl Page {
+    fn refs_known(&self, r: &str) -> bool {
+        self.refs.knows(r)
+    }
+}
+
+/// The page targets of one browser.
+fn pages_of(cdp: &Connection, browser: u32) -> Result<Vec<PageInfo>, Error> {
+    let t = cdp
+        .call("Target.getTargets", json!({}), None, CALL)
+        .map_err(unavailable)?;
+    Ok(t["targetInfos"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|t| t["type"] == "page")
+                .map(|t| PageInfo {
+                    id: t["targetId"].as_str().unwrap_or_default().to_string(),
+                    browser,
+                    title: t["title"].as_str().unwrap_or_default().to_string(),
+                    url: t["url"].as_str().unwrap_or_default().to_string(),
+                })
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+fn collect_frames(tree: &Value, out: &mut Vec<String>) {
+    if let Some(id) = tree["frame"]["id"].as_str() {
+        out.push(id.to_string());
+    }
+    if let Some(children) = tree["childFrames"].as_array() {
+        for c in children {
+            collect_frames(c, out);
+        }
+    }
+}
+
+fn wait_loaded(cdp: &Connection, session: &str) {
+    let deadline = Instant::now() + CALL;
+    while Instant::now() < deadline {
+        let ready = cdp
+            .call(
+                "Runtime.evaluate",
+                json!({ "expression": "document.readyState", "returnByValue": true }),
+                Some(session),
+                CALL,
+            )
+            .ok()
+            .and_then(|v| v["result"]["value"].as_str().map(str::to_string));
+        if ready.as_deref() == Some("complete") {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+}
+
+fn object_of(cdp: &Connection, session: &str, backend: i64) -> Option<String> {
+    cdp.call(
+        "DOM.resolveNode",
+        json!({ "backendNodeId": backend }),
+        Some(session),
+        CALL,
+    )
+    .ok()?["object"]["objectId"]
+        .as_str()
+        .map(str::to_string)
+}
+
+/// Whether node `outer` contains node `inner` (through shadow roots too); an `<iframe>` hit is
+/// taken as containing what is inside it.
+fn contains(cdp: &Connection, session: &str, outer: i64, inner: i64) -> bool {
+    let (Some(o), Some(i)) = (
+        object_of(cdp, session, outer),
+        object_of(cdp, session, inner),
+    ) else {
+        return false;
+    };
+    cdp.call(
+        "Runtime.callFunctionOn",
+        json!({
+            "objectId": o,
+            "functionDeclaration": "function(n){ if (n.tagName === 'IFRAME') return true; for (let x = n; x; x = x.parentNode || x.host) { if (x === this) return true; } return false; }",
+            "arguments": [{ "objectId": i }],
+            "returnByValue": true,
+        }),
+        Some(session),
+        CALL,
+    )
+    .ok()
+    .and_then(|v| v["result"]["value"].as_bool())
+    .unwrap_or(false)
+}
+
+/// `div#modal.overlay "Please confirm"`.
+fn describe(cdp: &Connection, session: &str, backend: i64) -> String {
+    object_of(cdp, session, backend)
+        .and_then(|o| {
+            cdp.call(
+                "Runtime.callFunctionOn",
+                json!({
+                    "objectId": o,
+                    "functionDeclaration": "function(){ let e = this.nodeType === 1 ? this : this.parentElement; if (!e) return 'another node'; let s = e.tagName.toLowerCase(); if (e.id) s += '#' + e.id; if (typeof e.className === 'string' && e.className.trim()) s += '.' + e.className.trim().split(/\\s+/).join('.'); let t = (e.innerText || '').trim().slice(0, 40); return t ? s + ' \"' + t + '\"' : s; }",
+                    "returnByValue": true,
+                }),
+                Some(session),
+                CALL,
+            )
+            .ok()
+        })
+        .and_then(|v| v["result"]["value"].as_str().map(str::to_string))
+        .unwrap_or_else(|| "another element".to_string())
+}
+
+fn read_value(cdp: &Connection, session: &str, backend: i64) -> Option<String> {
+    let o = object_of(cdp, session, backend)?;
+    cdp.call(
+        "Runtime.callFunctionOn",
+        json!({
+            "objectId": o,
+            "functionDeclaration": "function(){ return 'value' in this ? String(this.value) : (this.innerText || ''); }",
+            "returnByValue": true,
+        }),
+        Some(session),
+        CALL,
+    )
+    .ok()?["result"]["value"]
+        .as_str()
+        .map(str::to_string)
+}
+
+/// Whether the page's state moved within half a second of an action.
+fn changed_after(cdp: &Connection, session: &str, before: Option<String>) -> Option<bool> {
+    let before = before?;
+    let deadline = Instant::now() + Duration::from_millis(500);
+    loop {
+        let now = page_state(cdp, session);
+        if now.as_ref().is_some_and(|n| *n != before) {
+            return Some(true);
+        }
+        if now.is_none() {
+            // The page navigated away (its context went): that is a change.
+            return Some(true);
+        }
+        if Instant::now() >= deadline {
+            return Some(false);
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+}

@@ -1,0 +1,411 @@
+//! The browser channel: `browser_launch`, `browser_attach`, `browser_targets`,
+//! `browser_navigate`, `browser_snapshot`, `browser_click`, `browser_type`, `browser_eval`,
+//! `browser_close` — Chromium or Electron pages through the DevTools protocol, elements by the
+//! refs of the latest snapshot.
+
+use deskpilot_engine::{BrowserInfo, BrowserOutcome, Check, PageInfo, VerifyTarget};
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::wording::WORDING;
+use super::{DeskpilotServer, error};
+use crate::kit::report::{self, Body};
+use crate::kit::{Parameters, render};
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchArgs {
+    /// Page to open (default about:blank).
+    #[serde(default)]
+    pub url: String,
+    /// No window on the desktop.
+    #[serde(default)]
+    pub headless: bool,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AttachArgs {
+    /// Its --remote-debugging-port.
+    #[serde(default)]
+    pub port: u16,
+    /// Or its window (list_windows id).
+    #[serde(default)]
+    pub window_id: u64,
+}
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NavigateArgs {
+    pub url: String,
+    /// Page id (default: last).
+    #[serde(default)]
+    pub page: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotArgs {
+    /// Page id (default: last).
+    #[serde(default)]
+    pub page: String,
+    /// Most lines (default 2000).
+    #[serde(default)]
+    pub max_lines: usize,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RefArgs {
+    /// Ref from the latest browser_snapshot (e12).
+    #[serde(rename = "ref")]
+    pub element: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TypeArgs {
+    /// Ref from the latest browser_snapshot.
+    #[serde(rename = "ref")]
+    pub element: String,
+    pub text: String,
+    /// Press Enter after.
+    #[serde(default)]
+    pub submit: bool,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EvalArgs {
+    /// JavaScript expression; promises are awaited.
+    pub expression: String,
+    /// Page id (default: last).
+    #[serde(default)]
+    pub page: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloseArgs {
+    /// Browser id (default: all of this session's).
+    #[serde(default)]
+    pub browser: u32,
+}
+
+fn page_line(p: &PageInfo) -> String {
+    format!("page {} \"{}\" {}", p.id, p.title, p.url)
+}
+
+fn browser_body(verb: &str, b: &BrowserInfo) -> Body {
+    let mut text = format!(
+        "{verb} browser {}{}{}.",
+        b.id,
+        b.pid.map_or(String::new(), |p| format!(" (pid {p})")),
+        b.port.map_or(String::new(), |p| format!(" on port {p}"))
+    );
+    for p in &b.pages {
+        text.push('\n');
+        text.push_str(&page_line(p));
+    }
+    text.push_str("\nNext: browser_snapshot for refs.");
+    Body::new(text, json!({ "browser": b }))
+}
+
+fn outcome_body(o: &BrowserOutcome) -> Body {
+    let mut text = format!("{} — {}.", o.detail, page_line(&o.page));
+    if let Some(v) = &o.value {
+        text.push_str(&format!("\nValue: {v}"));
+    }
+    Body::new(
+        text,
+        json!({ "page": o.page, "detail": o.detail, "changed": o.changed, "value": o.value }),
+    )
+}
+
+impl DeskpilotServer {
+    fn browser_step(&self, what: &'static str) -> report::Step {
+        report::Step {
+            what,
+            timeout: self.request_timeout(),
+            check: Check::default(),
+            target: VerifyTarget::Screen,
+        }
+    }
+}
+
+#[tool_router(router = browser_router, vis = "pub(crate)")]
+impl DeskpilotServer {
+    /// Start the installed Chromium (throw-away profile) for page work by ref.
+    #[tool(
+        name = "browser_launch",
+        annotations(
+            title = "Launch browser",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn browser_launch(&self, Parameters(a): Parameters<LaunchArgs>) -> CallToolResult {
+        report::act(
+            self.session(),
+            &WORDING,
+            self.browser_step("browser_launch"),
+            move |s| s.browser_launch(&a.url, a.headless),
+            |b| browser_body("Launched", b),
+        )
+        .await
+    }
+
+    /// Attach to a browser or Electron app by its DevTools port or window.
+    #[tool(
+        name = "browser_attach",
+        annotations(
+            title = "Attach browser",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn browser_attach(&self, Parameters(a): Parameters<AttachArgs>) -> CallToolResult {
+        let session = self.session();
+        let r = render::blocking(self.request_timeout(), "browser_attach", move || {
+            let pid = if a.window_id != 0 {
+                session.window(deskpilot_types::WindowId(a.window_id))?.pid
+            } else {
+                None
+            };
+            session.browser_attach((a.port != 0).then_some(a.port), pid)
+        })
+        .await;
+        match r {
+            Ok(b) => {
+                let body = browser_body("Attached to", &b);
+                let mut r = CallToolResult::success(vec![ContentBlock::text(body.text)]);
+                r.structured_content = Some(body.structured);
+                r
+            }
+            Err(e) => error(&e),
+        }
+    }
+
+    /// This session's browser pages: ids, titles, URLs.
+    #[tool(
+        name = "browser_targets",
+        annotations(
+            title = "Browser pages",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn browser_targets(&self, Parameters(_a): Parameters<NoArgs>) -> CallToolResult {
+        let session = self.session();
+        match render::blocking(self.request_timeout(), "browser_targets", move || {
+            session.browser_targets()
+        })
+        .await
+        {
+            Ok(pages) => {
+                let mut text = format!("{} page(s):", pages.len());
+                for p in &pages {
+                    text.push('\n');
+                    text.push_str(&page_line(p));
+                }
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                r.structured_content = Some(json!({ "pages": pages }));
+                r
+            }
+            Err(e) => error(&e),
+        }
+    }
+
+    /// Load a URL in a page and wait for it.
+    #[tool(
+        name = "browser_navigate",
+        annotations(
+            title = "Navigate",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn browser_navigate(
+        &self,
+        Parameters(a): Parameters<NavigateArgs>,
+    ) -> CallToolResult {
+        report::act(
+            self.session(),
+            &WORDING,
+            self.browser_step("browser_navigate"),
+            move |s| s.browser_navigate(Some(&a.page), &a.url),
+            outcome_body,
+        )
+        .await
+    }
+
+    /// A page's accessibility tree as lines with refs (- button "Save" [ref=e4]), frames included.
+    #[tool(
+        name = "browser_snapshot",
+        annotations(
+            title = "Page snapshot",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn browser_snapshot(
+        &self,
+        Parameters(a): Parameters<SnapshotArgs>,
+    ) -> CallToolResult {
+        let session = self.session();
+        let max = if a.max_lines == 0 { 2000 } else { a.max_lines };
+        match render::blocking(self.request_timeout(), "browser_snapshot", move || {
+            session.browser_snapshot(Some(&a.page), max)
+        })
+        .await
+        {
+            Ok(s) => {
+                let mut text = format!(
+                    "Snapshot {} of {} — {} refs{}:\n{}",
+                    s.snapshot,
+                    page_line(&s.page),
+                    s.refs,
+                    if s.omitted > 0 {
+                        format!(", {} lines left out (max_lines)", s.omitted)
+                    } else {
+                        String::new()
+                    },
+                    s.text.trim_end()
+                );
+                text.push_str(
+                    "\nRefs hold until the page changes; act with browser_click / browser_type.",
+                );
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                r.structured_content = Some(json!({
+                    "page": s.page, "snapshot": s.snapshot, "refs": s.refs,
+                    "lines": s.lines, "omitted": s.omitted, "text": s.text,
+                }));
+                r
+            }
+            Err(e) => error(&e),
+        }
+    }
+
+    /// Click an element by ref: real mouse events at its visible centre; refused when covered.
+    #[tool(
+        name = "browser_click",
+        annotations(
+            title = "Click in page",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn browser_click(&self, Parameters(a): Parameters<RefArgs>) -> CallToolResult {
+        report::act(
+            self.session(),
+            &WORDING,
+            self.browser_step("browser_click"),
+            move |s| s.browser_click(&a.element),
+            outcome_body,
+        )
+        .await
+    }
+
+    /// Type text into an element by ref (any Unicode); submit presses Enter.
+    #[tool(
+        name = "browser_type",
+        annotations(
+            title = "Type in page",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn browser_type(&self, Parameters(a): Parameters<TypeArgs>) -> CallToolResult {
+        report::act(
+            self.session(),
+            &WORDING,
+            self.browser_step("browser_type"),
+            move |s| s.browser_type(&a.element, &a.text, a.submit),
+            outcome_body,
+        )
+        .await
+    }
+
+    /// Evaluate JavaScript in a page; returns its JSON value.
+    #[tool(
+        name = "browser_eval",
+        annotations(
+            title = "Evaluate",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn browser_eval(&self, Parameters(a): Parameters<EvalArgs>) -> CallToolResult {
+        report::act(
+            self.session(),
+            &WORDING,
+            self.browser_step("browser_eval"),
+            move |s| s.browser_eval(Some(&a.page), &a.expression),
+            outcome_body,
+        )
+        .await
+    }
+
+    /// Close a browser deskpilot launched (process and profile go); an attached one is only detached.
+    #[tool(
+        name = "browser_close",
+        annotations(
+            title = "Close browser",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn browser_close(&self, Parameters(a): Parameters<CloseArgs>) -> CallToolResult {
+        let session = self.session();
+        match render::blocking(self.request_timeout(), "browser_close", move || {
+            session.browser_close((a.browser != 0).then_some(a.browser))
+        })
+        .await
+        {
+            Ok(done) => {
+                let text = done
+                    .iter()
+                    .map(|(id, launched)| {
+                        if *launched {
+                            format!("Closed browser {id} (its process and profile are gone).")
+                        } else {
+                            format!("Detached from browser {id} (left running).")
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                r.structured_content = Some(json!({
+                    "closed": done.iter().filter(|d| d.1).map(|d| d.0).collect::<Vec<_>>(),
+                    "detached": done.iter().filter(|d| !d.1).map(|d| d.0).collect::<Vec<_>>(),
+                }));
+                r
+            }
+            Err(e) => error(&e),
+        }
+    }
+}
