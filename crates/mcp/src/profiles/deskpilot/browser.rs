@@ -228,7 +228,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Load a URL in a page and wait for it.
+    /// Load a URL in a page (default: the last used) and wait until it has loaded.
     #[tool(
         name = "browser_navigate",
         annotations(
