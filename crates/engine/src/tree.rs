@@ -501,9 +501,24 @@ impl Session {
         }
         let big = window.frame.width >= 300 && window.frame.height >= 200;
         if big && elements.len() < 5 && raw.source != "none" {
-            notes.push(
-                "this large window exposes almost no accessible elements: browsers and Electron apps build their tree only with accessibility enabled — work from the screenshot (or, for web content, a browser channel where the server offers one)".to_string(),
-            );
+            let port = window
+                .pid
+                .and_then(deskpilot_browser::launch::debug_port_of);
+            let chromium = [&window.class, window.process.as_deref().unwrap_or("")]
+                .iter()
+                .any(|s| {
+                    let s = s.to_ascii_lowercase();
+                    ["chrom", "electron", "code", "msedge", "brave"]
+                        .iter()
+                        .any(|k| s.contains(k))
+                });
+            notes.push(match (port, chromium) {
+                (Some(port), _) => format!(
+                    "this large window exposes almost no accessible elements, but its process listens for DevTools on port {port}: browser_attach (port {port}, or this window_id) drives its pages by ref"
+                ),
+                (None, true) => "this large window exposes almost no accessible elements: Chromium and Electron apps build their tree only with accessibility enabled. For web content, restart it with --remote-debugging-port=9222 (Electron apps too) and browser_attach, or browser_launch a fresh Chromium; else work from the screenshot and ocr".to_string(),
+                (None, false) => "this large window exposes almost no accessible elements — work from the screenshot (and ocr)".to_string(),
+            });
         }
         let (text, shown, render_notes) =
             render(&elements, request.query.as_deref(), request.max_chars);
@@ -777,9 +792,13 @@ mod tests {
     }
 
     #[test]
-    fn a_large_window_with_an_almost_empty_tree_points_at_the_browser_channel() {
+    fn a_large_chromium_window_with_an_almost_empty_tree_names_browser_attach() {
         let fake = FakeDesktop::new(1600, 1000);
-        let w = fake.add_window(FakeWindow::new("Chromium", Rect::new(0, 0, 1200, 900)));
+        let w = fake.add_window(FakeWindow {
+            class: "Chromium".into(),
+            process: "chromium".into(),
+            ..FakeWindow::new("Fixture - Chromium", Rect::new(0, 0, 1200, 900))
+        });
         fake.set_tree(
             w,
             RawTree {
@@ -795,7 +814,9 @@ mod tests {
         let e = Session::standalone(fake.desktop(), EngineConfig::default());
         let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
         assert!(
-            s.notes.iter().any(|n| n.contains("browser channel")),
+            s.notes
+                .iter()
+                .any(|n| n.contains("--remote-debugging-port") && n.contains("browser_attach")),
             "{:?}",
             s.notes
         );
@@ -811,6 +832,6 @@ mod tests {
             },
         );
         let s = e.window_state(&TreeRequest::new(WindowRef::Id(d))).unwrap();
-        assert!(!s.notes.iter().any(|n| n.contains("browser channel")));
+        assert!(!s.notes.iter().any(|n| n.contains("almost no accessible")));
     }
 }
