@@ -145,13 +145,14 @@ impl Outcome for BrowserInfo {
     }
 }
 
-/// Page state read before and after an action: URL, title, a DOM size and the text length.
+/// Page state read before and after an action: URL, title, a DOM size, the text length and
+/// the focused control's value.
 fn page_state(cdp: &Connection, session: &str) -> Option<String> {
     let v = cdp
         .call(
             "Runtime.evaluate",
             json!({
-                "expression": "location.href + '\\n' + document.title + '\\n' + document.getElementsByTagName('*').length + '\\n' + (document.body ? document.body.innerText.length : 0)",
+                "expression": "location.href + '\\n' + document.title + '\\n' + document.getElementsByTagName('*').length + '\\n' + (document.body ? document.body.innerText.length : 0) + '\\n' + (document.activeElement && 'value' in document.activeElement ? document.activeElement.value : '')",
                 "returnByValue": true,
             }),
             Some(session),
@@ -656,6 +657,130 @@ impl Session {
         })
     }
 
+    /// Presses a key or chord (`Enter`, `ctrl+a`, `Shift+Tab`) in the page's focused element.
+    pub fn browser_press_key(
+        &self,
+        page: Option<&str>,
+        keys: &str,
+    ) -> Result<BrowserOutcome, Error> {
+        let (cdp, session, info) = self.page(page)?;
+        let parts: Vec<&str> = keys
+            .split('+')
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .collect();
+        let Some((key, mods)) = parts.split_last() else {
+            return Err(Error::InvalidArgument {
+                message: "keys: name a key, e.g. \"Enter\" or \"ctrl+a\"".into(),
+            });
+        };
+        let mut modifiers = 0;
+        for m in mods {
+            modifiers |= match m.to_ascii_lowercase().as_str() {
+                "alt" => 1,
+                "ctrl" | "control" => 2,
+                "meta" | "cmd" | "super" => 4,
+                "shift" => 8,
+                other => {
+                    return Err(Error::InvalidArgument {
+                        message: format!(
+                            "keys: {other:?} is not a modifier (ctrl, alt, shift, meta)"
+                        ),
+                    });
+                }
+            };
+        }
+        let (name, code, vk, text) = key_of(key).ok_or_else(|| Error::InvalidArgument {
+            message: format!(
+                "keys: unknown key {key:?}; use Enter, Tab, Escape, Backspace, Delete, Arrow keys, Home, End, PageUp, PageDown, Space or one character"
+            ),
+        })?;
+        self.gate(
+            Mutation::Other,
+            &format!("press {keys} in \"{}\" ({})", info.title, info.url),
+        )?;
+        let before = page_state(&cdp, &session);
+        let text = if modifiers & !8 != 0 {
+            String::new()
+        } else {
+            text
+        };
+        for kind in ["keyDown", "keyUp"] {
+            cdp.call(
+                "Input.dispatchKeyEvent",
+                json!({
+                    "type": if kind == "keyDown" && text.is_empty() { "rawKeyDown" } else { kind },
+                    "key": name, "code": code, "windowsVirtualKeyCode": vk, "modifiers": modifiers,
+                    "text": if kind == "keyDown" { text.as_str() } else { "" },
+                }),
+                Some(&session),
+                CALL,
+            )
+            .map_err(unavailable)?;
+        }
+        Ok(BrowserOutcome {
+            changed: changed_after(&cdp, &session, before),
+            detail: format!("pressed {keys}"),
+            page: info,
+            value: None,
+            mutation: true,
+        })
+    }
+
+    /// Waits until the page's text contains `text` or `selector` matches an element.
+    pub fn browser_wait_for(
+        &self,
+        page: Option<&str>,
+        text: &str,
+        selector: &str,
+        timeout: Duration,
+    ) -> Result<(PageInfo, Duration), Error> {
+        let (cdp, session, info) = self.page(page)?;
+        let expression = match (text.is_empty(), selector.is_empty()) {
+            (false, true) => format!(
+                "document.body !== null && document.body.innerText.includes({})",
+                serde_json::to_string(text).unwrap_or_default()
+            ),
+            (true, false) => format!(
+                "document.querySelector({}) !== null",
+                serde_json::to_string(selector).unwrap_or_default()
+            ),
+            _ => {
+                return Err(Error::InvalidArgument {
+                    message: "pass text or selector (one of them)".into(),
+                });
+            }
+        };
+        let started = Instant::now();
+        loop {
+            let v = cdp
+                .call(
+                    "Runtime.evaluate",
+                    json!({ "expression": expression, "returnByValue": true }),
+                    Some(&session),
+                    CALL,
+                )
+                .ok();
+            if v.as_ref().and_then(|v| v["result"]["value"].as_bool()) == Some(true) {
+                return Ok((info, started.elapsed()));
+            }
+            if started.elapsed() >= timeout {
+                return Err(Error::WaitTimeout {
+                    what: if text.is_empty() {
+                        format!(
+                            "an element matching {selector:?} in \"{}\" ({})",
+                            info.title, info.url
+                        )
+                    } else {
+                        format!("the text {text:?} in \"{}\" ({})", info.title, info.url)
+                    },
+                    waited: started.elapsed(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Evaluates `expression` in the page (promises awaited) and returns its JSON value.
     pub fn browser_eval(
         &self,
@@ -767,6 +892,50 @@ fn pages_of(cdp: &Connection, browser: u32) -> Result<Vec<PageInfo>, Error> {
                 .collect()
         })
         .unwrap_or_default())
+}
+
+/// `key`, `code`, Windows virtual key and text of a key name.
+fn key_of(name: &str) -> Option<(String, String, i64, String)> {
+    let named = |key: &str, code: &str, vk: i64, text: &str| {
+        Some((key.to_string(), code.to_string(), vk, text.to_string()))
+    };
+    match name.to_ascii_lowercase().as_str() {
+        "enter" | "return" => named("Enter", "Enter", 13, "\r"),
+        "tab" => named("Tab", "Tab", 9, ""),
+        "escape" | "esc" => named("Escape", "Escape", 27, ""),
+        "backspace" => named("Backspace", "Backspace", 8, ""),
+        "delete" => named("Delete", "Delete", 46, ""),
+        "space" => named(" ", "Space", 32, " "),
+        "arrowup" | "up" => named("ArrowUp", "ArrowUp", 38, ""),
+        "arrowdown" | "down" => named("ArrowDown", "ArrowDown", 40, ""),
+        "arrowleft" | "left" => named("ArrowLeft", "ArrowLeft", 37, ""),
+        "arrowright" | "right" => named("ArrowRight", "ArrowRight", 39, ""),
+        "home" => named("Home", "Home", 36, ""),
+        "end" => named("End", "End", 35, ""),
+        "pageup" => named("PageUp", "PageUp", 33, ""),
+        "pagedown" => named("PageDown", "PageDown", 34, ""),
+        _ => {
+            let mut chars = name.chars();
+            let c = chars.next()?;
+            if chars.next().is_some() {
+                return None;
+            }
+            let upper = c.to_ascii_uppercase();
+            let code = if c.is_ascii_alphabetic() {
+                format!("Key{upper}")
+            } else if c.is_ascii_digit() {
+                format!("Digit{c}")
+            } else {
+                String::new()
+            };
+            let vk = if c.is_ascii_alphanumeric() {
+                upper as i64
+            } else {
+                0
+            };
+            Some((c.to_string(), code, vk, c.to_string()))
+        }
+    }
 }
 
 fn collect_frames(tree: &Value, out: &mut Vec<String>) {

@@ -23,9 +23,11 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "browser_eval",
         "browser_launch",
         "browser_navigate",
+        "browser_press_key",
         "browser_snapshot",
         "browser_targets",
         "browser_type",
+        "browser_wait_for",
         "click",
         "clipboard_read",
         "clipboard_write",
@@ -83,6 +85,7 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
             "browser_attach",
             "browser_targets",
             "browser_snapshot",
+            "browser_wait_for",
         ]
         .contains(&t.name.as_ref());
         // Hints equal to the protocol's defaults are left out (readOnlyHint false,
@@ -148,7 +151,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 41,
+        !names.contains(&"list_windows".to_string()) && names.len() == 43,
         "{names:?}"
     );
     let refused = server

@@ -82,6 +82,33 @@ pub struct TypeArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct KeyArgs {
+    /// Enter, Tab, Escape, ctrl+a, …
+    pub keys: String,
+    /// Page id (default: last).
+    #[serde(default)]
+    pub page: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitArgs {
+    /// Text the page must show.
+    #[serde(default)]
+    pub text: String,
+    /// Or a CSS selector that must match.
+    #[serde(default)]
+    pub selector: String,
+    /// Default 10000, at most 60000.
+    #[serde(default)]
+    pub timeout_ms: u64,
+    /// Page id (default: last).
+    #[serde(default)]
+    pub page: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct EvalArgs {
     /// JavaScript expression; promises are awaited.
     pub expression: String,
@@ -344,6 +371,66 @@ impl DeskpilotServer {
             outcome_body,
         )
         .await
+    }
+
+    /// Press a key or chord (Enter, ctrl+a) in the page's focused element.
+    #[tool(
+        name = "browser_press_key",
+        annotations(
+            title = "Key in page",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn browser_press_key(&self, Parameters(a): Parameters<KeyArgs>) -> CallToolResult {
+        report::act(
+            self.session(),
+            &WORDING,
+            self.browser_step("browser_press_key"),
+            move |s| s.browser_press_key(Some(&a.page), &a.keys),
+            outcome_body,
+        )
+        .await
+    }
+
+    /// Wait until the page shows some text or a selector matches (WAIT_TIMEOUT otherwise).
+    #[tool(
+        name = "browser_wait_for",
+        annotations(
+            title = "Wait in page",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn browser_wait_for(&self, Parameters(a): Parameters<WaitArgs>) -> CallToolResult {
+        let timeout = std::time::Duration::from_millis(match a.timeout_ms {
+            0 => 10_000,
+            t => t.min(60_000),
+        });
+        let session = self.session();
+        match render::blocking(
+            timeout + self.request_timeout(),
+            "browser_wait_for",
+            move || session.browser_wait_for(Some(&a.page), &a.text, &a.selector, timeout),
+        )
+        .await
+        {
+            Ok((page, waited)) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Found after {} ms in {}.",
+                    waited.as_millis(),
+                    page_line(&page)
+                ))]);
+                r.structured_content =
+                    Some(json!({ "page": page, "waited_ms": waited.as_millis() as u64 }));
+                r
+            }
+            Err(e) => error(&e),
+        }
     }
 
     /// Evaluate JavaScript in a page; returns its JSON value.

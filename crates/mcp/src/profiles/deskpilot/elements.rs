@@ -21,7 +21,7 @@ use crate::kit::report::{self, Body};
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindArgs {
-    /// The window; default: last looked at, else active.
+    /// Default: last looked at, else active.
     #[serde(default)]
     pub window_id: u64,
     /// Or title/process text.
@@ -30,7 +30,7 @@ pub struct FindArgs {
     /// What to look for; kind words (button, box…) prefer that role.
     #[serde(default)]
     pub description: String,
-    /// Instead of ranking: every element whose name, value or description contains this.
+    /// Exact substring filter instead of ranking.
     #[serde(default, alias = "nameContains")]
     pub name_contains: String,
     /// Only elements of this role ("Button", "Edit", "MenuItem", …).

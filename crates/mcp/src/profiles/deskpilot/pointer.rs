@@ -54,7 +54,7 @@ pub enum ButtonArg {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PointArgs {
-    /// X in screenshot pixels.
+    /// Screenshot pixels.
     pub x: f64,
     /// Y in screenshot pixels.
     pub y: f64,
@@ -81,7 +81,7 @@ pub struct PointArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClickArgs {
-    /// X in screenshot pixels. Omit when clicking an element.
+    /// Screenshot pixels. Omit when clicking an element.
     #[serde(default)]
     pub x: Option<f64>,
     /// Y in screenshot pixels. Omit when clicking an element.
@@ -119,7 +119,7 @@ pub struct ClickArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScrollArgs {
-    /// X in screenshot pixels.
+    /// Screenshot pixels.
     pub x: f64,
     /// Y of the point to scroll at.
     pub y: f64,

@@ -63,7 +63,7 @@ pub struct ExecArgs {
 pub struct CdArgs {
     /// The directory, absolute or relative.
     pub path: String,
-    /// Shell session (default "main").
+    /// Session (default main).
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -71,7 +71,7 @@ pub struct CdArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionArgs {
-    /// Shell session (default "main").
+    /// Session (default main).
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -79,9 +79,9 @@ pub struct SessionArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnvGetArgs {
-    /// Variable name (letters, digits, underscore).
+    /// Name (letters, digits, _).
     pub name: String,
-    /// Shell session (default "main").
+    /// Session (default main).
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -89,11 +89,11 @@ pub struct EnvGetArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnvSetArgs {
-    /// Variable name (letters, digits, underscore).
+    /// Name (letters, digits, _).
     pub name: String,
     /// The value, exactly (any Unicode, newlines included).
     pub value: String,
-    /// Shell session (default "main").
+    /// Session (default main).
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -136,7 +136,7 @@ pub struct VerifiedArgs {
     /// Milliseconds per attempt (default 30000, at most 600000).
     #[serde(default = "default_timeout", alias = "timeout")]
     pub timeout_ms: u64,
-    /// Shell session (default "main").
+    /// Session (default main).
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -149,7 +149,7 @@ pub struct DiagnoseArgs {
     /// Output around the error, if any.
     #[serde(default)]
     pub output: String,
-    /// The command that failed, if any (decides whether a missing directory may be created).
+    /// The failed command, if any.
     #[serde(default)]
     pub command: String,
 }

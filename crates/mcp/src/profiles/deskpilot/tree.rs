@@ -17,7 +17,7 @@ use crate::kit::render;
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WindowStateArgs {
-    /// The window; default: last looked at, else active.
+    /// Default: last looked at, else active.
     #[serde(default)]
     pub window_id: u64,
     /// Or title/process text.
@@ -35,7 +35,7 @@ pub struct WindowStateArgs {
     /// Longest tree text to return (default 40000 characters).
     #[serde(default = "forty_thousand")]
     pub max_chars: usize,
-    /// Keep only elements whose name, value, description or role contains this (and their ancestors).
+    /// Keep matches (name, value, description, role) and their ancestors.
     #[serde(default)]
     pub query: String,
     /// Widest screenshot to return (default 1280).
@@ -44,7 +44,7 @@ pub struct WindowStateArgs {
     /// ms the app may take (default 5000, max 30000); then a partial tree.
     #[serde(default = "five_seconds")]
     pub timeout_ms: u64,
-    /// Re-read the whole tree (normally reused while the app sent no accessibility events).
+    /// Re-read the whole tree instead of reusing it.
     #[serde(default)]
     pub fresh: bool,
 }
