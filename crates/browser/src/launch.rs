@@ -9,7 +9,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -111,10 +111,19 @@ fn clean_stale_profiles() {
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
             continue;
         };
-        if cfg!(unix) && !Path::new(&format!("/proc/{pid}")).exists() {
+        if cfg!(target_os = "linux") && !running(pid) {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
+}
+
+/// Whether process `pid` runs (a zombie does not: it is dead, only not yet reaped).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
 }
 
 /// Spawns `cmd` from a thread that lives as long as the process (so `PR_SET_PDEATHSIG`, which

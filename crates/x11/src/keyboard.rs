@@ -60,9 +60,14 @@ const LEASES: &[u8] = b"_DESKPILOT_KEYMAP_LEASES";
 /// A keycode leased to a process: (pid, keycode).
 type Lease = (u32, u8);
 
-/// Whether process `pid` still runs on this host.
+/// Whether process `pid` still runs on this host (a zombie does not).
 fn alive(pid: u32) -> bool {
-    pid == std::process::id() || std::path::Path::new(&format!("/proc/{pid}")).exists()
+    pid == std::process::id()
+        || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .is_some_and(|state| state != "Z" && state != "X")
+        })
 }
 
 /// The X keysym of a key.

@@ -298,3 +298,87 @@ async fn an_attached_chromium_is_driven_and_left_running() {
     let _ = std::fs::remove_dir_all(&profile);
     server.finish().await;
 }
+
+/// Processes whose command line mentions `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+        })
+        .filter(|pid| alive(u64::from(*pid)))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_launched_browser_dies_with_a_killed_server_and_the_gates_apply() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    if !have_chromium() {
+        return;
+    }
+    let _guard = harness::exclusive().await;
+    let port = site();
+    let config = crate::safety::ConfigFile::new("browser-gates", "blocklist = [\"Second page\"]\n");
+    let server = serve(Some(desktop), &["--config", config.arg()], &[]).await;
+    let r = server
+        .call(
+            "browser_launch",
+            json!({ "url": format!("http://127.0.0.1:{port}/"), "headless": true }),
+        )
+        .await;
+    let pid = ok(&r)["browser"]["pid"].as_u64().unwrap();
+    let snap = wait_for(Duration::from_secs(20), "the page", || async {
+        let r = server.call("browser_snapshot", json!({})).await;
+        let t = ok(&r)["text"].as_str()?.to_string();
+        t.contains("Second page").then_some(t)
+    })
+    .await;
+    // The label names the element: the blocklist refuses it.
+    let r = server
+        .call(
+            "browser_click",
+            json!({ "ref": ref_of(&snap, "link \"Second page\"") }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "BLOCKED_TARGET", "{}", text(&r));
+    // The profile directory is in the browser's command line.
+    let cmdline = String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap())
+        .to_string();
+    // Chromium rewrites its command line into one space-separated string.
+    let profile = cmdline
+        .split(['\0', ' '])
+        .find_map(|a| a.strip_prefix("--user-data-dir="))
+        .expect("a profile directory")
+        .to_string();
+    // SAFETY: plain signal delivery to the server we started.
+    unsafe {
+        libc::kill(server.pid() as i32, libc::SIGKILL);
+    }
+    wait_for(
+        Duration::from_secs(10),
+        "every chromium process of that profile to exit",
+        || async { processes_with(&profile).is_empty().then_some(()) },
+    )
+    .await;
+    // The next launch removes the dead server's profile directory.
+    let server = serve(Some(desktop), &[], &[]).await;
+    let r = server
+        .call(
+            "browser_launch",
+            json!({ "url": "about:blank", "headless": true }),
+        )
+        .await;
+    ok(&r);
+    assert!(
+        !std::path::Path::new(&profile).exists(),
+        "{profile} is left behind"
+    );
+    ok(&server.call("browser_close", json!({})).await);
+    server.finish().await;
+}
