@@ -250,6 +250,38 @@ pub fn render(frames: &[FrameTree], refs: &mut RefTable, max_lines: usize) -> Re
     r.out
 }
 
+/// The lines of `text` that contain `query` (case-insensitive), with their ancestors (by
+/// indentation) so each match keeps its place; `None` when nothing matches.
+pub fn project(text: &str, query: &str) -> Option<String> {
+    let q = query.trim().to_lowercase();
+    if q.is_empty() {
+        return Some(text.to_string());
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let depth = |l: &str| (l.len() - l.trim_start().len()) / 2;
+    let mut keep = vec![false; lines.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        while stack.last().is_some_and(|&j| depth(lines[j]) >= depth(l)) {
+            stack.pop();
+        }
+        if l.to_lowercase().contains(&q) {
+            keep[i] = true;
+            for &a in &stack {
+                keep[a] = true;
+            }
+        }
+        stack.push(i);
+    }
+    let kept: Vec<&str> = lines
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(l, _)| *l)
+        .collect();
+    (!kept.is_empty()).then(|| kept.join("\n") + "\n")
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -319,6 +351,17 @@ mod tests {
         let r = render(&again, &mut refs, 100);
         assert!(r.text.contains("button \"New\" [ref=e4]"), "{}", r.text);
         assert!(r.text.contains("button \"Submit\" [ref=e1]"), "{}", r.text);
+    }
+
+    #[test]
+    fn a_query_keeps_matches_and_their_ancestors() {
+        let mut refs = RefTable::default();
+        let r = render(&page(), &mut refs, 100);
+        assert_eq!(
+            project(&r.text, "next").unwrap(),
+            "- RootWebArea \"Fixture\"\n  - Iframe\n    - link \"Next page\" [ref=e3]\n"
+        );
+        assert_eq!(project(&r.text, "nothing like it"), None);
     }
 
     #[test]

@@ -423,11 +423,13 @@ impl Session {
         })
     }
 
-    /// The page's accessibility tree (child frames included) as text with refs.
+    /// The page's accessibility tree (child frames included) as text with refs; with a
+    /// `query`, only the lines containing it and their ancestors (every ref stays valid).
     pub fn browser_snapshot(
         &self,
         page: Option<&str>,
         max_lines: usize,
+        query: &str,
     ) -> Result<PageSnapshot, Error> {
         let (cdp, session, info) = self.page(page)?;
         let tree = cdp
@@ -476,10 +478,13 @@ impl Session {
             })
             .ok_or_else(|| coded(ErrorCode::PageNotFound, "the page went away"))?;
         let (r, n) = rendered;
+        let text = snapshot::project(&r.text, query).unwrap_or_else(|| {
+            format!("(nothing matches {query:?}; every ref above is still valid)\n")
+        });
         Ok(PageSnapshot {
             page: info,
             refs: r.targets.len(),
-            text: r.text,
+            text,
             lines: r.lines,
             omitted: r.omitted,
             snapshot: n,

@@ -152,6 +152,20 @@ async fn a_launched_chromium_is_snapshotted_and_driven_by_ref() {
     ] {
         ref_of(&snap, needle);
     }
+    // A query keeps only matching lines and their ancestors; the refs are the same.
+    let r = server
+        .call("browser_snapshot", json!({ "query": "inner button" }))
+        .await;
+    let q = ok(&r)["text"].as_str().unwrap().to_string();
+    assert!(q.contains("button \"Inner button\""), "{q}");
+    assert!(
+        !q.contains("Add item") && q.lines().count() < snap.lines().count(),
+        "{q}"
+    );
+    assert_eq!(
+        ref_of(&q, "button \"Inner button\""),
+        ref_of(&snap, "button \"Inner button\"")
+    );
     let eval = |expr: &str| {
         let expr = expr.to_string();
         let server = &server;

@@ -44,7 +44,7 @@ pub struct NoArgs {}
 #[serde(deny_unknown_fields)]
 pub struct NavigateArgs {
     pub url: String,
-    /// Page id (default: last).
+    /// Page (default last).
     #[serde(default)]
     pub page: String,
 }
@@ -52,12 +52,15 @@ pub struct NavigateArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SnapshotArgs {
-    /// Page id (default: last).
+    /// Page (default last).
     #[serde(default)]
     pub page: String,
     /// Most lines (default 2000).
     #[serde(default)]
     pub max_lines: usize,
+    /// Keep matching lines and ancestors.
+    #[serde(default)]
+    pub query: String,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -85,7 +88,7 @@ pub struct TypeArgs {
 pub struct KeyArgs {
     /// Enter, Tab, Escape, ctrl+a, …
     pub keys: String,
-    /// Page id (default: last).
+    /// Page (default last).
     #[serde(default)]
     pub page: String,
 }
@@ -102,7 +105,7 @@ pub struct WaitArgs {
     /// Default 10000, at most 60000.
     #[serde(default)]
     pub timeout_ms: u64,
-    /// Page id (default: last).
+    /// Page (default last).
     #[serde(default)]
     pub page: String,
 }
@@ -112,7 +115,7 @@ pub struct WaitArgs {
 pub struct EvalArgs {
     /// JavaScript expression; promises are awaited.
     pub expression: String,
-    /// Page id (default: last).
+    /// Page (default last).
     #[serde(default)]
     pub page: String,
 }
@@ -298,7 +301,7 @@ impl DeskpilotServer {
         let session = self.session();
         let max = if a.max_lines == 0 { 2000 } else { a.max_lines };
         match render::blocking(self.request_timeout(), "browser_snapshot", move || {
-            session.browser_snapshot(Some(&a.page), max)
+            session.browser_snapshot(Some(&a.page), max, &a.query)
         })
         .await
         {

@@ -24,7 +24,7 @@ pub struct FindArgs {
     /// Default: last looked at, else active.
     #[serde(default)]
     pub window_id: u64,
-    /// Or title/process text.
+    /// Or title/process.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// What to look for; kind words (button, box…) prefer that role.

@@ -48,7 +48,7 @@ pub struct WindowArgs {
     /// The window (an id from list_windows). Preferred over title_match.
     #[serde(default)]
     pub window_id: u64,
-    /// Or title/process text.
+    /// Or title/process.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// move: new left edge of the frame, physical pixels.

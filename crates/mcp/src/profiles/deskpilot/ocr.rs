@@ -24,7 +24,7 @@ pub struct OcrArgs {
     /// This window; default: the whole screen.
     #[serde(default, alias = "hwnd")]
     pub window_id: u64,
-    /// Or title/process text.
+    /// Or title/process.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// Or this physical rectangle.

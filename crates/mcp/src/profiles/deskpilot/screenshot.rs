@@ -37,7 +37,7 @@ pub struct ScreenshotArgs {
     /// This window (id from list_windows); default: the whole screen.
     #[serde(default)]
     pub window_id: u64,
-    /// Or title/process text.
+    /// Or title/process.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// Capture this rectangle in physical screen pixels instead.

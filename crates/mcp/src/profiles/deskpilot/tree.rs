@@ -20,7 +20,7 @@ pub struct WindowStateArgs {
     /// Default: last looked at, else active.
     #[serde(default)]
     pub window_id: u64,
-    /// Or title/process text.
+    /// Or title/process.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// Also return the screenshot (default true).

@@ -43,7 +43,7 @@ pub struct WaitForArgs {
     /// The window; default: the screen for stable, else the one you last looked at.
     #[serde(default)]
     pub window_id: u64,
-    /// Or title/process text.
+    /// Or title/process.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
     /// element: a substring of the element's name.
