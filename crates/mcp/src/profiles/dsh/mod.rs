@@ -180,6 +180,3 @@ impl ServerHandler for DshServer {
         kit::args::into_tool_error(answer, tool, &wording::WORDING)
     }
 }
-
-#[cfg(test)]
-mod tests;
