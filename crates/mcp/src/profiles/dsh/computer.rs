@@ -293,7 +293,7 @@ fn at_pointer(s: &Session, t: Option<PointerTarget>) -> Result<PointerTarget, Er
 }
 
 /// "image (420,260) = physical (1099,680)" for a pointer action's point.
-fn where_words(s: &Session, asked: Option<PointerTarget>, physical: Point) -> String {
+fn where_words(asked: Option<PointerTarget>, physical: Point) -> String {
     match asked {
         Some(PointerTarget {
             x,
@@ -301,10 +301,7 @@ fn where_words(s: &Session, asked: Option<PointerTarget>, physical: Point) -> St
             space: CoordinateSpace::Image { .. },
         }) => format!("image ({x},{y}) = physical ({},{})", physical.x, physical.y),
         Some(_) => format!("physical ({},{})", physical.x, physical.y),
-        None => {
-            let _ = s;
-            format!("the pointer, physical ({},{})", physical.x, physical.y)
-        }
+        None => format!("the pointer, physical ({},{})", physical.x, physical.y),
     }
 }
 
@@ -651,7 +648,6 @@ impl DshServer {
             }
             ComputerAction::Move => {
                 let session = self.session();
-                let words = session.clone();
                 report::act(
                     session,
                     &WORDING,
@@ -659,7 +655,7 @@ impl DshServer {
                     move |s| s.move_cursor(at_pointer(s, from)?),
                     move |o| {
                         pointer_body(
-                            format!("Moved to {}", where_words(&words, from, o.point)),
+                            format!("Moved to {}", where_words(from, o.point)),
                             o,
                             json!({}),
                         )
@@ -669,7 +665,6 @@ impl DshServer {
             }
             _ => {
                 let session = self.session();
-                let words = session.clone();
                 report::act(
                     session,
                     &WORDING,
@@ -685,7 +680,7 @@ impl DshServer {
                                     3 => " three times",
                                     _ => "",
                                 },
-                                where_words(&words, from, o.point)
+                                where_words(from, o.point)
                             ),
                             o,
                             json!({ "count": count, "button": button_name(b) }),
