@@ -79,10 +79,28 @@ impl Launched {
 }
 
 impl Drop for Launched {
+    /// Kills the browser's whole process group (its zygote and renderers outlive a killed main
+    /// process for a moment and keep writing into the profile), then removes the profile once
+    /// nothing writes there any more — polled, with a deadline.
     fn drop(&mut self) {
+        #[cfg(unix)]
+        // SAFETY: killpg only sends a signal; the group id is the browser's own pid
+        // (process_group(0) at spawn).
+        unsafe {
+            libc::killpg(self.child.id() as libc::pid_t, libc::SIGKILL);
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.profile);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while group_alive(self.child.id()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        while std::fs::remove_dir_all(&self.profile).is_err()
+            && self.profile.exists()
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
@@ -117,6 +135,26 @@ fn clean_stale_profiles() {
     }
 }
 
+/// Whether a live (not zombie) process is left in process group `pgid`. Zombies count as gone:
+/// where pid 1 does not reap (containers), the browser's orphans stay zombies forever.
+fn group_alive(pgid: u32) -> bool {
+    if !cfg!(target_os = "linux") {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| {
+            // After the command name: state, ppid, pgrp, …
+            let mut rest = s.rsplit_once(')').map_or("", |(_, r)| r).split_whitespace();
+            let state = rest.next();
+            let pgrp = rest.nth(1).and_then(|g| g.parse::<u32>().ok());
+            pgrp == Some(pgid) && !matches!(state, Some("Z" | "X"))
+        })
+    })
+}
+
 /// Whether process `pid` runs (a zombie does not: it is dead, only not yet reaped).
 fn running(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
@@ -138,6 +176,12 @@ fn spawn_kept(cmd: Command) -> std::io::Result<Child> {
             .name("browser-keeper".into())
             .spawn(move || {
                 for (mut cmd, reply) in rx {
+                    #[cfg(unix)]
+                    {
+                        use std::os::unix::process::CommandExt as _;
+                        // Its own group, so the whole browser can be killed at once.
+                        cmd.process_group(0);
+                    }
                     #[cfg(target_os = "linux")]
                     {
                         use std::os::unix::process::CommandExt as _;
