@@ -35,11 +35,47 @@ pub struct Event {
     pub at: Instant,
 }
 
+/// What one page session's network and navigations did, kept as the events arrive (the event
+/// ring would overflow on a busy page; these counts never do).
+#[derive(Debug, Clone)]
+pub struct Activity {
+    /// Requests sent and not yet finished or failed.
+    pub in_flight: usize,
+    /// When a request last started or ended.
+    pub last_network: Instant,
+    /// Navigations, newest last (at most [`KEPT_NAVIGATIONS`]).
+    pub navigations: Vec<Navigation>,
+}
+
+/// One navigation of a frame: a new document, or a same-document one (history API, anchor).
+#[derive(Debug, Clone)]
+pub struct Navigation {
+    pub at: Instant,
+    pub frame: String,
+    /// The frame is known to be a child frame (an `<iframe>`'s document).
+    pub child: bool,
+    /// A navigation within the document (history API, fragment): same DOM, new URL.
+    pub same_document: bool,
+    pub url: String,
+}
+
+/// Navigations kept per session.
+pub const KEPT_NAVIGATIONS: usize = 16;
+
+#[derive(Debug, Default)]
+struct Tracker {
+    in_flight: std::collections::HashSet<String>,
+    last_network: Option<Instant>,
+    navigations: Vec<Navigation>,
+}
+
 #[derive(Debug, Default)]
 struct Shared {
     pending: Mutex<Pending>,
     events: Mutex<Vec<Event>>,
     closed: Mutex<Option<String>>,
+    activity: Mutex<HashMap<String, Tracker>>,
+    opened: Option<Instant>,
 }
 
 /// A connection to one browser's DevTools endpoint.
@@ -55,7 +91,10 @@ impl Connection {
     /// Connects to `ws_url` (`ws://127.0.0.1:PORT/devtools/browser/…`) within `timeout`.
     pub fn open(ws_url: &str, timeout: Duration) -> Result<Connection, Error> {
         let (out, mut outgoing) = tokio::sync::mpsc::unbounded_channel::<String>();
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared {
+            opened: Some(Instant::now()),
+            ..Shared::default()
+        });
         let (ready_tx, ready) = mpsc::sync_channel::<Result<(), Error>>(1);
         let url = ws_url.to_string();
         let reader = shared.clone();
@@ -179,6 +218,24 @@ impl Connection {
         }
     }
 
+    /// The network and navigation activity of page `session` (network events count once
+    /// `Network.enable` was sent on it).
+    pub fn activity(&self, session: &str) -> Activity {
+        let opened = self.shared.opened.unwrap_or_else(Instant::now);
+        match lock(&self.shared.activity).get(session) {
+            Some(t) => Activity {
+                in_flight: t.in_flight.len(),
+                last_network: t.last_network.unwrap_or(opened),
+                navigations: t.navigations.clone(),
+            },
+            None => Activity {
+                in_flight: 0,
+                last_network: opened,
+                navigations: Vec::new(),
+            },
+        }
+    }
+
     /// Events received since `since` (for a `session`, when given) whose method is `method`.
     pub fn events(&self, method: &str, session: Option<&str>, since: Instant) -> Vec<Event> {
         lock(&self.shared.events)
@@ -188,6 +245,59 @@ impl Connection {
             .cloned()
             .collect()
     }
+}
+
+/// Counts a page session's network and navigation events; `true` when the event is used up
+/// (network chatter is not kept in the event ring).
+fn track(shared: &Shared, session: &str, method: &str, params: &Value) -> bool {
+    let network = method.starts_with("Network.");
+    let navigation = matches!(
+        method,
+        "Page.frameNavigated" | "Page.navigatedWithinDocument"
+    );
+    if !network && !navigation {
+        return false;
+    }
+    let mut all = lock(&shared.activity);
+    let t = all.entry(session.to_string()).or_default();
+    let request = params["requestId"].as_str().unwrap_or_default();
+    match method {
+        "Network.requestWillBeSent" => {
+            t.in_flight.insert(request.to_string());
+            t.last_network = Some(Instant::now());
+        }
+        "Network.loadingFinished" | "Network.loadingFailed" => {
+            t.in_flight.remove(request);
+            t.last_network = Some(Instant::now());
+        }
+        "Page.frameNavigated" => {
+            let frame = &params["frame"];
+            let child = frame["parentId"].as_str().is_some();
+            if !child {
+                // A new document: what the old one had in flight no longer counts.
+                t.in_flight.clear();
+            }
+            t.navigations.push(Navigation {
+                at: Instant::now(),
+                frame: frame["id"].as_str().unwrap_or_default().to_string(),
+                child,
+                same_document: false,
+                url: frame["url"].as_str().unwrap_or_default().to_string(),
+            });
+        }
+        "Page.navigatedWithinDocument" => t.navigations.push(Navigation {
+            at: Instant::now(),
+            frame: params["frameId"].as_str().unwrap_or_default().to_string(),
+            child: false,
+            same_document: true,
+            url: params["url"].as_str().unwrap_or_default().to_string(),
+        }),
+        _ => {}
+    }
+    if t.navigations.len() > KEPT_NAVIGATIONS {
+        t.navigations.remove(0);
+    }
+    network
 }
 
 /// Hands a received frame to its waiter, or keeps it as an event.
@@ -211,16 +321,19 @@ fn dispatch(shared: &Shared, text: &str) {
         return;
     }
     if let Some(method) = v.get("method").and_then(Value::as_str) {
+        let session = v.get("sessionId").and_then(Value::as_str);
+        if let Some(session) = session
+            && track(shared, session, method, &v["params"])
+        {
+            return;
+        }
         let mut events = lock(&shared.events);
         if events.len() == KEPT_EVENTS {
             events.remove(0);
         }
         events.push(Event {
             method: method.to_string(),
-            session: v
-                .get("sessionId")
-                .and_then(Value::as_str)
-                .map(str::to_string),
+            session: session.map(str::to_string),
             params: v.get("params").cloned().unwrap_or(Value::Null),
             at: Instant::now(),
         });

@@ -355,10 +355,25 @@ pub fn endpoint(port: u16, timeout: Duration) -> Result<String, Error> {
 /// The `--remote-debugging-port` on a process's command line, when it has one (Linux).
 pub fn debug_port_of(pid: u32) -> Option<u16> {
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    cmdline
+    // Chromium rewrites its command line into one space-separated string.
+    let args: Vec<&str> = cmdline
         .split(|b| *b == 0)
         .filter_map(|a| std::str::from_utf8(a).ok())
-        .find_map(|a| a.strip_prefix("--remote-debugging-port="))
-        .and_then(|p| p.parse().ok())
-        .filter(|p| *p != 0)
+        .flat_map(|a| a.split(' '))
+        .collect();
+    let flag = |name: &str| args.iter().find_map(|a| a.strip_prefix(name));
+    let port = flag("--remote-debugging-port=")?;
+    match port.parse::<u16>().ok().filter(|p| *p != 0) {
+        Some(p) => Some(p),
+        // Port 0: the browser picked one and wrote it into its profile directory.
+        None => std::fs::read_to_string(
+            std::path::Path::new(flag("--user-data-dir=")?).join("DevToolsActivePort"),
+        )
+        .ok()?
+        .lines()
+        .next()?
+        .trim()
+        .parse()
+        .ok(),
+    }
 }

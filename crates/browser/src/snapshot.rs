@@ -250,6 +250,64 @@ pub fn render(frames: &[FrameTree], refs: &mut RefTable, max_lines: usize) -> Re
     r.out
 }
 
+fn depth_of(line: &str) -> usize {
+    (line.len() - line.trim_start().len()) / 2
+}
+
+/// The part of `text` under the line carrying `[ref=…]` (that line and its descendants,
+/// moved to depth 0) when `root` is given, cut below `depth` levels when given (a line whose
+/// children were cut ends in ` …`). `None` when `root` is on no line.
+pub fn scope(text: &str, root: Option<&str>, depth: Option<usize>) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let (start, end, base) = match root.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => {
+            let tag = format!("[ref={r}]");
+            let start = lines.iter().position(|l| l.contains(&tag))?;
+            let base = depth_of(lines[start]);
+            let end = lines[start + 1..]
+                .iter()
+                .position(|l| depth_of(l) <= base)
+                .map_or(lines.len(), |n| start + 1 + n);
+            (start, end, base)
+        }
+        None => (0, lines.len(), 0),
+    };
+    let mut out = String::new();
+    for i in start..end {
+        let d = depth_of(lines[i]) - base;
+        if depth.is_some_and(|max| d >= max) {
+            continue;
+        }
+        out.push_str(&lines[i][base * 2..]);
+        let cut_below = depth.is_some_and(|max| d + 1 == max)
+            && lines
+                .get(i + 1)
+                .is_some_and(|n| i + 1 < end && depth_of(n) > depth_of(lines[i]));
+        if cut_below {
+            out.push_str(" …");
+        }
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// The first `max_lines` lines of `text`, and how many were left out.
+pub fn limit(text: &str, max_lines: usize) -> (String, usize) {
+    let total = text.lines().count();
+    if total <= max_lines {
+        return (text.to_string(), 0);
+    }
+    let mut out: String = text
+        .lines()
+        .take(max_lines)
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    if out.is_empty() {
+        out.push('\n');
+    }
+    (out, total - max_lines)
+}
+
 /// The lines of `text` that contain `query` (case-insensitive), with their ancestors (by
 /// indentation) so each match keeps its place; `None` when nothing matches.
 pub fn project(text: &str, query: &str) -> Option<String> {
@@ -258,7 +316,7 @@ pub fn project(text: &str, query: &str) -> Option<String> {
         return Some(text.to_string());
     }
     let lines: Vec<&str> = text.lines().collect();
-    let depth = |l: &str| (l.len() - l.trim_start().len()) / 2;
+    let depth = depth_of;
     let mut keep = vec![false; lines.len()];
     let mut stack: Vec<usize> = Vec::new();
     for (i, l) in lines.iter().enumerate() {
@@ -362,6 +420,31 @@ mod tests {
             "- RootWebArea \"Fixture\"\n  - Iframe\n    - link \"Next page\" [ref=e3]\n"
         );
         assert_eq!(project(&r.text, "nothing like it"), None);
+    }
+
+    #[test]
+    fn scoping_by_ref_and_depth_keeps_the_subtree() {
+        let text = "- main\n  - form \"Sign in\" [ref=e1]\n    - textbox \"Name\" [ref=e12]\n    - group \"More\"\n      - checkbox \"Stay\" [ref=e13]\n  - link \"Help\" [ref=e2]\n";
+        assert_eq!(
+            scope(text, Some("e1"), None).unwrap(),
+            "- form \"Sign in\" [ref=e1]\n  - textbox \"Name\" [ref=e12]\n  - group \"More\"\n    - checkbox \"Stay\" [ref=e13]\n"
+        );
+        assert_eq!(
+            scope(text, Some("e1"), Some(2)).unwrap(),
+            "- form \"Sign in\" [ref=e1]\n  - textbox \"Name\" [ref=e12]\n  - group \"More\" …\n"
+        );
+        assert_eq!(scope(text, None, Some(1)).unwrap(), "- main …\n");
+        assert_eq!(scope(text, Some("e9"), None), None);
+        // "e1" is not a prefix match of "e12".
+        assert_eq!(
+            scope(text, Some("e12"), None).unwrap(),
+            "- textbox \"Name\" [ref=e12]\n"
+        );
+        assert_eq!(
+            limit(text, 2),
+            ("- main\n  - form \"Sign in\" [ref=e1]\n".into(), 4)
+        );
+        assert_eq!(limit(text, 10).1, 0);
     }
 
     #[test]

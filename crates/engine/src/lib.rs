@@ -41,7 +41,9 @@ mod wait;
 mod window;
 
 pub use action::{ActionReport, Check, Effect, Evidence, Outcome, Route, refused_effect};
-pub use browser::{BrowserInfo, BrowserOutcome, PageInfo, PageSnapshot};
+pub use browser::{
+    BrowserInfo, BrowserOutcome, PageInfo, PageShot, PageSnapshot, SnapshotView, Until,
+};
 pub use clipboard::{ClipboardWrite, MAX_CLIPBOARD_BYTES};
 pub use decorate::{Decorations, Pin};
 pub use element::{ElementOp, ElementOutcome};

@@ -1,6 +1,7 @@
 //! The browser channel through the MCP client: Debian's chromium on the virtual desktop, a
 //! fixture site served by the test on loopback (a form with English and Chinese labels, a
-//! button that changes the DOM, a link, an iframe, a shadow root, a button under a modal).
+//! button that changes the DOM, a `<select>`, a slow request, a link, an iframe, a shadow root,
+//! a button under a modal).
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -10,20 +11,10 @@ use serde_json::{Value, json};
 
 use crate::harness::{self, error_code, ok, serve, text, wait_for};
 
-const INDEX: &str = r#"<!doctype html><html><head><meta charset="utf-8"><title>Fixture home</title></head><body>
-<h1>Fixture</h1>
-<label>Name 名前 <input id="name"></label>
-<button id="add" onclick="let li=document.createElement('li');li.textContent='item';document.getElementById('list').append(li)">Add item</button>
-<ul id="list"></ul>
-<a href="/second">Second page</a>
-<iframe src="/frame" width="300" height="80"></iframe>
-<div id="host"></div>
-<script>document.getElementById('host').attachShadow({mode:'open'}).innerHTML='<button>Shadow button</button>';</script>
-<div style="position:relative;height:60px"><button id="covered">Covered</button>
-<div id="modal" style="position:absolute;left:0;top:0;width:300px;height:60px;background:#eee">Please confirm</div></div>
-</body></html>"#;
-const SECOND: &str = r#"<!doctype html><html><head><meta charset="utf-8"><title>Second</title></head><body><p>The second page</p></body></html>"#;
-const FRAME: &str = r#"<!doctype html><html><body><button>Inner button</button></body></html>"#;
+/// The fixture site (shared with the benchmark).
+const INDEX: &str = include_str!("../../../../fixtures/web/index.html");
+const SECOND: &str = include_str!("../../../../fixtures/web/second.html");
+const FRAME: &str = include_str!("../../../../fixtures/web/frame.html");
 
 /// Serves the fixture pages on a loopback port until the test ends.
 fn site() -> u16 {
@@ -44,10 +35,15 @@ fn site() -> u16 {
                     }
                 }
                 let path = first.split_whitespace().nth(1).unwrap_or("/");
+                if path == "/slow" {
+                    // A request that keeps the network busy for a second.
+                    std::thread::sleep(Duration::from_millis(1000));
+                }
                 let (status, body) = match path {
                     "/" => ("200 OK", INDEX),
                     "/second" => ("200 OK", SECOND),
                     "/frame" => ("200 OK", FRAME),
+                    "/slow" => ("200 OK", "slow done"),
                     _ => ("404 Not Found", "missing"),
                 };
                 let mut s = &stream;
@@ -177,11 +173,11 @@ async fn a_launched_chromium_is_snapshotted_and_driven_by_ref() {
         }
     };
 
-    // A click by ref changes the DOM, and says so.
+    // A click by ref changes the DOM, and says so; asked for, the new snapshot comes with it.
     let r = server
         .call(
             "browser_click",
-            json!({ "ref": ref_of(&snap, "button \"Add item\"") }),
+            json!({ "ref": ref_of(&snap, "button \"Add item\""), "snapshot": true }),
         )
         .await;
     assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
@@ -189,6 +185,127 @@ async fn a_launched_chromium_is_snapshotted_and_driven_by_ref() {
         eval("document.querySelectorAll('#list li').length").await,
         json!(1)
     );
+    let after = ok(&r)["snapshot"]["text"].as_str().unwrap().to_string();
+    assert!(after.contains("listitem"), "{after}");
+    assert_eq!(
+        ref_of(&after, "button \"Add item\""),
+        ref_of(&snap, "button \"Add item\""),
+        "an unchanged node keeps its ref"
+    );
+    // Without asking, an action answers briefly.
+    let r = server
+        .call(
+            "browser_click",
+            json!({ "ref": ref_of(&snap, "button \"Add item\"") }),
+        )
+        .await;
+    assert!(ok(&r)["snapshot"].is_null(), "{}", text(&r));
+    assert!(text(&r).len() < 600, "{}", text(&r));
+
+    // Scoping: one ref's subtree, and a depth limit.
+    let size = ref_of(&snap, "combobox \"Size\"");
+    let r = server
+        .call("browser_snapshot", json!({ "scope": size }))
+        .await;
+    let scoped = ok(&r)["text"].as_str().unwrap().to_string();
+    assert!(scoped.starts_with("- combobox \"Size\""), "{scoped}");
+    assert!(scoped.contains("option \"Large\""), "{scoped}");
+    assert!(!scoped.contains("Add item"), "{scoped}");
+    let r = server
+        .call("browser_snapshot", json!({ "scope": size, "depth": 1 }))
+        .await;
+    let shallow = ok(&r)["text"].as_str().unwrap().to_string();
+    assert_eq!(shallow.lines().count(), 1, "{shallow}");
+    assert!(shallow.trim_end().ends_with('…'), "{shallow}");
+    let r = server
+        .call("browser_snapshot", json!({ "scope": "e9999" }))
+        .await;
+    assert_eq!(error_code(&r), "ELEMENT_NOT_FOUND", "{}", text(&r));
+
+    // A <select> is set by label, as a person would: its change handler runs.
+    let r = server
+        .call(
+            "browser_select",
+            json!({ "ref": size, "values": ["Large"] }),
+        )
+        .await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    assert_eq!(
+        eval("document.getElementById('size').value").await,
+        json!("l")
+    );
+    assert_eq!(
+        eval("document.getElementById('picked').textContent").await,
+        json!("Size: Large")
+    );
+    let r = server
+        .call("browser_select", json!({ "ref": size, "values": ["Huge"] }))
+        .await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENT", "{}", text(&r));
+    assert!(text(&r).contains("\"Small\""), "{}", text(&r));
+    let r = server
+        .call(
+            "browser_select",
+            json!({ "ref": ref_of(&snap, "button \"Add item\""), "values": ["x"] }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "ACTION_UNSUPPORTED", "{}", text(&r));
+
+    // The network goes quiet only once the slow request is answered.
+    let r = server
+        .call(
+            "browser_click",
+            json!({ "ref": ref_of(&snap, "button \"Load slowly\"") }),
+        )
+        .await;
+    ok(&r);
+    let r = server
+        .call("browser_wait_for", json!({ "until": "network_idle" }))
+        .await;
+    ok(&r);
+    assert_eq!(
+        eval("document.getElementById('slow').textContent").await,
+        json!("slow done"),
+        "network idle came before the slow request ended: {}",
+        text(&r)
+    );
+
+    // The page's screenshot is placed where it shows: its x/y work with the desktop click.
+    let r = server.call("browser_screenshot", json!({})).await;
+    let shot = ok(&r);
+    let id = shot["screenshot_id"]
+        .as_u64()
+        .expect("registered on the desktop");
+    let scale = shot["view"]["scale"].as_f64().unwrap();
+    let centre = eval(
+        "(() => { const b = document.getElementById('add').getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2]; })()",
+    )
+    .await;
+    let (cx, cy) = (
+        centre[0].as_f64().unwrap() * scale,
+        centre[1].as_f64().unwrap() * scale,
+    );
+    let r = server
+        .call("click", json!({ "x": cx, "y": cy, "screenshot_id": id }))
+        .await;
+    ok(&r);
+    wait_for(
+        Duration::from_secs(5),
+        "the desktop click to add an item",
+        || async {
+            (eval("document.querySelectorAll('#list li').length").await == json!(3)).then_some(())
+        },
+    )
+    .await;
+    // One element's picture.
+    let r = server
+        .call(
+            "browser_screenshot",
+            json!({ "ref": size, "format": "png" }),
+        )
+        .await;
+    let w = ok(&r)["view"]["width"].as_u64().unwrap();
+    assert!((20..400).contains(&w), "the select alone: {}", text(&r));
     // Typing lands exactly.
     let typed = "héllo 中文 😀";
     let r = server
@@ -226,15 +343,19 @@ async fn a_launched_chromium_is_snapshotted_and_driven_by_ref() {
             json!({ "ref": ref_of(&snap, "link \"Second page\"") }),
         )
         .await);
-    wait_for(Duration::from_secs(10), "the second page", || async {
-        let r = server.call("browser_targets", json!({})).await;
-        ok(&r)["pages"]
-            .as_array()?
-            .iter()
-            .any(|p| p["title"] == "Second")
-            .then_some(())
-    })
-    .await;
+    let r = server
+        .call("browser_wait_for", json!({ "until": "navigation" }))
+        .await;
+    assert!(
+        ok(&r)["url"].as_str().unwrap().ends_with("/second"),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(ok(&r)["page"]["title"], "Second", "{}", text(&r));
+    // Before any new snapshot: the old page's ref is refused, saying why.
+    let r = server.call("browser_click", json!({ "ref": add })).await;
+    assert_eq!(error_code(&r), "STALE_ELEMENT", "{}", text(&r));
+    assert!(text(&r).contains("navigated"), "{}", text(&r));
     let r = server.call("browser_snapshot", json!({})).await;
     assert!(ok(&r)["text"].as_str().unwrap().contains("The second page"));
     let r = server.call("browser_click", json!({ "ref": add })).await;
@@ -394,5 +515,74 @@ async fn a_launched_browser_dies_with_a_killed_server_and_the_gates_apply() {
         "{profile} is left behind"
     );
     ok(&server.call("browser_close", json!({})).await);
+    server.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chromium_window_without_accessibility_points_at_browser_attach() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    if !have_chromium() {
+        return;
+    }
+    let _guard = harness::exclusive().await;
+    let port = site();
+    let debug = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let profile = std::env::temp_dir().join(format!("deskpilot-hint-test-{}", std::process::id()));
+    // On the desktop, started the way people start it: no accessibility flags.
+    let mut cmd = std::process::Command::new("/usr/bin/chromium");
+    cmd.args([
+        "--no-sandbox",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--window-size=1000,700",
+        &format!("--remote-debugging-port={debug}"),
+        &format!("--user-data-dir={}", profile.display()),
+        &format!("http://127.0.0.1:{port}/second"),
+    ])
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null());
+    desktop.configure(&mut cmd);
+    let mut chromium = harness::App(cmd.spawn().expect("chromium"));
+    let server = serve(Some(desktop), &[], &[]).await;
+    let window = wait_for(Duration::from_secs(30), "chromium's window", || async {
+        let r = server.call("list_windows", json!({})).await;
+        ok(&r)["windows"]
+            .as_array()?
+            .iter()
+            .find(|w| w["title"].as_str().is_some_and(|t| t.starts_with("Second")))
+            .and_then(|w| w["id"].as_u64())
+    })
+    .await;
+    let r = server
+        .call(
+            "get_window_state",
+            json!({ "window_id": window, "include_screenshot": false }),
+        )
+        .await;
+    let t = text(&r);
+    assert!(
+        t.contains("browser_attach") && t.contains(&format!("port {debug}")),
+        "{t}"
+    );
+    // The hint works: attached by that window, its page is read by ref.
+    let r = server
+        .call("browser_attach", json!({ "window_id": window }))
+        .await;
+    assert_eq!(ok(&r)["browser"]["port"], json!(debug), "{}", text(&r));
+    let r = server.call("browser_snapshot", json!({})).await;
+    assert!(
+        ok(&r)["text"].as_str().unwrap().contains("The second page"),
+        "{}",
+        text(&r)
+    );
+    ok(&server.call("browser_close", json!({})).await);
+    let _ = chromium.0.kill();
+    let _ = chromium.0.wait();
+    let _ = std::fs::remove_dir_all(&profile);
     server.finish().await;
 }

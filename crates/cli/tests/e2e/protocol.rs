@@ -24,6 +24,8 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "browser_launch",
         "browser_navigate",
         "browser_press_key",
+        "browser_screenshot",
+        "browser_select",
         "browser_snapshot",
         "browser_targets",
         "browser_type",
@@ -63,10 +65,8 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
     ];
     assert_eq!(names, expected);
     for t in &tools {
-        let a = t
-            .annotations
-            .as_ref()
-            .unwrap_or_else(|| panic!("{} has no annotations", t.name));
+        // Without annotations every hint has the protocol's default.
+        let a = t.annotations.clone().unwrap_or_default();
         let reads = [
             "list_windows",
             "screenshot",
@@ -85,6 +85,7 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
             "browser_attach",
             "browser_targets",
             "browser_snapshot",
+            "browser_screenshot",
             "browser_wait_for",
         ]
         .contains(&t.name.as_ref());
@@ -151,7 +152,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 43,
+        !names.contains(&"list_windows".to_string()) && names.len() == 45,
         "{names:?}"
     );
     let refused = server

@@ -48,6 +48,16 @@ pub(crate) fn compact(mut tool: Tool) -> Tool {
             a.open_world_hint = None;
         }
     }
+    // Nothing left to say: the protocol's defaults hold without the object.
+    if tool.annotations.as_ref().is_some_and(|a| {
+        a.title.is_none()
+            && a.read_only_hint.is_none()
+            && a.destructive_hint.is_none()
+            && a.idempotent_hint.is_none()
+            && a.open_world_hint.is_none()
+    }) {
+        tool.annotations = None;
+    }
     tool
 }
 
@@ -100,7 +110,18 @@ fn clean(v: &mut Value, defs: &Value) {
                 Some(Value::Null) => true,
                 _ => false,
             };
-            if empty_default {
+            // A default the description states ("default 12", "(0: last)", "-1: all",
+            // "default main") is said once.
+            let stated_default = match (map.get("default"), map.get("description")) {
+                (Some(Value::Number(n)), Some(Value::String(d))) => {
+                    d.to_lowercase().contains("default") || d.contains(&format!("{n}:"))
+                }
+                (Some(Value::String(_) | Value::Bool(_)), Some(Value::String(d))) => {
+                    d.to_lowercase().contains("default")
+                }
+                _ => false,
+            };
+            if empty_default || stated_default {
                 map.remove("default");
             }
             if let Some(Value::String(d)) = map.get_mut("description") {
@@ -192,6 +213,10 @@ mod tests {
                 "id": { "type": "integer", "format": "uint64", "minimum": 0, "default": 0 },
                 "count": { "type": "integer", "format": "uint8", "minimum": 0, "maximum": 255, "default": 1 },
                 "text": { "type": "string", "default": "" },
+                "steps": { "type": "integer", "default": 12, "description": "Moves (default 12)." },
+                "shot": { "type": "integer", "default": 0, "description": "Source (0: last)." },
+                "session": { "type": "string", "default": "main", "description": "Session (default main)." },
+                "dx": { "type": "integer", "default": 0, "description": "Notches right." },
                 "format": { "type": "string", "description": "a parameter named like a keyword" },
                 "default": { "type": "integer", "format": "uint8", "minimum": 0 },
                 "x": { "type": ["number", "null"], "description": "X." },
@@ -211,6 +236,10 @@ mod tests {
                     "id": { "type": "integer", "default": 0 },
                     "count": { "type": "integer", "default": 1 },
                     "text": { "type": "string" },
+                    "steps": { "type": "integer", "description": "Moves (default 12)." },
+                    "shot": { "type": "integer", "description": "Source (0: last)." },
+                    "session": { "type": "string", "description": "Session (default main)." },
+                    "dx": { "type": "integer", "default": 0, "description": "Notches right." },
                     "format": { "type": "string", "description": "a parameter named like a keyword" },
                     "default": { "type": "integer" },
                     "x": { "type": "number", "description": "X." },

@@ -66,7 +66,13 @@ pub(super) async fn enrich_one(
             };
             a.get_actions()
                 .await
-                .map(|v| v.into_iter().map(|a| a.name).collect())
+                // Chromium's window lists actions without names: nothing to show or invoke.
+                .map(|v| {
+                    v.into_iter()
+                        .map(|a| a.name)
+                        .filter(|n| !n.is_empty())
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         let value = async {

@@ -1,15 +1,23 @@
 //! The browser channel: `browser_launch`, `browser_attach`, `browser_targets`,
-//! `browser_navigate`, `browser_snapshot`, `browser_click`, `browser_type`, `browser_eval`,
+//! `browser_navigate`, `browser_snapshot`, `browser_click`, `browser_type`, `browser_select`,
+//! `browser_press_key`, `browser_wait_for`, `browser_eval`, `browser_screenshot`,
 //! `browser_close` — Chromium or Electron pages through the DevTools protocol, elements by the
-//! refs of the latest snapshot.
+//! refs of the latest snapshot. Actions answer briefly; a snapshot comes with them only when
+//! asked (`snapshot: true`).
 
-use deskpilot_engine::{BrowserInfo, BrowserOutcome, Check, PageInfo, VerifyTarget};
+use deskpilot_engine::{
+    BrowserInfo, BrowserOutcome, Check, PageInfo, PageSnapshot, Session, SnapshotView, Until,
+    VerifyTarget,
+};
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::wording::WORDING;
+use base64::Engine as _;
+use deskpilot_engine::pipeline::ImageFormat;
+
+use super::wording::{WORDING, image_result};
 use super::{DeskpilotServer, error};
 use crate::kit::report::{self, Body};
 use crate::kit::{Parameters, render};
@@ -47,6 +55,9 @@ pub struct NavigateArgs {
     /// Page (default last).
     #[serde(default)]
     pub page: String,
+    /// + snapshot after.
+    #[serde(default)]
+    pub snapshot: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -61,6 +72,12 @@ pub struct SnapshotArgs {
     /// Keep matching lines and ancestors.
     #[serde(default)]
     pub query: String,
+    /// Only this ref's subtree.
+    #[serde(default)]
+    pub scope: String,
+    /// Levels shown (0: all).
+    #[serde(default)]
+    pub depth: usize,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -69,18 +86,64 @@ pub struct RefArgs {
     /// Ref from the latest browser_snapshot (e12).
     #[serde(rename = "ref")]
     pub element: String,
+    /// + snapshot after.
+    #[serde(default)]
+    pub snapshot: bool,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SelectArgs {
+    /// Ref of a <select>.
+    #[serde(rename = "ref")]
+    pub element: String,
+    /// Option values or labels.
+    pub values: Vec<String>,
+    /// + snapshot after.
+    #[serde(default)]
+    pub snapshot: bool,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShotArgs {
+    /// Page (default last).
+    #[serde(default)]
+    pub page: String,
+    /// Or only this ref's element.
+    #[serde(rename = "ref", default)]
+    pub element: String,
+    #[serde(default)]
+    pub format: Option<ImageKind>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageKind {
+    Jpeg,
+    Png,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitUntil {
+    Navigation,
+    NetworkIdle,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TypeArgs {
-    /// Ref from the latest browser_snapshot.
+    /// Ref (e12).
     #[serde(rename = "ref")]
     pub element: String,
     pub text: String,
     /// Press Enter after.
     #[serde(default)]
     pub submit: bool,
+    /// + snapshot after.
+    #[serde(default)]
+    pub snapshot: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -91,6 +154,9 @@ pub struct KeyArgs {
     /// Page (default last).
     #[serde(default)]
     pub page: String,
+    /// + snapshot after.
+    #[serde(default)]
+    pub snapshot: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -102,6 +168,9 @@ pub struct WaitArgs {
     /// Or a CSS selector that must match.
     #[serde(default)]
     pub selector: String,
+    /// Or navigation (since the last snapshot) or network_idle.
+    #[serde(default)]
+    pub until: Option<WaitUntil>,
     /// Default 10000, at most 60000.
     #[serde(default)]
     pub timeout_ms: u64,
@@ -123,7 +192,7 @@ pub struct EvalArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CloseArgs {
-    /// Browser id (default: all of this session's).
+    /// Browser id (default all).
     #[serde(default)]
     pub browser: u32,
 }
@@ -147,16 +216,70 @@ fn browser_body(verb: &str, b: &BrowserInfo) -> Body {
     Body::new(text, json!({ "browser": b }))
 }
 
+/// The lines a snapshot result shows.
+fn snapshot_text(s: &PageSnapshot) -> String {
+    format!(
+        "Snapshot {} of {} — {} refs{}:\n{}\nRefs hold until the page changes; act with browser_click / browser_type.",
+        s.snapshot,
+        page_line(&s.page),
+        s.refs,
+        if s.omitted > 0 {
+            format!(", {} lines left out (max_lines)", s.omitted)
+        } else {
+            String::new()
+        },
+        s.text.trim_end()
+    )
+}
+
+fn snapshot_json(s: &PageSnapshot) -> serde_json::Value {
+    json!({
+        "page": s.page, "snapshot": s.snapshot, "refs": s.refs,
+        "lines": s.lines, "omitted": s.omitted, "text": s.text,
+    })
+}
+
 fn outcome_body(o: &BrowserOutcome) -> Body {
     let mut text = format!("{} — {}.", o.detail, page_line(&o.page));
     if let Some(v) = &o.value {
         text.push_str(&format!("\nValue: {v}"));
     }
+    if let Some(s) = &o.snapshot {
+        text.push('\n');
+        text.push_str(&snapshot_text(s));
+    }
     Body::new(
         text,
-        json!({ "page": o.page, "detail": o.detail, "changed": o.changed, "value": o.value }),
+        json!({
+            "page": o.page, "detail": o.detail, "changed": o.changed, "value": o.value,
+            "snapshot": o.snapshot.as_ref().map(snapshot_json),
+        }),
     )
 }
+
+/// Adds the page's snapshot to an action's outcome when `want`.
+fn then_snapshot(
+    s: &Session,
+    want: bool,
+    outcome: Result<BrowserOutcome, deskpilot_engine::Error>,
+) -> Result<BrowserOutcome, deskpilot_engine::Error> {
+    let mut o = outcome?;
+    if want {
+        o.snapshot = s
+            .browser_snapshot(
+                Some(&o.page.id),
+                &SnapshotView {
+                    max_lines: DEFAULT_LINES,
+                    ..SnapshotView::default()
+                },
+            )
+            .ok();
+    }
+    Ok(o)
+}
+
+/// Lines a snapshot shows unless told otherwise.
+const DEFAULT_LINES: usize = 2000;
 
 impl DeskpilotServer {
     fn browser_step(&self, what: &'static str) -> report::Step {
@@ -277,7 +400,7 @@ impl DeskpilotServer {
             self.session(),
             &WORDING,
             self.browser_step("browser_navigate"),
-            move |s| s.browser_navigate(Some(&a.page), &a.url),
+            move |s| then_snapshot(s, a.snapshot, s.browser_navigate(Some(&a.page), &a.url)),
             outcome_body,
         )
         .await
@@ -299,33 +422,24 @@ impl DeskpilotServer {
         Parameters(a): Parameters<SnapshotArgs>,
     ) -> CallToolResult {
         let session = self.session();
-        let max = if a.max_lines == 0 { 2000 } else { a.max_lines };
+        let view = SnapshotView {
+            scope: a.scope,
+            depth: (a.depth != 0).then_some(a.depth),
+            query: a.query,
+            max_lines: if a.max_lines == 0 {
+                DEFAULT_LINES
+            } else {
+                a.max_lines
+            },
+        };
         match render::blocking(self.request_timeout(), "browser_snapshot", move || {
-            session.browser_snapshot(Some(&a.page), max, &a.query)
+            session.browser_snapshot(Some(&a.page), &view)
         })
         .await
         {
             Ok(s) => {
-                let mut text = format!(
-                    "Snapshot {} of {} — {} refs{}:\n{}",
-                    s.snapshot,
-                    page_line(&s.page),
-                    s.refs,
-                    if s.omitted > 0 {
-                        format!(", {} lines left out (max_lines)", s.omitted)
-                    } else {
-                        String::new()
-                    },
-                    s.text.trim_end()
-                );
-                text.push_str(
-                    "\nRefs hold until the page changes; act with browser_click / browser_type.",
-                );
-                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-                r.structured_content = Some(json!({
-                    "page": s.page, "snapshot": s.snapshot, "refs": s.refs,
-                    "lines": s.lines, "omitted": s.omitted, "text": s.text,
-                }));
+                let mut r = CallToolResult::success(vec![ContentBlock::text(snapshot_text(&s))]);
+                r.structured_content = Some(snapshot_json(&s));
                 r
             }
             Err(e) => error(&e),
@@ -348,7 +462,7 @@ impl DeskpilotServer {
             self.session(),
             &WORDING,
             self.browser_step("browser_click"),
-            move |s| s.browser_click(&a.element),
+            move |s| then_snapshot(s, a.snapshot, s.browser_click(&a.element)),
             outcome_body,
         )
         .await
@@ -370,10 +484,84 @@ impl DeskpilotServer {
             self.session(),
             &WORDING,
             self.browser_step("browser_type"),
-            move |s| s.browser_type(&a.element, &a.text, a.submit),
+            move |s| then_snapshot(s, a.snapshot, s.browser_type(&a.element, &a.text, a.submit)),
             outcome_body,
         )
         .await
+    }
+
+    /// Choose options of a <select> by value or label; fires input and change.
+    #[tool(
+        name = "browser_select",
+        annotations(
+            title = "Select in page",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = true
+        )
+    )]
+    pub async fn browser_select(&self, Parameters(a): Parameters<SelectArgs>) -> CallToolResult {
+        report::act(
+            self.session(),
+            &WORDING,
+            self.browser_step("browser_select"),
+            move |s| then_snapshot(s, a.snapshot, s.browser_select(&a.element, &a.values)),
+            outcome_body,
+        )
+        .await
+    }
+
+    /// The page (or one element) as the browser draws it; on the desktop its x/y work with click.
+    #[tool(
+        name = "browser_screenshot",
+        annotations(
+            title = "Page screenshot",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn browser_screenshot(&self, Parameters(a): Parameters<ShotArgs>) -> CallToolResult {
+        let session = self.session();
+        let format = a.format.map(|f| match f {
+            ImageKind::Png => ImageFormat::Png,
+            ImageKind::Jpeg => ImageFormat::Jpeg { quality: 80 },
+        });
+        match render::blocking(self.request_timeout(), "browser_screenshot", move || {
+            session.browser_screenshot(Some(&a.page), &a.element, format, None)
+        })
+        .await
+        {
+            Ok(shot) => {
+                let what = format!("\"{}\" ({})", shot.page.title, shot.page.url);
+                if shot.on_screen.is_some() {
+                    image_result("Page screenshot", &shot.screenshot, &what)
+                } else {
+                    let s = &shot.screenshot;
+                    let mut text =
+                        format!("Page image {}x{} of {what}.", s.view.width, s.view.height);
+                    for note in &s.notes {
+                        text.push_str("\nNote: ");
+                        text.push_str(note);
+                    }
+                    let mut r = CallToolResult::success(vec![
+                        ContentBlock::text(text),
+                        ContentBlock::image(
+                            base64::engine::general_purpose::STANDARD.encode(&s.image.bytes),
+                            s.image.format.mime_type(),
+                        ),
+                    ]);
+                    r.structured_content = Some(json!({
+                        "page": shot.page, "screenshot_id": null, "width": s.view.width,
+                        "height": s.view.height, "notes": s.notes,
+                    }));
+                    r
+                }
+            }
+            Err(e) => error(&e),
+        }
     }
 
     /// Press a key or chord (Enter, ctrl+a) in the page's focused element.
@@ -392,13 +580,13 @@ impl DeskpilotServer {
             self.session(),
             &WORDING,
             self.browser_step("browser_press_key"),
-            move |s| s.browser_press_key(Some(&a.page), &a.keys),
+            move |s| then_snapshot(s, a.snapshot, s.browser_press_key(Some(&a.page), &a.keys)),
             outcome_body,
         )
         .await
     }
 
-    /// Wait until the page shows some text or a selector matches (WAIT_TIMEOUT otherwise).
+    /// Wait until the page shows text, a selector matches, it navigated, or its network is idle (500 ms).
     #[tool(
         name = "browser_wait_for",
         annotations(
@@ -414,22 +602,37 @@ impl DeskpilotServer {
             0 => 10_000,
             t => t.min(60_000),
         });
+        let until = match (a.text.is_empty(), a.selector.is_empty(), a.until) {
+            (false, true, None) => Until::Text(a.text),
+            (true, false, None) => Until::Selector(a.selector),
+            (true, true, Some(WaitUntil::Navigation)) => Until::Navigation,
+            (true, true, Some(WaitUntil::NetworkIdle)) => Until::NetworkIdle,
+            _ => {
+                return error(&deskpilot_engine::Error::InvalidArgument {
+                    message: "pass one of text, selector or until".into(),
+                });
+            }
+        };
         let session = self.session();
         match render::blocking(
             timeout + self.request_timeout(),
             "browser_wait_for",
-            move || session.browser_wait_for(Some(&a.page), &a.text, &a.selector, timeout),
+            move || session.browser_wait_for(Some(&a.page), &until, timeout),
         )
         .await
         {
-            Ok((page, waited)) => {
+            Ok(w) => {
                 let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
-                    "Found after {} ms in {}.",
-                    waited.as_millis(),
-                    page_line(&page)
+                    "Done after {} ms{} — {}.",
+                    w.waited.as_millis(),
+                    w.url
+                        .as_ref()
+                        .map_or(String::new(), |u| format!(": navigated to {u}")),
+                    page_line(&w.page)
                 ))]);
-                r.structured_content =
-                    Some(json!({ "page": page, "waited_ms": waited.as_millis() as u64 }));
+                r.structured_content = Some(json!({
+                    "page": w.page, "waited_ms": w.waited.as_millis() as u64, "url": w.url,
+                }));
                 r
             }
             Err(e) => error(&e),

@@ -39,10 +39,10 @@ pub struct FindArgs {
     /// Most candidates to return (default 5, at most 50).
     #[serde(default = "five")]
     pub limit: usize,
-    /// Also return the screenshot (default true).
+    /// + screenshot (default true).
     #[serde(default = "yes")]
     pub include_screenshot: bool,
-    /// Draw the candidates as numbered pins (default true).
+    /// Numbered pins (default true).
     #[serde(default = "yes")]
     pub annotate: bool,
 }

@@ -218,8 +218,8 @@ fn launch_body(o: &LaunchOutcome, wait: Duration) -> Body {
 
 #[tool_router(router = manage_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Focus, minimize, maximize, restore, close, move (x, y) or resize (width, height) a window, checked against
-    /// the window manager; or launch a program (command + args, no shell) and report its windows.
+    /// Focus, minimize, maximize, restore, close, move or resize a window (checked with the window
+    /// manager), or launch a program (no shell) and report its windows.
     #[tool(
         name = "window",
         annotations(

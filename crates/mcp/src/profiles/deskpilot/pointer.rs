@@ -81,10 +81,10 @@ pub struct PointArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClickArgs {
-    /// Screenshot pixels. Omit when clicking an element.
+    /// Screenshot pixels; omit for an element.
     #[serde(default)]
     pub x: Option<f64>,
-    /// Y in screenshot pixels. Omit when clicking an element.
+    /// Y; omit for an element.
     #[serde(default)]
     pub y: Option<f64>,
     /// Or an element token ("s3:12"): its click action, else its centre.
@@ -99,7 +99,7 @@ pub struct ClickArgs {
     /// Default fail.
     #[serde(default)]
     pub hit_test: Option<HitTestArg>,
-    /// "left" (default), "right" or "middle".
+    /// Default left.
     #[serde(default)]
     pub button: ButtonArg,
     /// Clicks in a row, 1–3 (default 1).
@@ -121,7 +121,7 @@ pub struct ClickArgs {
 pub struct ScrollArgs {
     /// Screenshot pixels.
     pub x: f64,
-    /// Y of the point to scroll at.
+    /// Y in screenshot pixels.
     pub y: f64,
     /// Wheel notches down (negative: up).
     #[serde(default)]
@@ -152,7 +152,7 @@ pub struct ScrollArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DragArgs {
-    /// Start X (screenshot pixel space unless coordinates "physical").
+    /// Start X in screenshot pixels.
     pub from_x: f64,
     /// Start Y.
     pub from_y: f64,
@@ -160,13 +160,13 @@ pub struct DragArgs {
     pub to_x: f64,
     /// End Y.
     pub to_y: f64,
-    /// Pointer moves between press and release, 1–200 (default 12).
+    /// Moves between press and release, 1–200 (default 12).
     #[serde(default = "twelve")]
     pub steps: u32,
-    /// "left" (default), "right" or "middle".
+    /// Default left.
     #[serde(default)]
     pub button: ButtonArg,
-    /// The screenshot the points come from (0: the last).
+    /// x/y source (0: last).
     #[serde(default)]
     pub screenshot_id: u64,
     /// Default image.

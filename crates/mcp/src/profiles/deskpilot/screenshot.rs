@@ -49,7 +49,7 @@ pub struct ScreenshotArgs {
     /// Widest image, 64–8192 (default 1280).
     #[serde(default, alias = "maxWidth")]
     pub max_width: u32,
-    /// "jpeg" (default, quality 80) or "png" (lossless, larger).
+    /// Default jpeg (quality 80); png is lossless.
     #[serde(default)]
     pub format: Option<FormatArg>,
     /// Draw a grid labelled in image pixels (clickable as read).
@@ -83,15 +83,15 @@ pub struct PointArg {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ZoomArgs {
-    /// Left edge of the region, in the pixel space of the source screenshot.
+    /// Left edge, in the source screenshot's pixels.
     pub x: f64,
-    /// Top edge of the region, in the source screenshot's pixels.
+    /// Top edge.
     pub y: f64,
-    /// Region width in the source screenshot's pixels.
+    /// Width.
     pub width: f64,
-    /// Region height in the source screenshot's pixels.
+    /// Height.
     pub height: f64,
-    /// The screenshot the region comes from (0: the last).
+    /// Source (0: last).
     #[serde(default)]
     pub screenshot_id: u64,
     /// Image pixels per screen pixel, 1 (default) to 4.
@@ -100,7 +100,7 @@ pub struct ZoomArgs {
     /// Widest image, 64–8192 (default 1280).
     #[serde(default, alias = "maxWidth")]
     pub max_width: u32,
-    /// "jpeg" (default) or "png".
+    /// Default jpeg.
     #[serde(default)]
     pub format: Option<FormatArg>,
 }

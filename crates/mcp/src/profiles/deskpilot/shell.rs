@@ -53,7 +53,7 @@ pub struct ExecArgs {
     /// ms before the command is killed (default 30000, max 600000).
     #[serde(default = "default_timeout", alias = "timeout")]
     pub timeout_ms: u64,
-    /// Shell session (default "main"): its own shell, directory and variables.
+    /// Session (default main): its own shell, directory, variables.
     #[serde(default = "main_session")]
     pub session: String,
 }

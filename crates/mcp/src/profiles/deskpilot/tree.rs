@@ -23,7 +23,7 @@ pub struct WindowStateArgs {
     /// Or title/process.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
-    /// Also return the screenshot (default true).
+    /// + screenshot (default true).
     #[serde(default = "yes")]
     pub include_screenshot: bool,
     /// Most elements to read (default 600, at most 10000).
@@ -32,13 +32,13 @@ pub struct WindowStateArgs {
     /// Deepest level to read (default 64).
     #[serde(default = "sixty_four")]
     pub max_depth: u32,
-    /// Longest tree text to return (default 40000 characters).
+    /// Tree text limit (default 40000 chars).
     #[serde(default = "forty_thousand")]
     pub max_chars: usize,
-    /// Keep matches (name, value, description, role) and their ancestors.
+    /// Keep matches (name, value, role…) and ancestors.
     #[serde(default)]
     pub query: String,
-    /// Widest screenshot to return (default 1280).
+    /// Widest image (default 1280).
     #[serde(default, alias = "maxWidth")]
     pub max_width: u32,
     /// ms the app may take (default 5000, max 30000); then a partial tree.

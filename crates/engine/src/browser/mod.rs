@@ -24,6 +24,12 @@ use serde_json::{Value, json};
 use crate::action::{Effect, Outcome, Route};
 use crate::{Error, Mutation, Session};
 
+mod shot;
+mod wait;
+
+pub use shot::PageShot;
+pub use wait::Until;
+
 /// How long one protocol call may take.
 const CALL: Duration = Duration::from_secs(15);
 /// How long a launch may take to announce its endpoint.
@@ -45,7 +51,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// One page this client has attached to.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Page {
     session: String,
     refs: RefTable,
@@ -54,11 +60,29 @@ struct Page {
     snapshots: u64,
     /// Why the latest snapshot's refs no longer hold (a navigation), when they do not.
     invalidated: Option<String>,
+    attached_at: Instant,
+    snapshot_at: Option<Instant>,
+}
+
+impl Page {
+    fn new(session: String) -> Page {
+        Page {
+            session,
+            refs: RefTable::default(),
+            latest: Vec::new(),
+            snapshots: 0,
+            invalidated: None,
+            attached_at: Instant::now(),
+            snapshot_at: None,
+        }
+    }
 }
 
 #[derive(Debug)]
 struct Browser {
     id: u32,
+    /// Launched without a window (its pages are not on the desktop).
+    headless: bool,
     cdp: Arc<Connection>,
     launched: Option<Launched>,
     port: Option<u16>,
@@ -97,6 +121,18 @@ pub struct BrowserInfo {
     pub pages: Vec<PageInfo>,
 }
 
+/// What part of a page's snapshot to show.
+#[derive(Debug, Clone, Default)]
+pub struct SnapshotView {
+    /// Only the subtree of this ref ("" for the whole page).
+    pub scope: String,
+    /// Levels shown below the top (`None`: all).
+    pub depth: Option<usize>,
+    /// Only lines containing this, with their ancestors ("" for all).
+    pub query: String,
+    pub max_lines: usize,
+}
+
 /// A page's snapshot.
 #[derive(Debug, Clone, Serialize)]
 pub struct PageSnapshot {
@@ -117,6 +153,9 @@ pub struct BrowserOutcome {
     pub changed: Option<bool>,
     /// A script's value (`browser_eval`).
     pub value: Option<Value>,
+    /// The page's snapshot after the action, when the caller asked for one.
+    #[serde(skip)]
+    pub snapshot: Option<PageSnapshot>,
     #[serde(skip)]
     pub mutation: bool,
 }
@@ -172,6 +211,7 @@ impl Session {
         cdp: Connection,
         launched: Option<Launched>,
         port: Option<u16>,
+        headless: bool,
     ) -> Result<BrowserInfo, Error> {
         let shared = self.browsers();
         let mut b = lock(&shared);
@@ -179,6 +219,7 @@ impl Session {
         let id = b.next;
         b.list.push(Browser {
             id,
+            headless,
             cdp: Arc::new(cdp),
             launched,
             port,
@@ -242,7 +283,7 @@ impl Session {
         while pages_of(&cdp, 0)?.is_empty() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
-        self.add_browser(cdp, Some(launched), None)
+        self.add_browser(cdp, Some(launched), None, headless)
     }
 
     /// Attaches to a browser (or Electron app) listening on DevTools `port`, or to the one
@@ -270,7 +311,7 @@ impl Session {
         };
         let ws = launch::endpoint(port, Duration::from_secs(5)).map_err(unavailable)?;
         let cdp = Connection::open(&ws, CALL).map_err(unavailable)?;
-        self.add_browser(cdp, None, Some(port))
+        self.add_browser(cdp, None, Some(port), false)
     }
 
     /// Every page of this client's browsers.
@@ -358,15 +399,11 @@ impl Session {
                     .to_string();
                 let _ = cdp.call("DOM.enable", json!({}), Some(&s), CALL);
                 let _ = cdp.call("Page.enable", json!({}), Some(&s), CALL);
+                // Counted by the connection for browser_wait_for's network idle.
+                let _ = cdp.call("Network.enable", json!({}), Some(&s), CALL);
                 let mut b = lock(&shared);
                 if let Some(br) = b.list.iter_mut().find(|b| b.id == browser) {
-                    br.pages.insert(
-                        target.clone(),
-                        Page {
-                            session: s.clone(),
-                            ..Page::default()
-                        },
-                    );
+                    br.pages.insert(target.clone(), Page::new(s.clone()));
                 }
                 s
             }
@@ -419,17 +456,19 @@ impl Session {
             detail: format!("navigated to {}", now.url),
             page: now,
             value: None,
+            snapshot: None,
             mutation: true,
         })
     }
 
-    /// The page's accessibility tree (child frames included) as text with refs; with a
-    /// `query`, only the lines containing it and their ancestors (every ref stays valid).
+    /// The page's accessibility tree (child frames included) as text with refs. The whole
+    /// page is read and its refs all hold; what is shown can be scoped to the subtree of one
+    /// ref (`scope`), cut below `depth` levels, projected to the lines containing `query`
+    /// (with their ancestors), and is then cut at `max_lines`.
     pub fn browser_snapshot(
         &self,
         page: Option<&str>,
-        max_lines: usize,
-        query: &str,
+        view: &SnapshotView,
     ) -> Result<PageSnapshot, Error> {
         let (cdp, session, info) = self.page(page)?;
         let tree = cdp
@@ -470,23 +509,36 @@ impl Session {
         }
         let rendered = self
             .with_page(info.browser, &info.id, |p| {
-                let r = snapshot::render(&trees, &mut p.refs, max_lines.max(1));
+                let r = snapshot::render(&trees, &mut p.refs, usize::MAX);
                 p.latest = r.targets.clone();
                 p.snapshots += 1;
                 p.invalidated = None;
+                p.snapshot_at = Some(Instant::now());
                 (r, p.snapshots)
             })
             .ok_or_else(|| coded(ErrorCode::PageNotFound, "the page went away"))?;
         let (r, n) = rendered;
-        let text = snapshot::project(&r.text, query).unwrap_or_else(|| {
-            format!("(nothing matches {query:?}; every ref above is still valid)\n")
+        let scope = view.scope.trim();
+        let scoped = snapshot::scope(&r.text, Some(scope), view.depth).ok_or_else(|| {
+            Error::ElementNotFound {
+                what: format!(
+                    "ref {scope} in the page's snapshot (it is gone, or never was a ref of this page); take browser_snapshot without scope"
+                ),
+            }
+        })?;
+        let projected = snapshot::project(&scoped, &view.query).unwrap_or_else(|| {
+            format!(
+                "(nothing matches {:?}; every ref of the page is still valid)\n",
+                view.query
+            )
         });
+        let (text, omitted) = snapshot::limit(&projected, view.max_lines.max(1));
         Ok(PageSnapshot {
             page: info,
             refs: r.targets.len(),
+            lines: text.lines().count(),
             text,
-            lines: r.lines,
-            omitted: r.omitted,
+            omitted,
             snapshot: n,
         })
     }
@@ -515,7 +567,30 @@ impl Session {
         match found {
             (Some((browser, target, t)), _) => {
                 let (cdp, session, info) = self.page(Some(&target))?;
-                let _ = browser;
+                // A new document since the snapshot: its refs name nodes that are gone, even
+                // when the new page has a control of the same name.
+                let since = self
+                    .with_page(browser, &target, |p| p.snapshot_at)
+                    .flatten();
+                let went = since.and_then(|since| {
+                    cdp.activity(&session)
+                        .navigations
+                        .into_iter()
+                        .rfind(|n| n.at > since && !n.child && !n.same_document)
+                });
+                if let Some(n) = went {
+                    self.with_page(browser, &target, |p| {
+                        p.latest.clear();
+                        p.invalidated = Some(format!("the page navigated to {}", n.url));
+                    });
+                    return Err(Error::StaleElement {
+                        token: r.to_string(),
+                        why: format!(
+                            "the page navigated to {} since that snapshot; take browser_snapshot again",
+                            n.url
+                        ),
+                    });
+                }
                 Ok((cdp, session, info, t))
             }
             (None, Some(why)) => Err(Error::StaleElement {
@@ -604,6 +679,7 @@ impl Session {
             page: self.page(Some(&info.id)).map(|p| p.2).unwrap_or(info),
             changed,
             value: None,
+            snapshot: None,
             mutation: true,
         })
     }
@@ -658,6 +734,116 @@ impl Session {
             detail: format!("typed into {} \"{}\"", t.role, t.name),
             page: info,
             value: value.map(Value::from),
+            snapshot: None,
+            mutation: true,
+        })
+    }
+
+    /// Chooses the options of the `<select>` that `r` names whose value or label is in
+    /// `values` (one, or several for a multiple select), as a person picking them would:
+    /// `input` and `change` fire. What is selected afterwards is read back.
+    pub fn browser_select(&self, r: &str, values: &[String]) -> Result<BrowserOutcome, Error> {
+        if values.is_empty() {
+            return Err(Error::InvalidArgument {
+                message: "values: name at least one option (its value or its label)".into(),
+            });
+        }
+        let (cdp, session, info, t) = self.resolve_ref(r)?;
+        self.gate(
+            Mutation::Other,
+            &format!(
+                "select {} in {} \"{}\" in \"{}\" ({})",
+                crate::safety::quoted(&values.join(", ")),
+                t.role,
+                t.name,
+                info.title,
+                info.url
+            ),
+        )?;
+        let object = object_of(&cdp, &session, t.backend).ok_or_else(|| Error::StaleElement {
+            token: t.r#ref.clone(),
+            why: "the element is gone from the page; take browser_snapshot again".into(),
+        })?;
+        let v = cdp
+            .call(
+                "Runtime.callFunctionOn",
+                json!({
+                    "objectId": object,
+                    "functionDeclaration": SELECT_OPTIONS,
+                    "arguments": [{ "value": values }],
+                    "returnByValue": true,
+                }),
+                Some(&session),
+                CALL,
+            )
+            .map_err(unavailable)?["result"]["value"]
+            .clone();
+        if v["notSelect"].as_bool() == Some(true) {
+            return Err(coded(
+                ErrorCode::ActionUnsupported,
+                format!(
+                    "{} \"{}\" is not a <select>; open it with browser_click and click the option's ref",
+                    t.role, t.name
+                ),
+            ));
+        }
+        if let Some(missing) = v["missing"].as_array().filter(|m| !m.is_empty()) {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "{} \"{}\" has no option {}; its options: {}",
+                    t.role,
+                    t.name,
+                    missing
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(|m| format!("{m:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    v["options"]
+                        .as_array()
+                        .map(|o| o
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .map(|m| format!("{m:?}"))
+                            .collect::<Vec<_>>()
+                            .join(", "))
+                        .unwrap_or_default()
+                ),
+            });
+        }
+        if v["single"].as_bool() == Some(true) {
+            return Err(Error::InvalidArgument {
+                message: format!(
+                    "{} \"{}\" takes one option, not {}",
+                    t.role,
+                    t.name,
+                    values.len()
+                ),
+            });
+        }
+        let selected: Vec<String> = v["selected"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(BrowserOutcome {
+            changed: Some(v["changed"].as_bool() == Some(true)),
+            detail: format!(
+                "selected {} in {} \"{}\"",
+                selected
+                    .iter()
+                    .map(|s| format!("{s:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                t.role,
+                t.name
+            ),
+            page: info,
+            value: Some(json!(selected)),
+            snapshot: None,
             mutation: true,
         })
     }
@@ -728,62 +914,9 @@ impl Session {
             detail: format!("pressed {keys}"),
             page: info,
             value: None,
+            snapshot: None,
             mutation: true,
         })
-    }
-
-    /// Waits until the page's text contains `text` or `selector` matches an element.
-    pub fn browser_wait_for(
-        &self,
-        page: Option<&str>,
-        text: &str,
-        selector: &str,
-        timeout: Duration,
-    ) -> Result<(PageInfo, Duration), Error> {
-        let (cdp, session, info) = self.page(page)?;
-        let expression = match (text.is_empty(), selector.is_empty()) {
-            (false, true) => format!(
-                "document.body !== null && document.body.innerText.includes({})",
-                serde_json::to_string(text).unwrap_or_default()
-            ),
-            (true, false) => format!(
-                "document.querySelector({}) !== null",
-                serde_json::to_string(selector).unwrap_or_default()
-            ),
-            _ => {
-                return Err(Error::InvalidArgument {
-                    message: "pass text or selector (one of them)".into(),
-                });
-            }
-        };
-        let started = Instant::now();
-        loop {
-            let v = cdp
-                .call(
-                    "Runtime.evaluate",
-                    json!({ "expression": expression, "returnByValue": true }),
-                    Some(&session),
-                    CALL,
-                )
-                .ok();
-            if v.as_ref().and_then(|v| v["result"]["value"].as_bool()) == Some(true) {
-                return Ok((info, started.elapsed()));
-            }
-            if started.elapsed() >= timeout {
-                return Err(Error::WaitTimeout {
-                    what: if text.is_empty() {
-                        format!(
-                            "an element matching {selector:?} in \"{}\" ({})",
-                            info.title, info.url
-                        )
-                    } else {
-                        format!("the text {text:?} in \"{}\" ({})", info.title, info.url)
-                    },
-                    waited: started.elapsed(),
-                });
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
     }
 
     /// Evaluates `expression` in the page (promises awaited) and returns its JSON value.
@@ -817,6 +950,7 @@ impl Session {
             detail: "evaluated".into(),
             changed: None,
             value: Some(r["result"]["value"].clone()),
+            snapshot: None,
             mutation: true,
         })
     }
@@ -972,6 +1106,9 @@ fn wait_loaded(cdp: &Connection, session: &str) {
         std::thread::sleep(Duration::from_millis(30));
     }
 }
+
+/// Selects options of a `<select>` by value, then label, then case-insensitive text.
+const SELECT_OPTIONS: &str = "function(values){ if (this.tagName !== 'SELECT') return {notSelect: true}; const opts = Array.from(this.options); const label = o => (o.label || o.text || '').trim(); const picked = []; const missing = []; for (const v of values) { const o = opts.find(o => o.value === v) || opts.find(o => label(o) === v) || opts.find(o => label(o).toLowerCase() === String(v).trim().toLowerCase()); if (o) picked.push(o); else missing.push(v); } if (missing.length) return {missing, options: opts.map(label)}; if (!this.multiple && picked.length > 1) return {single: true}; const before = opts.map(o => o.selected).join(); this.focus(); for (const o of opts) o.selected = picked.includes(o); this.dispatchEvent(new Event('input', {bubbles: true})); this.dispatchEvent(new Event('change', {bubbles: true})); return {selected: Array.from(this.selectedOptions).map(label), changed: before !== opts.map(o => o.selected).join()}; }";
 
 fn object_of(cdp: &Connection, session: &str, backend: i64) -> Option<String> {
     cdp.call(

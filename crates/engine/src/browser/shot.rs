@@ -1,0 +1,369 @@
+//! A page's screenshot, taken by the browser itself (`Page.captureScreenshot`: the page as it
+//! draws itself, whatever covers its window) and, when the page shows on this desktop, placed
+//! where it shows: registered like any screenshot, so x/y read off it work with the desktop
+//! `click` as well, pinned to the browser's window.
+//!
+//! Where the viewport sits inside the browser window is worked out from the page's own
+//! `screenX`/`outerWidth`/`innerWidth`…: the frame Chromium draws around the viewport is even
+//! on the sides and all above it on Linux; on Windows the invisible resize border is below it
+//! too (unverified here).
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use deskpilot_backend::{Frame, PixelFormat};
+use deskpilot_types::{ErrorCode, Rect, WindowInfo};
+use serde_json::{Value, json};
+
+use super::{PageInfo, coded, lock, unavailable};
+use crate::coords::ViewGeometry;
+use crate::decorate::Decorations;
+use crate::engine::Screenshot;
+use crate::pipeline::{self, ImageFormat};
+use crate::{Error, Session, WindowFilter};
+
+/// How long the browser may take to draw a frame for the screenshot (a page in a hidden tab
+/// never does).
+const DRAW: Duration = Duration::from_secs(5);
+
+/// A page's screenshot.
+#[derive(Debug, Clone)]
+pub struct PageShot {
+    pub page: PageInfo,
+    /// Registered (its id usable by desktop tools) when `on_screen`; id 0 otherwise.
+    pub screenshot: Screenshot,
+    /// Where the captured area shows on the desktop, in physical pixels.
+    pub on_screen: Option<Rect>,
+}
+
+/// The page's window geometry as the page sees it (CSS pixels) and its pixel ratio.
+#[derive(Debug, Clone, Copy)]
+struct Geometry {
+    screen_x: f64,
+    screen_y: f64,
+    outer_w: f64,
+    outer_h: f64,
+    inner_w: f64,
+    inner_h: f64,
+    ratio: f64,
+    visible: bool,
+}
+
+impl Geometry {
+    fn read(v: &Value) -> Option<Geometry> {
+        let n = |k: &str| v[k].as_f64();
+        Some(Geometry {
+            screen_x: n("sx")?,
+            screen_y: n("sy")?,
+            outer_w: n("ow")?,
+            outer_h: n("oh")?,
+            inner_w: n("iw")?,
+            inner_h: n("ih")?,
+            ratio: n("dpr").filter(|r| *r > 0.0).unwrap_or(1.0),
+            visible: v["vis"] == "visible",
+        })
+    }
+
+    /// The window as the page reports it, in physical pixels.
+    fn window(&self) -> Rect {
+        let r = self.ratio;
+        Rect::new(
+            (self.screen_x * r).round() as i32,
+            (self.screen_y * r).round() as i32,
+            (self.outer_w * r).round() as u32,
+            (self.outer_h * r).round() as u32,
+        )
+    }
+
+    /// The viewport's top-left corner on the desktop, in physical pixels, given the window's
+    /// client rectangle.
+    fn viewport_origin(&self, client: Rect) -> (i32, i32) {
+        let r = self.ratio;
+        let side = ((self.outer_w - self.inner_w) * r / 2.0).max(0.0);
+        let below = if cfg!(windows) { side } else { 0.0 };
+        let above = ((self.outer_h - self.inner_h) * r - below).max(0.0);
+        (
+            client.x + side.round() as i32,
+            client.y + above.round() as i32,
+        )
+    }
+}
+
+const GEOMETRY: &str = "({sx: screenX, sy: screenY, ow: outerWidth, oh: outerHeight, iw: innerWidth, ih: innerHeight, dpr: devicePixelRatio, vis: document.visibilityState})";
+
+fn decode_png(bytes: &[u8]) -> Option<(u32, u32, Vec<u8>)> {
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = decoder.read_info().ok()?;
+    let mut buf = vec![0; reader.output_buffer_size()?];
+    let info = reader.next_frame(&mut buf).ok()?;
+    buf.truncate(info.buffer_size());
+    let rgba = match info.color_type {
+        png::ColorType::Rgba => buf,
+        png::ColorType::Rgb => buf
+            .chunks_exact(3)
+            .flat_map(|p| [p[0], p[1], p[2], 255])
+            .collect(),
+        png::ColorType::GrayscaleAlpha => buf
+            .chunks_exact(2)
+            .flat_map(|p| [p[0], p[0], p[0], p[1]])
+            .collect(),
+        png::ColorType::Grayscale => buf.iter().flat_map(|&g| [g, g, g, 255]).collect(),
+        png::ColorType::Indexed => return None,
+    };
+    Some((info.width, info.height, rgba))
+}
+
+/// The `area` (image pixels) of an RGBA image `width` wide.
+fn crop(rgba: &[u8], width: u32, area: Rect) -> Vec<u8> {
+    let mut out = Vec::with_capacity(area.width as usize * area.height as usize * 4);
+    for y in area.y..area.y + area.height as i32 {
+        let start = (y as usize * width as usize + area.x as usize) * 4;
+        out.extend_from_slice(&rgba[start..start + area.width as usize * 4]);
+    }
+    out
+}
+
+impl Session {
+    /// The page's viewport (or the element `scope` names, scrolled into view) as the browser
+    /// draws it. On the desktop it is registered as a screenshot of where it shows.
+    pub fn browser_screenshot(
+        &self,
+        page: Option<&str>,
+        scope: &str,
+        format: Option<ImageFormat>,
+        max_width: Option<u32>,
+    ) -> Result<PageShot, Error> {
+        let mut notes = Vec::new();
+        let (cdp, session, info, element) = if scope.trim().is_empty() {
+            let (cdp, session, info) = self.page(page)?;
+            (cdp, session, info, None)
+        } else {
+            let (cdp, session, info, t) = self.resolve_ref(scope)?;
+            (cdp, session, info, Some(t))
+        };
+        let headless = lock(&self.browsers())
+            .list
+            .iter()
+            .find(|b| b.id == info.browser)
+            .is_some_and(|b| b.headless);
+        let box_css = match &element {
+            None => None,
+            Some(t) => {
+                let node = json!({ "backendNodeId": t.backend });
+                let _ = cdp.call(
+                    "DOM.scrollIntoViewIfNeeded",
+                    node.clone(),
+                    Some(&session),
+                    super::CALL,
+                );
+                let quads = cdp
+                    .call("DOM.getContentQuads", node, Some(&session), super::CALL)
+                    .map_err(|e| Error::StaleElement {
+                        token: t.r#ref.clone(),
+                        why: format!(
+                            "the element is gone from the page ({e}); take browser_snapshot again"
+                        ),
+                    })?;
+                let q: Vec<f64> = quads["quads"][0]
+                    .as_array()
+                    .map(|q| q.iter().filter_map(Value::as_f64).collect())
+                    .unwrap_or_default();
+                if q.len() < 8 {
+                    return Err(coded(
+                        ErrorCode::ElementCovered,
+                        format!("{} \"{}\" has no visible box", t.role, t.name),
+                    ));
+                }
+                let xs = [q[0], q[2], q[4], q[6]];
+                let ys = [q[1], q[3], q[5], q[7]];
+                let min = |v: [f64; 4]| v.iter().copied().fold(f64::INFINITY, f64::min);
+                let max = |v: [f64; 4]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                Some((min(xs), min(ys), max(xs), max(ys)))
+            }
+        };
+        let geometry = cdp
+            .call(
+                "Runtime.evaluate",
+                json!({ "expression": GEOMETRY, "returnByValue": true }),
+                Some(&session),
+                super::CALL,
+            )
+            .ok()
+            .and_then(|v| Geometry::read(&v["result"]["value"]));
+        let png = cdp
+            .call(
+                "Page.captureScreenshot",
+                json!({ "format": "png" }),
+                Some(&session),
+                DRAW,
+            )
+            .map_err(|e| match e {
+                deskpilot_browser::Error::Timeout { .. } => coded(
+                    ErrorCode::BrowserUnavailable,
+                    format!(
+                        "\"{}\" drew no frame within {} s (a background tab or a minimized window does not draw); bring it to the front first",
+                        info.title,
+                        DRAW.as_secs()
+                    ),
+                ),
+                other => unavailable(other),
+            })?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(png["data"].as_str().unwrap_or_default())
+            .ok()
+            .and_then(|b| decode_png(&b))
+            .ok_or_else(|| coded(ErrorCode::BrowserUnavailable, "the browser sent no image"))?;
+        let (width, height, rgba) = bytes;
+        let ratio = geometry.map_or(1.0, |g| g.ratio);
+        let area = match box_css {
+            None => Rect::new(0, 0, width, height),
+            Some((x0, y0, x1, y1)) => {
+                let px = |v: f64, hi: u32| ((v * ratio).round().max(0.0) as u32).min(hi);
+                let (l, t) = (px(x0, width), px(y0, height));
+                let (r, b) = (px(x1, width), px(y1, height));
+                if r <= l || b <= t {
+                    return Err(coded(
+                        ErrorCode::ElementCovered,
+                        "the element is outside the page's viewport",
+                    ));
+                }
+                if (x1 - x0) * ratio > (r - l) as f64 + 1.0
+                    || (y1 - y0) * ratio > (b - t) as f64 + 1.0
+                {
+                    notes.push(
+                        "the element is larger than the viewport; its visible part is shown".into(),
+                    );
+                }
+                Rect::new(l as i32, t as i32, r - l, b - t)
+            }
+        };
+        let pixels = if area == Rect::new(0, 0, width, height) {
+            rgba
+        } else {
+            crop(&rgba, width, area)
+        };
+        let mut budget = self.config().budget;
+        if let Some(requested) = max_width {
+            budget.max_width = crate::engine::clamp_max_width(requested, &mut notes);
+        }
+        let format = format.unwrap_or(self.config().format);
+        let window = match geometry {
+            Some(g) if !headless && g.visible => self.page_window(&g),
+            _ => None,
+        };
+        let Some((window, origin)) = window else {
+            notes.push(if headless {
+                "the browser is headless: this image is not on the desktop, so its x/y are for reading only; act with browser_click by ref".into()
+            } else {
+                "the page's window was not found on the desktop (another tab in front, minimized, or elsewhere): this image's x/y are for reading only; act with browser_click by ref".into()
+            });
+            let frame = Frame {
+                rect: Rect::new(0, 0, area.width, area.height),
+                format: PixelFormat::Rgba,
+                data: pixels,
+            };
+            let view = ViewGeometry::fit(frame.rect, budget);
+            let mut scratch = Vec::new();
+            let image =
+                pipeline::encode(&frame, &view, format, &mut scratch, &Decorations::default())?;
+            return Ok(PageShot {
+                page: info,
+                screenshot: Screenshot {
+                    id: 0,
+                    view,
+                    image,
+                    window: None,
+                    masked_regions: 0,
+                    notes,
+                    capture_time: Duration::ZERO,
+                    change: None,
+                },
+                on_screen: None,
+            });
+        };
+        let rect = Rect::new(
+            origin.0 + area.x,
+            origin.1 + area.y,
+            area.width,
+            area.height,
+        );
+        let frame = Frame {
+            rect,
+            format: PixelFormat::Rgba,
+            data: pixels,
+        };
+        let pin = Some((window.id, window.pid, window.frame));
+        let c = self.capture_view(
+            rect,
+            Some(frame),
+            |r| ViewGeometry::fit(r, budget),
+            pin,
+            format,
+            &|_| Decorations::default(),
+        )?;
+        Ok(PageShot {
+            page: info,
+            screenshot: c.into_screenshot(Some(window), notes),
+            on_screen: Some(rect),
+        })
+    }
+
+    /// The desktop window showing a page with geometry `g`, and the viewport's origin in it.
+    fn page_window(&self, g: &Geometry) -> Option<(WindowInfo, (i32, i32))> {
+        let expected = g.window();
+        let close = |a: Rect| {
+            (a.x - expected.x).abs() <= 2
+                && (a.y - expected.y).abs() <= 2
+                && (a.width as i64 - expected.width as i64).abs() <= 2
+                && (a.height as i64 - expected.height as i64).abs() <= 2
+        };
+        let windows = self.list_windows(&WindowFilter::default()).ok()?;
+        let w = windows
+            .into_iter()
+            .filter(|w| !w.state.minimized && (close(w.client) || close(w.frame)))
+            .min_by_key(|w| w.z)?;
+        let client = if close(w.client) { w.client } else { w.frame };
+        let origin = g.viewport_origin(client);
+        Some((w, origin))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_viewport_sits_below_the_toolbar_between_even_sides() {
+        // Measured on Xvfb + openbox with Debian's chromium: window 900x600 at (100, 80),
+        // inner 892x453; the page's (0, 0) showed at (104, 227).
+        let g = Geometry {
+            screen_x: 100.0,
+            screen_y: 80.0,
+            outer_w: 900.0,
+            outer_h: 600.0,
+            inner_w: 892.0,
+            inner_h: 453.0,
+            ratio: 1.0,
+            visible: true,
+        };
+        assert_eq!(g.window(), Rect::new(100, 80, 900, 600));
+        if cfg!(windows) {
+            assert_eq!(g.viewport_origin(g.window()), (104, 223));
+        } else {
+            assert_eq!(g.viewport_origin(g.window()), (104, 227));
+        }
+    }
+
+    #[test]
+    fn crops_rows() {
+        let rgba: Vec<u8> = (0..4 * 3 * 4).map(|i| i as u8).collect();
+        let c = crop(&rgba, 4, Rect::new(1, 1, 2, 2));
+        assert_eq!(
+            c,
+            [
+                20, 21, 22, 23, 24, 25, 26, 27, 36, 37, 38, 39, 40, 41, 42, 43
+            ]
+        );
+    }
+}
