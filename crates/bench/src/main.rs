@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
+mod browser;
 mod dsh;
 mod ocr;
 use clap::Parser;
@@ -31,6 +32,10 @@ struct Args {
     /// A Python interpreter with the `mss` package, for the mss peer.
     #[arg(long, default_value = "python3")]
     python: String,
+    /// A node_modules directory holding `@playwright/mcp` (and its `playwright-core`), for the
+    /// browser peers.
+    #[arg(long)]
+    node_modules: Option<PathBuf>,
 }
 
 /// Wall times of one operation.
@@ -160,6 +165,12 @@ fn main() -> anyhow::Result<()> {
             }),
         }
     }
+    samples.extend(runtime.block_on(browser::run(
+        &deskpilot,
+        vd.env().to_vec(),
+        n,
+        args.node_modules.clone(),
+    )));
     match ocr::run(&deskpilot, &runtime, args.quick) {
         Ok(rows) => samples.extend(rows),
         Err(e) => samples.push(Sample {
@@ -363,6 +374,23 @@ fn main() -> anyhow::Result<()> {
             ("bash -c", "deskpilot shell_exec"),
             ("tesseract CLI screen", "deskpilot ocr screen 1920x1080"),
             ("tesseract CLI window", "deskpilot ocr window 800x600"),
+            (
+                "playwright-mcp browser_snapshot fixture",
+                "deskpilot browser_snapshot fixture",
+            ),
+            (
+                "playwright-mcp browser_snapshot large",
+                "deskpilot browser_snapshot large",
+            ),
+            ("playwright-mcp browser_click", "deskpilot browser_click"),
+            (
+                "playwright-core ariaSnapshot ai fixture",
+                "deskpilot browser_snapshot fixture",
+            ),
+            (
+                "playwright-core ariaSnapshot ai large",
+                "deskpilot browser_snapshot large",
+            ),
         ]
         .iter()
         .find(|(peer, _)| s.name.starts_with(peer))

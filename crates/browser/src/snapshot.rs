@@ -2,8 +2,11 @@
 //! `- button "Submit" [ref=e2]`, indented by depth.
 //!
 //! Rules (the size of playwright-mcp's snapshots is its users' first complaint): ignored nodes
-//! and nameless generic wrappers collapse into their children; inline text boxes never appear;
-//! a static text equal to its parent's name is not repeated; refs go only on interactive nodes
+//! and nameless generic wrappers collapse into their children; inline text boxes, list bullets
+//! and nameless images never appear; a leaf that repeats its parent's name (a link's text, a
+//! button's inner text) or a sibling control's name (a label) is not repeated; a container
+//! whose one child is a control is one line (`heading > link "News" [ref=e4]`); a table row of
+//! plain cells is one line (`row: link "Q1" [ref=e9] | "1.20"`); refs go only on interactive nodes
 //! (controls, links, focusable nodes), are short (`e12`) and are keyed by the frame and DOM node,
 //! so an unchanged node keeps its ref across snapshots. Child frames are rendered under their
 //! `<iframe>` node.
@@ -43,6 +46,12 @@ const WRAPPERS: &[&str] = &[
     "group",
     "LineBreak",
     "paragraph",
+    "LabelText",
+    "strong",
+    "emphasis",
+    "mark",
+    "rowgroup",
+    "Section",
 ];
 
 /// A ref's identity: the frame and the DOM node (backend id).
@@ -144,8 +153,129 @@ impl Renderer<'_> {
             })
             .collect();
         for root in roots {
-            self.node(frame, &index, root, depth, "");
+            self.node(frame, &index, root, depth, "", "");
         }
+    }
+
+    /// The node's children that exist in this frame's tree.
+    fn children<'v>(&self, index: &HashMap<&str, &'v Value>, node: &Value) -> Vec<&'v Value> {
+        node["childIds"]
+            .as_array()
+            .map(|c| {
+                c.iter()
+                    .filter_map(|id| id.as_str().and_then(|id| index.get(id).copied()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// A line for `node` (without indentation): role, name, flags, value; its ref when it is
+    /// interactive (recorded as a target).
+    fn line(&mut self, frame: &FrameTree, node: &Value) -> String {
+        let role = str_of(node, &["role", "value"]);
+        let name = str_of(node, &["name", "value"]).trim();
+        let mut line = String::new();
+        if role == "StaticText" {
+            line.push_str(&format!("text: \"{name}\""));
+            return line;
+        }
+        line.push_str(role);
+        if !name.is_empty() {
+            line.push_str(&format!(" \"{name}\""));
+        }
+        for flag in ["checked", "disabled", "expanded", "selected", "pressed"] {
+            match property(node, flag) {
+                Some(Value::Bool(true)) => line.push_str(&format!(" [{flag}]")),
+                Some(Value::String(s)) if s == "true" => line.push_str(&format!(" [{flag}]")),
+                _ => {}
+            }
+        }
+        if let Some(v) = node["value"]["value"].as_str().filter(|v| !v.is_empty()) {
+            let v: String = v.chars().take(120).collect();
+            line.push_str(&format!(" value=\"{v}\""));
+        }
+        if is_interactive(node)
+            && let Some(b) = node["backendDOMNodeId"].as_i64()
+        {
+            let r = self.refs.get((frame.frame.clone(), b));
+            line.push_str(&format!(" [ref={r}]"));
+            self.out.targets.push(Target {
+                r#ref: r,
+                frame: frame.frame.clone(),
+                backend: b,
+                role: role.to_string(),
+                name: name.to_string(),
+            });
+        }
+        line
+    }
+
+    fn emit(&mut self, depth: usize, line: &str) {
+        if self.out.lines >= self.max_lines {
+            self.out.omitted += 1;
+            return;
+        }
+        self.out.text.push_str(&"  ".repeat(depth));
+        self.out.text.push_str("- ");
+        self.out.text.push_str(line);
+        self.out.text.push('\n');
+        self.out.lines += 1;
+    }
+
+    /// A table row of plain cells on one line: `row: "Q47" link "Q47" [ref=e3] | "1.20"`; `None`
+    /// when a cell holds more than its text or one control.
+    fn inline_row(
+        &mut self,
+        frame: &FrameTree,
+        index: &HashMap<&str, &Value>,
+        row: &Value,
+    ) -> Option<String> {
+        let cells = self.children(index, row);
+        if cells.is_empty() {
+            return None;
+        }
+        let mut parts: Vec<(Option<&Value>, String)> = Vec::new();
+        for cell in &cells {
+            let role = str_of(cell, &["role", "value"]);
+            if !matches!(role, "cell" | "gridcell" | "columnheader" | "rowheader") {
+                return None;
+            }
+            let name = str_of(cell, &["name", "value"]).trim().to_string();
+            let inner: Vec<&Value> = self
+                .children(index, cell)
+                .into_iter()
+                .filter(|c| !skipped_outright(c))
+                .collect();
+            let texts_only = inner.iter().all(|c| {
+                str_of(c, &["role", "value"]) == "StaticText"
+                    && name.contains(str_of(c, &["name", "value"]).trim())
+            });
+            if texts_only {
+                parts.push((None, format!("\"{name}\"")));
+                continue;
+            }
+            let [control] = inner.as_slice() else {
+                return None;
+            };
+            let grandchildren = self.children(index, control);
+            if !is_interactive(control)
+                || !grandchildren
+                    .iter()
+                    .all(|g| skipped_outright(g) || str_of(g, &["role", "value"]) == "StaticText")
+            {
+                return None;
+            }
+            parts.push((Some(*control), String::new()));
+        }
+        let mut line = "row:".to_string();
+        for (i, (control, text)) in parts.into_iter().enumerate() {
+            line.push_str(if i == 0 { " " } else { " | " });
+            match control {
+                Some(c) => line.push_str(&self.line(frame, c)),
+                None => line.push_str(&text),
+            }
+        }
+        Some(line)
     }
 
     fn node(
@@ -155,75 +285,74 @@ impl Renderer<'_> {
         node: &Value,
         depth: usize,
         parent_name: &str,
+        prefix: &str,
     ) {
         let role = str_of(node, &["role", "value"]);
         let name = str_of(node, &["name", "value"]).trim();
-        let ignored = node["ignored"].as_bool().unwrap_or(false);
-        let children: Vec<&Value> = node["childIds"]
-            .as_array()
-            .map(|c| {
-                c.iter()
-                    .filter_map(|id| id.as_str().and_then(|id| index.get(id).copied()))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let children = self.children(index, node);
         let backend = node["backendDOMNodeId"].as_i64();
-        let skip = ignored
-            || role == "InlineTextBox"
+        // A leaf that only repeats its parent's name (a link's text or image) says nothing.
+        let repeats = !name.is_empty()
+            && parent_name.contains(name)
+            && !is_interactive(node)
+            && children.iter().all(|c| skipped_outright(c));
+        let skip = skipped_outright(node)
             || role == "RootWebArea" && depth > 0
             || (WRAPPERS.contains(&role) && name.is_empty())
-            || (role == "StaticText" && (name.is_empty() || name == parent_name));
+            || (role == "StaticText" && name.is_empty())
+            || repeats;
         let mut next_depth = depth;
         let mut own_name = parent_name;
         if !skip {
-            if self.out.lines >= self.max_lines {
-                self.out.omitted += 1;
-            } else {
-                let mut line = format!("{}- ", "  ".repeat(depth));
-                if role == "StaticText" {
-                    line.push_str(&format!("text: \"{name}\""));
-                } else {
-                    line.push_str(role);
-                    if !name.is_empty() {
-                        line.push_str(&format!(" \"{name}\""));
-                    }
-                }
-                for flag in ["checked", "disabled", "expanded", "selected", "pressed"] {
-                    match property(node, flag) {
-                        Some(Value::Bool(true)) => line.push_str(&format!(" [{flag}]")),
-                        Some(Value::String(s)) if s == "true" => {
-                            line.push_str(&format!(" [{flag}]"))
-                        }
-                        _ => {}
-                    }
-                }
-                if let Some(v) = node["value"]["value"].as_str().filter(|v| !v.is_empty()) {
-                    let v: String = v.chars().take(120).collect();
-                    line.push_str(&format!(" value=\"{v}\""));
-                }
-                let focusable = matches!(property(node, "focusable"), Some(Value::Bool(true)));
-                let interactive = INTERACTIVE.contains(&role)
-                    || (focusable && !matches!(role, "RootWebArea" | "WebArea" | "Iframe"));
-                if interactive && let Some(b) = backend {
-                    let r = self.refs.get((frame.frame.clone(), b));
-                    line.push_str(&format!(" [ref={r}]"));
-                    self.out.targets.push(Target {
-                        r#ref: r,
-                        frame: frame.frame.clone(),
-                        backend: b,
-                        role: role.to_string(),
-                        name: name.to_string(),
-                    });
-                }
-                self.out.text.push_str(&line);
-                self.out.text.push('\n');
-                self.out.lines += 1;
+            // A named node whose one child is a control of the same name is one line:
+            // `heading > link "News" [ref=e4]`.
+            let visible: Vec<&Value> = children
+                .iter()
+                .copied()
+                .filter(|c| !skipped_outright(c))
+                .collect();
+            if !is_interactive(node)
+                && let [only] = visible.as_slice()
+                && is_interactive(only)
+                && (name.is_empty() || str_of(only, &["name", "value"]).trim() == name)
+            {
+                self.node(
+                    frame,
+                    index,
+                    only,
+                    depth,
+                    parent_name,
+                    &format!("{prefix}{role} > "),
+                );
+                return;
             }
+            if matches!(role, "row")
+                && name.is_empty()
+                && let Some(line) = self.inline_row(frame, index, node)
+            {
+                self.emit(depth, &format!("{prefix}{line}"));
+                return;
+            }
+            let line = self.line(frame, node);
+            self.emit(depth, &format!("{prefix}{line}"));
             next_depth = depth + 1;
             own_name = name;
         }
+        // A text that repeats a sibling control's name is that control's label.
+        let sibling_names: Vec<&str> = children
+            .iter()
+            .filter(|c| str_of(c, &["role", "value"]) != "StaticText")
+            .map(|c| str_of(c, &["name", "value"]).trim())
+            .filter(|n| !n.is_empty())
+            .collect();
         for child in children {
-            self.node(frame, index, child, next_depth, own_name);
+            if str_of(child, &["role", "value"]) == "StaticText"
+                && sibling_names.contains(&str_of(child, &["name", "value"]).trim())
+            {
+                continue;
+            }
+            let prefix = if skip { prefix } else { "" };
+            self.node(frame, index, child, next_depth, own_name, prefix);
         }
         if role == "Iframe"
             && let Some(b) = backend
@@ -233,6 +362,24 @@ impl Renderer<'_> {
             self.render_frame(&inner, next_depth);
         }
     }
+}
+
+/// Nodes that never show, nor their place: ignored ones, inline text boxes, list bullets,
+/// images without a name.
+fn skipped_outright(node: &Value) -> bool {
+    let role = str_of(node, &["role", "value"]);
+    node["ignored"].as_bool().unwrap_or(false)
+        || role == "InlineTextBox"
+        || role == "ListMarker"
+        || (role == "image" && str_of(node, &["name", "value"]).trim().is_empty())
+}
+
+/// Controls, links and focusable nodes: the ones that get a ref.
+fn is_interactive(node: &Value) -> bool {
+    let role = str_of(node, &["role", "value"]);
+    let focusable = matches!(property(node, "focusable"), Some(Value::Bool(true)));
+    INTERACTIVE.contains(&role)
+        || (focusable && !matches!(role, "RootWebArea" | "WebArea" | "Iframe"))
 }
 
 /// Renders the top frame (the first of `frames`, `owner: None`) with its child frames nested.
@@ -409,6 +556,52 @@ mod tests {
         let r = render(&again, &mut refs, 100);
         assert!(r.text.contains("button \"New\" [ref=e4]"), "{}", r.text);
         assert!(r.text.contains("button \"Submit\" [ref=e1]"), "{}", r.text);
+    }
+
+    #[test]
+    fn repetition_is_said_once() {
+        let frames = vec![FrameTree {
+            frame: "top".into(),
+            owner: None,
+            nodes: vec![
+                node(
+                    "1",
+                    None,
+                    "RootWebArea",
+                    "News",
+                    &["2", "5", "8", "12", "20"],
+                    1,
+                ),
+                // heading > link of the same name; the link's text is not repeated.
+                node("2", Some("1"), "heading", "Story", &["3"], 2),
+                node("3", Some("2"), "link", "Story", &["4"], 3),
+                node("4", Some("3"), "StaticText", "Story", &[], 4),
+                // A label's text beside its field; a bullet.
+                node("5", Some("1"), "LabelText", "", &["6", "7"], 5),
+                node("6", Some("5"), "StaticText", "Search", &[], 6),
+                node("7", Some("5"), "searchbox", "Search", &[], 7),
+                node("8", Some("1"), "listitem", "", &["9", "10"], 8),
+                node("9", Some("8"), "ListMarker", "•", &[], 9),
+                node("10", Some("8"), "link", "Home", &[], 10),
+                // A table row of plain cells.
+                node("12", Some("1"), "row", "", &["13", "15"], 12),
+                node("13", Some("12"), "cell", "Q1", &["14"], 13),
+                node("14", Some("13"), "link", "Q1", &[], 14),
+                node("15", Some("12"), "cell", "1.20", &["16"], 15),
+                node("16", Some("15"), "StaticText", "1.20", &[], 16),
+                // A button named by aria-label keeps its name, not its inner text.
+                node("20", Some("1"), "button", "Save story 3", &["21"], 20),
+                node("21", Some("20"), "StaticText", "Save", &[], 21),
+            ],
+        }];
+        let mut refs = RefTable::default();
+        let r = render(&frames, &mut refs, 100);
+        assert_eq!(
+            r.text,
+            "- RootWebArea \"News\"\n  - heading > link \"Story\" [ref=e1]\n  - searchbox \"Search\" [ref=e2]\n  - listitem > link \"Home\" [ref=e3]\n  - row: link \"Q1\" [ref=e4] | \"1.20\"\n  - button \"Save story 3\" [ref=e5]\n"
+        );
+        assert_eq!(r.targets.len(), 5);
+        assert_eq!(r.targets[3].backend, 14);
     }
 
     #[test]

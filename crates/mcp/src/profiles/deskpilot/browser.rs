@@ -381,7 +381,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Load a URL in a page (default: the last used) and wait until it has loaded.
+    /// Load a URL in a page (default: last used) and wait for it to load.
     #[tool(
         name = "browser_navigate",
         annotations(
@@ -586,7 +586,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Wait until the page shows text, a selector matches, it navigated, or its network is idle (500 ms).
+    /// Wait for text, a selector, a navigation or network idle (500 ms quiet) in a page.
     #[tool(
         name = "browser_wait_for",
         annotations(

@@ -321,7 +321,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Read an element's full text (or value) as it is now.
+    /// An element's full text (or value) as it is now.
     #[tool(
         name = "get_element_text",
         annotations(

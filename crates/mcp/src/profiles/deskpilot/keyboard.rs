@@ -84,7 +84,7 @@ fn parse_keys(names: &[String]) -> Result<Vec<Key>, Error> {
 
 #[tool_router(router = keyboard_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Press a key or chord in the focused window, in order, released in reverse. Unknown names are refused with the list.
+    /// Press a key or chord in the focused window (released in reverse); unknown names are refused with the list.
     #[tool(
         name = "press_key",
         annotations(

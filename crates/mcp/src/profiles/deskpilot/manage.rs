@@ -300,7 +300,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Put text on the clipboard (replacing it); paste with press_key ["ctrl","v"], reliable for long text.
+    /// Put text on the clipboard (replacing it); paste with press_key ["ctrl","v"].
     #[tool(
         name = "clipboard_write",
         annotations(

@@ -362,7 +362,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Change a session's working directory; later commands run there.
+    /// Change a session's working directory (later commands run there).
     #[tool(
         name = "shell_cd",
         annotations(

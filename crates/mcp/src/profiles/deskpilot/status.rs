@@ -57,7 +57,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// The desktop: platform, display, monitors, active window, last screenshot, the guard's state, shells and tools.
+    /// Platform, display, monitors, active window, last screenshot, guard state, shells, tools.
     #[tool(
         name = "status",
         annotations(
