@@ -70,6 +70,9 @@ pub struct Launched {
     pub profile: PathBuf,
     /// The DevTools endpoint it announced.
     pub ws_url: String,
+    /// Windows: the job that ends the browser with deskpilot.
+    #[cfg(windows)]
+    job: Option<crate::job::Job>,
 }
 
 impl Launched {
@@ -83,6 +86,10 @@ impl Drop for Launched {
     /// process for a moment and keep writing into the profile), then removes the profile once
     /// nothing writes there any more — polled, with a deadline.
     fn drop(&mut self) {
+        #[cfg(windows)]
+        if let Some(job) = &self.job {
+            job.kill();
+        }
         #[cfg(unix)]
         // SAFETY: killpg only sends a signal; the group id is the browser's own pid
         // (process_group(0) at spawn).
@@ -278,10 +285,18 @@ pub fn launch(options: &LaunchOptions) -> Result<Launched, Error> {
             let _ = tx.send(format!("exited: {}", tail.join("\n")));
         }
     });
+    #[cfg(windows)]
+    let job = crate::job::Job::hold(&child)
+        .inspect_err(|e| {
+            tracing::warn!("the browser is not in a job; it may outlive deskpilot: {e}")
+        })
+        .ok();
     let launched = |ws_url| Launched {
         child,
         profile: profile.clone(),
         ws_url,
+        #[cfg(windows)]
+        job,
     };
     match rx.recv_timeout(options.timeout) {
         Ok(line) if line.starts_with("ws://") => Ok(launched(line)),

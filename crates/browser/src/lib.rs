@@ -6,6 +6,8 @@
 //! the responses it asks for and ignores events it does not use.
 
 pub mod cdp;
+#[cfg(windows)]
+mod job;
 pub mod launch;
 pub mod snapshot;
 
