@@ -112,16 +112,21 @@ async fn a_launched_chromium_is_snapshotted_and_driven_by_ref() {
     let launched = ok(&r)["browser"].clone();
     let pid = launched["pid"].as_u64().expect("a pid");
     assert!(alive(pid));
-    // It opened a window on the desktop.
+    // It opened a window on the desktop, and said which.
+    let window = launched["window"]["id"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no window in {}", text(&r)));
+    assert_eq!(launched["window"]["pid"], json!(pid));
     wait_for(Duration::from_secs(20), "chromium's window", || async {
         let r = server.call("list_windows", json!({})).await;
         ok(&r)["windows"]
             .as_array()?
             .iter()
             .any(|w| {
-                w["title"]
-                    .as_str()
-                    .is_some_and(|t| t.contains("Fixture home"))
+                w["id"] == json!(window)
+                    && w["title"]
+                        .as_str()
+                        .is_some_and(|t| t.contains("Fixture home"))
             })
             .then_some(())
     })

@@ -119,6 +119,8 @@ pub struct BrowserInfo {
     pub launched: bool,
     pub port: Option<u16>,
     pub pages: Vec<PageInfo>,
+    /// The window it opened on the desktop (a launch that is not headless).
+    pub window: Option<deskpilot_types::WindowInfo>,
 }
 
 /// What part of a page's snapshot to show.
@@ -255,6 +257,7 @@ impl Session {
             launched,
             port,
             pages: pages_of(&cdp, id)?,
+            window: None,
         })
     }
 
@@ -283,7 +286,22 @@ impl Session {
         while pages_of(&cdp, 0)?.is_empty() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
-        self.add_browser(cdp, Some(launched), None, headless)
+        let pid = launched.pid();
+        let mut info = self.add_browser(cdp, Some(launched), None, headless)?;
+        if !headless {
+            // Its window maps a moment after its first page exists.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while info.window.is_none() && Instant::now() < deadline {
+                info.window = self
+                    .list_windows(&crate::WindowFilter::default())
+                    .ok()
+                    .and_then(|w| w.into_iter().find(|w| w.pid == Some(pid)));
+                if info.window.is_none() {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        }
+        Ok(info)
     }
 
     /// Attaches to a browser (or Electron app) listening on DevTools `port`, or to the one

@@ -208,6 +208,12 @@ fn browser_body(verb: &str, b: &BrowserInfo) -> Body {
         b.pid.map_or(String::new(), |p| format!(" (pid {p})")),
         b.port.map_or(String::new(), |p| format!(" on port {p}"))
     );
+    if let Some(w) = &b.window {
+        text.push_str(&format!(
+            "\nWindow {} \"{}\" at {}.",
+            w.id, w.title, w.frame
+        ));
+    }
     for p in &b.pages {
         text.push('\n');
         text.push_str(&page_line(p));
