@@ -222,6 +222,12 @@ fn spawn_kept(cmd: Command) -> std::io::Result<Child> {
         .map_err(|_| std::io::Error::other("the browser keeper thread is gone"))?
 }
 
+/// Starts `cmd` tied to deskpilot's life: on Linux it dies with deskpilot (`PR_SET_PDEATHSIG`,
+/// from the keeper thread) and runs in a process group of its own.
+pub fn spawn_owned(cmd: Command) -> std::io::Result<Child> {
+    spawn_kept(cmd)
+}
+
 /// Launches the installed browser on `options.url` with a fresh profile and waits for its
 /// "DevTools listening on ws://…" line.
 pub fn launch(options: &LaunchOptions) -> Result<Launched, Error> {

@@ -276,6 +276,11 @@ impl Engine {
         }
     }
 
+    /// The environment a program started on this desktop needs (its display, bus, …).
+    pub fn launch_env(&self) -> Vec<(String, String)> {
+        self.desktop.window_control.launch_env()
+    }
+
     pub fn config(&self) -> &EngineConfig {
         &self.config
     }

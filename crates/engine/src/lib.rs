@@ -27,6 +27,7 @@ mod launch;
 mod ocr;
 mod outline;
 pub mod paths;
+pub mod pick;
 pub mod pipeline;
 mod pointer;
 mod registry;

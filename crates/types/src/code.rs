@@ -120,6 +120,14 @@ pub enum ErrorCode {
     ElementCovered,
     /// A page script (`browser_eval`) threw.
     ScriptFailed,
+    /// The person cancelled a UI context pick.
+    PickCancelled,
+    /// Nobody picked and approved a UI context within the time.
+    PickTimeout,
+    /// The person closed the UI context control window without approving.
+    PickWindowClosed,
+    /// The UI context endpoint cannot serve (its port is taken, or it cannot start).
+    PickerUnavailable,
 }
 
 impl ErrorCode {
@@ -179,6 +187,10 @@ impl ErrorCode {
             ErrorCode::PageNotFound => "PAGE_NOT_FOUND",
             ErrorCode::ElementCovered => "ELEMENT_COVERED",
             ErrorCode::ScriptFailed => "SCRIPT_FAILED",
+            ErrorCode::PickCancelled => "PICK_CANCELLED",
+            ErrorCode::PickTimeout => "PICK_TIMEOUT",
+            ErrorCode::PickWindowClosed => "PICK_WINDOW_CLOSED",
+            ErrorCode::PickerUnavailable => "PICKER_UNAVAILABLE",
         }
     }
 
@@ -237,6 +249,10 @@ impl ErrorCode {
         ErrorCode::PageNotFound,
         ErrorCode::ElementCovered,
         ErrorCode::ScriptFailed,
+        ErrorCode::PickCancelled,
+        ErrorCode::PickTimeout,
+        ErrorCode::PickWindowClosed,
+        ErrorCode::PickerUnavailable,
     ];
 }
 

@@ -59,6 +59,7 @@ pub async fn exclusive() -> tokio::sync::MutexGuard<'static, ()> {
 pub struct Server<H: ClientHandler = ()> {
     pub client: RunningService<RoleClient, H>,
     stdout: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<Vec<String>>>,
     child: tokio::process::Child,
 }
 
@@ -106,9 +107,20 @@ pub async fn serve_with<H: ClientHandler>(
 pub async fn connect<H: ClientHandler>(mut cmd: tokio::process::Command, handler: H) -> Server<H> {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .kill_on_drop(true);
     let mut child = cmd.spawn().expect("spawn deskpilot serve");
+    // Tee stderr too: kept for tests that read the server's diagnostics, passed on to ours.
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let errors = stderr.clone();
+    let child_err = child.stderr.take().unwrap();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(child_err).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            pass_on(&line);
+            errors.lock().unwrap().push(line);
+        }
+    });
     let child_out = child.stdout.take().unwrap();
     let child_in = child.stdin.take().unwrap();
     // Tee stdout: record every line, forward it to the MCP client.
@@ -133,11 +145,22 @@ pub async fn connect<H: ClientHandler>(mut cmd: tokio::process::Command, handler
     Server {
         client,
         stdout,
+        stderr,
         child,
     }
 }
 
+#[allow(clippy::print_stderr)]
+fn pass_on(line: &str) {
+    eprintln!("{line}");
+}
+
 impl<H: ClientHandler> Server<H> {
+    /// What the server wrote on stderr so far, line by line.
+    pub fn stderr(&self) -> Vec<String> {
+        self.stderr.lock().unwrap().clone()
+    }
+
     /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.id().expect("the server is running")

@@ -12,6 +12,7 @@ mod apps;
 mod browser;
 mod cli;
 mod clipboard;
+mod context;
 mod dsh;
 mod elements;
 mod guard;

@@ -58,6 +58,9 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "shell_reset",
         "status",
         "type_text",
+        "ui_context_clear",
+        "ui_context_current",
+        "ui_context_pick",
         "wait",
         "wait_for",
         "window",
@@ -87,6 +90,8 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
             "browser_snapshot",
             "browser_screenshot",
             "browser_wait_for",
+            "ui_context_pick",
+            "ui_context_current",
         ]
         .contains(&t.name.as_ref());
         // Hints equal to the protocol's defaults are left out (readOnlyHint false,
@@ -152,7 +157,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 45,
+        !names.contains(&"list_windows".to_string()) && names.len() == 48,
         "{names:?}"
     );
     let refused = server

@@ -10,6 +10,7 @@ pub(crate) mod approval;
 pub(crate) mod args;
 pub(crate) mod capture;
 pub(crate) mod clipboard;
+pub(crate) mod context;
 pub(crate) mod filter;
 pub use filter::ToolFilter;
 pub(crate) mod progress;

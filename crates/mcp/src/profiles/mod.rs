@@ -3,6 +3,7 @@
 
 pub(crate) mod deskpilot;
 pub(crate) mod dsh;
+pub(crate) mod ui_context;
 
 use std::sync::Arc;
 
@@ -62,6 +63,18 @@ pub static PROFILES: &[Profile] = &[
             let server = dsh::DshServer::new(engine, identity, filter);
             Surface {
                 profile: "dsh",
+                tools: server.tool_names(),
+                service: server.into_dyn(),
+            }
+        },
+    },
+    Profile {
+        name: "ui-context",
+        summary: "seed 000's UI context tools: ui_context_pick, ui_context_current, ui_context_clear",
+        build: |engine, identity, filter| {
+            let server = ui_context::UiContextServer::new(engine, identity, filter);
+            Surface {
+                profile: "ui-context",
                 tools: server.tool_names(),
                 service: server.into_dyn(),
             }
@@ -131,6 +144,7 @@ mod tests {
             let (listed, raw) = match p.name {
                 "deskpilot" => (deskpilot::tools_list(), deskpilot::tools_list_raw()),
                 "dsh" => (dsh::tools_list(), dsh::tools_list_raw()),
+                "ui-context" => (ui_context::tools_list(), ui_context::tools_list_raw()),
                 other => panic!("profile {other} has no snapshot test"),
             };
             // Compacting drops noise, never a parameter.

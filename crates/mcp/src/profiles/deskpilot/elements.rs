@@ -33,7 +33,7 @@ pub struct FindArgs {
     /// Exact substring filter instead of ranking.
     #[serde(default, alias = "nameContains")]
     pub name_contains: String,
-    /// Only elements of this role ("Button", "Edit", "MenuItem", …).
+    /// Only this role ("Button", "Edit", …).
     #[serde(default)]
     pub role: String,
     /// Most candidates to return (default 5, at most 50).
@@ -264,7 +264,7 @@ impl DeskpilotServer {
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = true,
-            open_world_hint = false
+            open_world_hint = true
         )
     )]
     pub async fn set_value(&self, Parameters(a): Parameters<SetValueArgs>) -> CallToolResult {
@@ -293,7 +293,7 @@ impl DeskpilotServer {
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = false,
-            open_world_hint = false
+            open_world_hint = true
         )
     )]
     pub async fn perform_action(&self, Parameters(a): Parameters<ActionArgs>) -> CallToolResult {

@@ -15,8 +15,8 @@ use crate::kit::report::{self, Body};
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PressKeyArgs {
-    /// ["ctrl","s"], ["enter"] or "ctrl+s"; names: ctrl shift alt super enter tab esc backspace delete home end
-    /// pageup pagedown up down left right space f1–f24, or one character.
+    /// ["ctrl","s"] or "ctrl+s"; names: ctrl shift alt super enter tab esc backspace delete home end
+    /// pageup pagedown up down left right space f1–f24 or a character.
     pub keys: Vec<String>,
     /// Pixel diff.
     #[serde(default)]
@@ -92,7 +92,7 @@ impl DeskpilotServer {
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = false,
-            open_world_hint = false
+            open_world_hint = true
         )
     )]
     pub async fn press_key(&self, Parameters(a): Parameters<PressKeyArgs>) -> CallToolResult {
@@ -131,7 +131,7 @@ impl DeskpilotServer {
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = false,
-            open_world_hint = false
+            open_world_hint = true
         )
     )]
     pub async fn type_text(&self, Parameters(a): Parameters<TypeTextArgs>) -> CallToolResult {

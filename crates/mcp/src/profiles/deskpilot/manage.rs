@@ -24,19 +24,19 @@ use crate::kit::report::{self, Body};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WindowActionArg {
-    /// Bring to the front and give it keyboard focus (verified; FOCUS_REFUSED otherwise).
+    /// To the front with keyboard focus (verified; FOCUS_REFUSED otherwise).
     Focus,
     Minimize,
     Maximize,
     /// Undo minimize / maximize.
     Restore,
-    /// Ask it to close, like its close button (unsaved work may prompt).
+    /// Like its close button (unsaved work may prompt).
     Close,
-    /// Put the frame's top-left corner at x/y (physical pixels).
+    /// Frame's top-left to x/y (physical pixels).
     Move,
     /// Make the frame width x height (physical pixels).
     Resize,
-    /// Start command with args (no shell) and report the window(s) it opens.
+    /// Start command with args (no shell); reports its windows.
     Launch,
 }
 
@@ -45,7 +45,7 @@ pub enum WindowActionArg {
 pub struct WindowArgs {
     /// What to do.
     pub action: WindowActionArg,
-    /// The window (an id from list_windows). Preferred over title_match.
+    /// The window (list_windows id); preferred over title_match.
     #[serde(default)]
     pub window_id: u64,
     /// Or title/process.

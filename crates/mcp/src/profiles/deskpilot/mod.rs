@@ -8,6 +8,7 @@
 //! this profile's words.
 
 mod browser;
+mod context;
 mod elements;
 mod keyboard;
 mod manage;
@@ -21,7 +22,7 @@ mod targets;
 mod tree;
 mod wait;
 mod windows;
-mod wording;
+pub(crate) mod wording;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -128,6 +129,7 @@ impl DeskpilotServer {
             + Self::wait_router()
             + Self::shell_router()
             + Self::browser_router()
+            + Self::context_router()
     }
 
     /// Names of the tools this server exposes, sorted.

@@ -67,7 +67,6 @@ pub struct PointArgs {
     /// Default fail.
     #[serde(default)]
     pub hit_test: Option<HitTestArg>,
-    /// ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
     /// Pixel diff.
@@ -105,7 +104,6 @@ pub struct ClickArgs {
     /// Clicks in a row, 1–3 (default 1).
     #[serde(default = "one")]
     pub count: u8,
-    /// ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
     /// Pixel diff.
@@ -138,7 +136,6 @@ pub struct ScrollArgs {
     /// Default fail.
     #[serde(default)]
     pub hit_test: Option<HitTestArg>,
-    /// ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
     /// Pixel diff.
@@ -175,7 +172,6 @@ pub struct DragArgs {
     /// Default fail.
     #[serde(default)]
     pub hit_test: Option<HitTestArg>,
-    /// ctrl, shift, alt, super.
     #[serde(default)]
     pub modifiers: Vec<String>,
     /// Pixel diff.
@@ -331,7 +327,7 @@ impl DeskpilotServer {
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = false,
-            open_world_hint = false
+            open_world_hint = true
         )
     )]
     pub async fn click(&self, Parameters(a): Parameters<ClickArgs>) -> CallToolResult {
@@ -376,7 +372,7 @@ impl DeskpilotServer {
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = false,
-            open_world_hint = false
+            open_world_hint = true
         )
     )]
     pub async fn double_click(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
@@ -399,7 +395,7 @@ impl DeskpilotServer {
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = false,
-            open_world_hint = false
+            open_world_hint = true
         )
     )]
     pub async fn right_click(&self, Parameters(a): Parameters<PointArgs>) -> CallToolResult {
@@ -473,7 +469,7 @@ impl DeskpilotServer {
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = false,
-            open_world_hint = false
+            open_world_hint = true
         )
     )]
     pub async fn drag(&self, Parameters(a): Parameters<DragArgs>) -> CallToolResult {

@@ -40,7 +40,7 @@ pub struct ScreenshotArgs {
     /// Or title/process.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
-    /// Capture this rectangle in physical screen pixels instead.
+    /// Or this rectangle, physical screen pixels.
     #[serde(default)]
     pub region: Option<RegionArg>,
     /// Only this monitor (index from status); -1: all.
@@ -55,7 +55,7 @@ pub struct ScreenshotArgs {
     /// Draw a grid labelled in image pixels (clickable as read).
     #[serde(default)]
     pub grid: bool,
-    /// Grid spacing in image pixels (default about a tenth of the width).
+    /// Grid spacing in image pixels (default ~width/10).
     #[serde(default, alias = "gridStep")]
     pub grid_step: u32,
     /// Draw a crosshair at this image point.
@@ -64,7 +64,7 @@ pub struct ScreenshotArgs {
     /// Darken everything outside this image rectangle.
     #[serde(default)]
     pub dim: Option<RegionArg>,
-    /// Say whether the target changed since its previous capture.
+    /// Say whether it changed since the previous capture.
     #[serde(default)]
     pub compare: bool,
     /// "summary" or "tree": a text outline of the window's controls (default none).

@@ -130,7 +130,7 @@ pub struct VerifiedArgs {
     pub command: String,
     /// What must hold afterwards (at least one key).
     pub expect: ExpectArg,
-    /// Extra attempts when a check fails and a retry can help (default 2, max 5).
+    /// Extra attempts when a retry can help (default 2, max 5).
     #[serde(default = "two")]
     pub retries: u32,
     /// Milliseconds per attempt (default 30000, at most 600000).

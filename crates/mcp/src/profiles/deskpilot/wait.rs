@@ -30,8 +30,8 @@ fn one() -> f64 {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForArgs {
-    /// stable (pixels stop changing), window (title or process has text), element (named like name in the tree),
-    /// text (tree, else OCR).
+    /// stable (pixels quiet), window (title/process has text), element (name in the tree), text (tree, else
+    /// OCR).
     #[serde(alias = "waitKind")]
     pub wait_kind: String,
     /// Give up after this many ms (default 10000, at most 60000).
@@ -40,7 +40,7 @@ pub struct WaitForArgs {
     /// stable: how long the pixels must stay quiet (default 500 ms).
     #[serde(default = "half_second", alias = "stableMs")]
     pub stable_ms: u64,
-    /// The window; default: the screen for stable, else the one you last looked at.
+    /// Default: the screen for stable, else the window last looked at.
     #[serde(default)]
     pub window_id: u64,
     /// Or title/process.

@@ -1,0 +1,158 @@
+//! Seed 000's three tools as every profile offers them: `ui_context_pick` (a person picks a
+//! window, control or region and approves it), `ui_context_current`, `ui_context_clear`.
+//!
+//! One picker per server process, started on first use (`deskpilot-picker`). A result never
+//! carries the page's address or token: only the person approves.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine as _;
+use deskpilot_engine::{Error, Session};
+use deskpilot_picker::{
+    Approved, DEFAULT_TIMEOUT, PickError, Picker, TIMEOUT_RANGE, default_root, port_from_env,
+};
+use deskpilot_types::ErrorCode;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{Wording, render};
+
+/// `ui_context_pick`'s argument (seed 000's name).
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PickArgs {
+    /// 1000–600000 ms (default 120000).
+    #[serde(rename = "timeoutMs", default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// No arguments.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+static PICKER: Mutex<Option<Arc<Picker>>> = Mutex::new(None);
+
+/// The server's picker, started on first use over a session of its own.
+fn picker(session: &Session) -> Result<Arc<Picker>, Error> {
+    let mut slot = PICKER.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = slot.as_ref() {
+        return Ok(p.clone());
+    }
+    let unavailable = |message: String| Error::Coded {
+        code: ErrorCode::PickerUnavailable,
+        message,
+    };
+    let port = port_from_env().map_err(unavailable)?;
+    let own = Arc::new(Session::new(session.engine().clone()));
+    let p = Picker::start(own, port, default_root()).map_err(unavailable)?;
+    *slot = Some(p.clone());
+    Ok(p)
+}
+
+/// The already started picker, if any.
+fn started() -> Option<Arc<Picker>> {
+    PICKER.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+fn approved_result(a: &Approved, intro: &str) -> CallToolResult {
+    let files: Vec<String> = a
+        .files
+        .iter()
+        .map(|f| a.dir.join(f).display().to_string())
+        .collect();
+    let text = format!(
+        "{intro}\n\n{}\nOutput directory: {}\nFiles: {}",
+        a.markdown.trim_end(),
+        a.dir.display(),
+        a.files.join(", ")
+    );
+    let mut r = CallToolResult::success(vec![
+        ContentBlock::text(text),
+        ContentBlock::image(
+            base64::engine::general_purpose::STANDARD.encode(&a.crop_png),
+            "image/png",
+        ),
+    ]);
+    r.structured_content = Some(json!({
+        "kind": a.kind,
+        "json": a.json,
+        "markdown": a.markdown,
+        "directory": a.dir,
+        "files": files,
+    }));
+    r
+}
+
+/// `ui_context_pick`.
+pub(crate) async fn pick(
+    session: Arc<Session>,
+    wording: &dyn Wording,
+    args: PickArgs,
+) -> CallToolResult {
+    let timeout = match args.timeout_ms {
+        None => DEFAULT_TIMEOUT,
+        Some(ms) if (TIMEOUT_RANGE.0..=TIMEOUT_RANGE.1).contains(&ms) => Duration::from_millis(ms),
+        Some(ms) => {
+            return render::error(
+                &Error::InvalidArgument {
+                    message: format!(
+                        "timeoutMs {ms} is outside {}–{}",
+                        TIMEOUT_RANGE.0, TIMEOUT_RANGE.1
+                    ),
+                },
+                wording,
+            );
+        }
+    };
+    let run = render::blocking(
+        timeout + Duration::from_secs(30),
+        "ui_context_pick",
+        move || {
+            let p = picker(&session)?;
+            p.pick(timeout).map_err(|e| Error::Coded {
+                code: match e {
+                    PickError::Cancelled | PickError::Superseded => ErrorCode::PickCancelled,
+                    PickError::TimedOut(_) => ErrorCode::PickTimeout,
+                    PickError::WindowClosed => ErrorCode::PickWindowClosed,
+                },
+                message: e.to_string(),
+            })
+        },
+    )
+    .await;
+    match run {
+        Ok(a) => approved_result(&a, "The user picked and approved this UI context."),
+        Err(e) => render::error(&e, wording),
+    }
+}
+
+/// `ui_context_current`.
+pub(crate) fn current() -> CallToolResult {
+    match started().and_then(|p| p.current()) {
+        Some(a) => approved_result(&a, "The latest UI context the user approved."),
+        None => {
+            let mut r = CallToolResult::success(vec![ContentBlock::text(
+                "No approved UI context: none was picked since the server started, or it was cleared. Call ui_context_pick when the user wants to point at something.",
+            )]);
+            r.structured_content = Some(
+                json!({ "empty": true, "json": null, "markdown": null, "directory": null, "files": [] }),
+            );
+            r
+        }
+    }
+}
+
+/// `ui_context_clear`.
+pub(crate) fn clear() -> CallToolResult {
+    let cleared = started().is_some_and(|p| p.clear());
+    let mut r = CallToolResult::success(vec![ContentBlock::text(if cleared {
+        "Forgot the latest UI context; its files stay on disk."
+    } else {
+        "There was no UI context to forget."
+    })]);
+    r.structured_content = Some(json!({ "cleared": cleared }));
+    r
+}
