@@ -511,3 +511,114 @@ async fn a_taken_port_is_a_clear_error_naming_the_variable() {
     assert!(text(&r).contains("MOUSE_POINTER_HTTP_PORT"), "{}", text(&r));
     server.finish().await;
 }
+
+/// playwright-core's directory: `DESKPILOT_PLAYWRIGHT_CORE`, else where `scripts/test` installs it.
+fn playwright_core() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("DESKPILOT_PLAYWRIGHT_CORE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../target/test-node/node_modules/playwright-core")
+        });
+    dir.join("package.json").is_file().then_some(dir)
+}
+
+#[allow(clippy::print_stderr)]
+fn have_playwright() -> Option<std::path::PathBuf> {
+    let node = std::process::Command::new("node").arg("--version").output();
+    let found = node.is_ok_and(|o| o.status.success())
+        && std::path::Path::new("/usr/bin/chromium").exists();
+    match (found, playwright_core()) {
+        (true, Some(dir)) => Some(dir),
+        _ => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true but node, chromium or playwright-core is missing (scripts/test installs them)"
+            );
+            eprintln!("SKIP control page test: node, chromium or playwright-core is missing");
+            None
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_control_page_hovers_picks_and_approves_in_a_real_browser() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let Some(core) = have_playwright() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let out = Scratch::new("page");
+    let port = free_port().to_string();
+    let title = "deskpilot page fixture";
+    let _fixture = harness::launch(desktop, "/usr/bin/python3", &[FIXTURE, title]);
+    let server = std::sync::Arc::new(
+        serve(
+            Some(desktop),
+            &[],
+            &[
+                ("MOUSE_POINTER_HTTP_PORT", &port),
+                ("DESKPILOT_UI_CONTEXT_DIR", out.arg()),
+            ],
+        )
+        .await,
+    );
+    let window = harness::listed(&server, title, title).await["id"].clone();
+    let r = server
+        .call(
+            "get_window_state",
+            json!({ "window_id": window, "include_screenshot": false }),
+        )
+        .await;
+    let apply = harness::element(ok(&r), "Button", "Apply")["bounds"].clone();
+    let (bw, bh) = (
+        apply["width"].as_u64().unwrap() as u32,
+        apply["height"].as_u64().unwrap() as u32,
+    );
+    let cx = apply["x"].as_i64().unwrap() + i64::from(bw) / 2;
+    let cy = apply["y"].as_i64().unwrap() + i64::from(bh) / 2;
+    let asking = server.clone();
+    let pick = tokio::spawn(async move {
+        asking
+            .call("ui_context_pick", json!({ "timeoutMs": 120000 }))
+            .await
+    });
+    let page = page_of(&server).await;
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/picker/page.test.mjs");
+    let run = tokio::process::Command::new("node")
+        .arg("--test")
+        .arg(&script)
+        .env(
+            "PAGE_URL",
+            format!("http://127.0.0.1:{}/?t={}", page.port, page.token),
+        )
+        .env("TARGET_X", cx.to_string())
+        .env("TARGET_Y", cy.to_string())
+        .env("PLAYWRIGHT_CORE", &core)
+        .output()
+        .await
+        .expect("node");
+    let report =
+        String::from_utf8_lossy(&run.stdout).to_string() + &String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "node --test failed:\n{report}");
+    assert!(report.contains("# pass 1"), "{report}");
+    let r = tokio::time::timeout(Duration::from_secs(30), pick)
+        .await
+        .expect("the pick to return after approval")
+        .unwrap();
+    let got = ok(&r);
+    assert_eq!(got["json"]["control"]["name"], "Apply", "{}", text(&r));
+    assert_eq!(got["json"]["control"]["source"], "atspi");
+    let dir = std::path::PathBuf::from(got["directory"].as_str().unwrap());
+    assert_eq!(
+        png_size(&std::fs::read(dir.join("crop.png")).unwrap()),
+        (bw, bh)
+    );
+    match std::sync::Arc::try_unwrap(server) {
+        Ok(s) => s.finish().await,
+        Err(_) => panic!("the server is still shared"),
+    }
+}
