@@ -19,6 +19,7 @@ mod frame;
 mod ocr;
 mod overlay;
 mod overlay_process;
+mod screen_pick;
 mod tree;
 
 use std::sync::Arc;
@@ -33,6 +34,7 @@ pub use overlay::{
     Escapes, GuardEvent, GuardListener, NoOverlay, Overlay, OverlayStyle, POINTER_MARK, PointerLook,
 };
 pub use overlay_process::ProcessOverlay;
+pub use screen_pick::{Gesture, NoScreenPick, ScreenPick};
 pub use tree::{Accessibility, ElementHandle, ElementStates, RawElement, RawTree, TreeLimits};
 
 /// Monitors and the bounds of the virtual desktop.
@@ -209,6 +211,8 @@ pub struct Desktop {
     pub overlay: Arc<dyn Overlay>,
     /// The text reader for pixels; [`NoOcr`] until a platform installs one.
     pub ocr: Arc<dyn Ocr>,
+    /// Picking on the real screen; [`NoScreenPick`] until a platform installs one.
+    pub screen_pick: Arc<dyn ScreenPick>,
 }
 
 impl std::fmt::Debug for Desktop {
@@ -249,7 +253,17 @@ impl Desktop {
             ocr: Arc::new(NoOcr {
                 reason: "this backend has no OCR engine".to_string(),
             }),
+            screen_pick: Arc::new(NoScreenPick {
+                reason: "this backend cannot pick on screen; pick in the control window's view"
+                    .to_string(),
+            }),
         }
+    }
+
+    /// The same desktop with `pick` for picking on the real screen.
+    pub fn with_screen_pick(mut self, pick: Arc<dyn ScreenPick>) -> Self {
+        self.screen_pick = pick;
+        self
     }
 
     /// The same desktop with `ocr` as its text reader.

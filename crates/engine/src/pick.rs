@@ -206,6 +206,35 @@ impl Session {
         r
     }
 
+    /// Lets the person pick on the real screen: the windows of `exclude` (the picker's page)
+    /// step aside, what is under the pointer is outlined (its control, or its window for
+    /// `PickKind::Window`), one click picks it and one drag picks a region. `None`: cancelled
+    /// (right click) or `timeout`.
+    pub fn pick_on_screen(
+        &self,
+        kind: PickKind,
+        exclude: &[u32],
+        timeout: std::time::Duration,
+    ) -> Result<Option<Pick>, Error> {
+        let screen = self.desktop.screen_pick.clone();
+        let gesture = self.without_windows_of(exclude, || {
+            let mut outline = |p: Point| -> Option<Rect> {
+                let h = self.pick_hover(p, exclude).ok()?;
+                match kind {
+                    PickKind::Region => None,
+                    PickKind::Window => h.window.map(|w| w.frame),
+                    PickKind::Control => h.bounds,
+                }
+            };
+            screen.pick_on_screen(&mut outline, timeout)
+        })?;
+        Ok(gesture.map(|g| match (g, kind) {
+            (deskpilot_backend::Gesture::Drag(r), _) => Pick::Region(r),
+            (deskpilot_backend::Gesture::Click(p), PickKind::Window) => Pick::Window(p),
+            (deskpilot_backend::Gesture::Click(p), _) => Pick::Control(p),
+        }))
+    }
+
     /// The topmost window at `p` (windows of the processes in `exclude` — the picker's own
     /// page — are looked through) and its smallest on-screen control holding `p`.
     pub fn pick_hover(&self, p: Point, exclude: &[u32]) -> Result<Hover, Error> {

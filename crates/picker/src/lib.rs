@@ -506,6 +506,7 @@ impl Picker {
                 None => Response::refuse(409, "nothing picked yet"),
             },
             ("POST", "/api/pick") => self.take_pick(req),
+            ("POST", "/api/pick-on-screen") => self.pick_on_screen(req),
             ("POST", "/api/approve") => self.approve(),
             ("POST", "/api/cancel") => self.cancel(),
             ("POST", "/api/closed") => {
@@ -593,6 +594,31 @@ impl Picker {
         }
     }
 
+    /// Picks on the real screen (the page steps aside meanwhile), then previews it.
+    fn pick_on_screen(&self, req: &Request) -> Response {
+        if lock(&self.state).waiting == 0 {
+            return Response::refuse(409, "no agent is waiting for a pick");
+        }
+        let Ok(body) = serde_json::from_slice::<Value>(&req.body) else {
+            return Response::refuse(400, "the body must be JSON");
+        };
+        let kind = match body["kind"].as_str() {
+            Some("window") => PickKind::Window,
+            Some("region") => PickKind::Region,
+            _ => PickKind::Control,
+        };
+        match self
+            .session
+            .pick_on_screen(kind, &self.control_pid(), Duration::from_secs(120))
+        {
+            Ok(Some(pick)) => self.preview(pick),
+            Ok(None) => {
+                Response::refuse(409, "nothing was picked on screen (cancelled or too slow)")
+            }
+            Err(e) => Response::refuse(503, &e.to_string()),
+        }
+    }
+
     fn take_pick(&self, req: &Request) -> Response {
         if lock(&self.state).waiting == 0 {
             return Response::refuse(409, "no agent is waiting for a pick");
@@ -617,6 +643,11 @@ impl Picker {
                 return Response::refuse(400, "kind (window, control, region), x and y are needed");
             }
         };
+        self.preview(pick)
+    }
+
+    /// Reads a pick's context and keeps it as the preview the person approves or not.
+    fn preview(&self, pick: Pick) -> Response {
         match self.session.pick_context(pick, &self.control_pid()) {
             Ok(ctx) => {
                 let answer = json!({ "json": ctx.json, "markdown": ctx.markdown });

@@ -33,6 +33,7 @@ button{font-size:14px;padding:6px 14px;margin-right:8px}
 <label><input type="radio" name="mode" value="control" checked> a control</label>
 <label><input type="radio" name="mode" value="window"> a window</label>
 <label><input type="radio" name="mode" value="region"> a region (drag)</label></span>
+<button id="onscreen" title="This window steps aside: point at the real screen, click a control or window, or drag a region; right click cancels">Pick on screen</button>
 <button id="refresh" title="Take a new picture of the desktop (this window steps aside for a moment)">Refresh view</button>
 </header>
 <main>
@@ -147,10 +148,10 @@ $("screen").addEventListener("mouseup", async (ev) => {
   await takePick(pick);
 });
 
-async function takePick(pick) {
+async function takePick(pick, path) {
   status("Reading what you picked…");
   try {
-    const r = await (await api("/api/pick", pick)).json();
+    const r = await (await api(path || "/api/pick", pick)).json();
     const crop = await (await api("/api/crop")).blob();
     $("crop").src = URL.createObjectURL(crop);
     $("md").textContent = r.markdown;
@@ -178,6 +179,11 @@ $("cancel").addEventListener("click", async () => {
 });
 
 $("refresh").addEventListener("click", () => refreshScreen(true));
+$("onscreen").addEventListener("click", async () => {
+  if (previewing) return;
+  status("Point at the real screen: click a control or window, or drag a region (right click cancels).");
+  await takePick({ kind: mode() }, "/api/pick-on-screen");
+});
 // Closing this window ends a waiting pick at once.
 window.addEventListener("pagehide", () => navigator.sendBeacon("/api/closed?t=" + TOKEN, "{}"));
 refreshState(); refreshScreen(false);

@@ -82,6 +82,9 @@ impl X11Desktop {
     /// Wraps this connection as the engine's [`Desktop`].
     pub fn into_desktop(self) -> Desktop {
         let info = self.info();
-        Desktop::from_backend(info, Arc::new(self))
+        let pick = crate::screen_pick::X11ScreenPick {
+            display: self.display.clone(),
+        };
+        Desktop::from_backend(info, Arc::new(self)).with_screen_pick(Arc::new(pick))
     }
 }

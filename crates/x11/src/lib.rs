@@ -25,6 +25,7 @@ mod input;
 pub mod keyboard;
 pub mod monitors;
 pub mod overlay;
+pub mod screen_pick;
 pub mod virtual_display;
 pub mod windows;
 mod wm;

@@ -337,6 +337,65 @@ async fn a_person_picks_a_control_and_a_region_and_the_agent_gets_exactly_that()
     let r = server.call("ui_context_current", json!({})).await;
     assert_eq!(ok(&r)["directory"], got["directory"], "{}", text(&r));
 
+    // On the real screen: the page steps aside, the real pointer (moved and clicked through
+    // XTEST by the test, not through deskpilot) picks the control under it.
+    let asking = server.clone();
+    let pick = tokio::spawn(async move {
+        asking
+            .call("ui_context_pick", json!({ "timeoutMs": 120000 }))
+            .await
+    });
+    wait_for(
+        Duration::from_secs(10),
+        "the on-screen pick to wait",
+        || async {
+            let (_, s) = page.get("/api/state");
+            let s: Value = serde_json::from_slice(&s).ok()?;
+            (s["waiting"] == true).then_some(())
+        },
+    )
+    .await;
+    let (port_on, token_on) = (page.port, page.token.clone());
+    let on_screen = std::thread::spawn(move || {
+        Page {
+            port: port_on,
+            token: token_on,
+        }
+        .post("/api/pick-on-screen", &json!({ "kind": "control" }))
+    });
+    let xdotool = |args: &[&str]| {
+        let mut cmd = std::process::Command::new("xdotool");
+        cmd.args(args);
+        desktop.configure(&mut cmd);
+        cmd.output().expect("xdotool")
+    };
+    wait_for(
+        Duration::from_secs(20),
+        "the on-screen catcher window",
+        || async {
+            let found = xdotool(&["search", "--name", "deskpilot pick on screen"]);
+            (!found.stdout.is_empty()).then_some(())
+        },
+    )
+    .await;
+    xdotool(&["mousemove", &(cx - 3).to_string(), &cy.to_string()]);
+    xdotool(&["mousemove", &cx.to_string(), &cy.to_string()]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    xdotool(&["click", "1"]);
+    let (status, preview) = on_screen.join().unwrap();
+    assert_eq!(status, 200, "{preview}");
+    assert_eq!(preview["json"]["control"]["name"], "Apply", "{preview}");
+    // The pointer is the person's again: nothing of the pick is left on screen.
+    assert!(
+        xdotool(&["search", "--name", "deskpilot pick on screen"])
+            .stdout
+            .is_empty()
+    );
+    let (status, _) = page.post("/api/approve", &json!({}));
+    assert_eq!(status, 200);
+    let r = pick.await.unwrap();
+    assert_eq!(ok(&r)["json"]["control"]["name"], "Apply", "{}", text(&r));
+
     // A region over the xterm's text: no accessibility there, so the text is OCR's.
     let asking = server.clone();
     let pick = tokio::spawn(async move {
@@ -427,7 +486,7 @@ async fn a_person_picks_a_control_and_a_region_and_the_agent_gets_exactly_that()
     assert_eq!(ok(&r)["empty"], true);
     assert!(dir.join("context.json").is_file(), "clear deleted files");
     let picks = std::fs::read_dir(&out.0).unwrap().count();
-    assert_eq!(picks, 2, "two approved picks, nothing else");
+    assert_eq!(picks, 3, "three approved picks, nothing else");
 
     // The person closing the control window ends a pick.
     let asking = server.clone();
