@@ -658,6 +658,42 @@ mod tests {
     }
 
     #[test]
+    fn privacy_masks_are_painted_into_both_images() {
+        let fake = FakeDesktop::new(400, 300);
+        fake.add_window(FakeWindow {
+            fill: [0, 200, 0],
+            ..FakeWindow::new("secret", Rect::new(0, 0, 400, 300))
+        });
+        let config = EngineConfig {
+            mask_regions: vec![Rect::new(10, 10, 20, 20)],
+            ..EngineConfig::default()
+        };
+        let s = Session::standalone(fake.desktop(), config);
+        let ctx = s
+            .pick_context(Pick::Region(Rect::new(0, 0, 100, 100)), &[])
+            .unwrap();
+        let pixel = |png: &[u8], x: usize, y: usize| {
+            let d = png::Decoder::new(std::io::Cursor::new(png));
+            let mut r = d.read_info().unwrap();
+            let mut buf = vec![0; r.output_buffer_size().unwrap()];
+            let info = r.next_frame(&mut buf).unwrap();
+            let at = (y * info.width as usize + x) * 3;
+            [buf[at], buf[at + 1], buf[at + 2]]
+        };
+        assert_eq!(
+            pixel(&ctx.crop_png, 15, 15),
+            [0, 0, 0],
+            "masked in the crop"
+        );
+        assert_eq!(pixel(&ctx.crop_png, 50, 50), [0, 200, 0]);
+        assert_eq!(
+            pixel(&ctx.screen_png, 15, 15),
+            [0, 0, 0],
+            "masked on the screen"
+        );
+    }
+
+    #[test]
     fn a_region_outside_the_screen_is_refused() {
         let fake = FakeDesktop::new(800, 600);
         let s = Session::standalone(fake.desktop(), EngineConfig::default());

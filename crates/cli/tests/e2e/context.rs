@@ -681,3 +681,45 @@ async fn the_control_page_hovers_picks_and_approves_in_a_real_browser() {
         Err(_) => panic!("the server is still shared"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ui_context_profile_is_exactly_seed_000s_three_tools() {
+    let out = Scratch::new("profile");
+    let server = serve(
+        None,
+        &["--profile", "ui-context"],
+        &[("DESKPILOT_UI_CONTEXT_DIR", out.arg())],
+    )
+    .await;
+    let tools = server.client.list_all_tools().await.unwrap();
+    let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["ui_context_clear", "ui_context_current", "ui_context_pick"]
+    );
+    let pick = tools.iter().find(|t| t.name == "ui_context_pick").unwrap();
+    assert!(
+        pick.input_schema["properties"]
+            .as_object()
+            .unwrap()
+            .contains_key("timeoutMs"),
+        "{:?}",
+        pick.input_schema
+    );
+    let r = server.call("ui_context_current", json!({})).await;
+    assert_eq!(ok(&r)["empty"], true, "{}", text(&r));
+    let r = server
+        .call("ui_context_pick", json!({ "timeoutMs": 600001 }))
+        .await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENT", "{}", text(&r));
+    let Value::Object(args) = json!({ "x": 1, "y": 1 }) else {
+        unreachable!()
+    };
+    let refused = server
+        .client
+        .call_tool(rmcp::model::CallToolRequestParams::new("click").with_arguments(args))
+        .await;
+    assert!(refused.is_err(), "the profile has no click");
+    server.finish().await;
+}
