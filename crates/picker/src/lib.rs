@@ -100,6 +100,8 @@ struct State {
     latest: Option<Approved>,
     /// The page said it is going away (closed window or tab) while a pick waited.
     page_closed: bool,
+    /// The session of the client waiting: the pick's element token and screenshots are its.
+    requester: Option<Arc<Session>>,
 }
 
 /// How the control window was opened.
@@ -221,6 +223,12 @@ impl Picker {
         format!("http://127.0.0.1:{}/?t={}", self.port, self.token)
     }
 
+    /// How the control window was opened ("an app window of /usr/bin/chromium", "the default
+    /// browser (xdg-open)"), once it was.
+    pub fn control_window(&self) -> Option<String> {
+        lock(&self.control).as_ref().map(|c| c.how.clone())
+    }
+
     /// Where approved contexts are written.
     pub fn root(&self) -> &Path {
         &self.root
@@ -228,7 +236,7 @@ impl Picker {
 
     /// Opens (or brings back) the control window and waits until the person approves a pick,
     /// cancels, closes the window, or `timeout` passes.
-    pub fn pick(&self, timeout: Duration) -> Result<Approved, PickError> {
+    pub fn pick(&self, requester: Arc<Session>, timeout: Duration) -> Result<Approved, PickError> {
         let id = {
             let mut st = lock(&self.state);
             st.next += 1;
@@ -240,6 +248,7 @@ impl Picker {
             st.waiting = id;
             st.preview = None;
             st.page_closed = false;
+            st.requester = Some(requester);
             id
         };
         self.changed.notify_all();
@@ -648,7 +657,12 @@ impl Picker {
 
     /// Reads a pick's context and keeps it as the preview the person approves or not.
     fn preview(&self, pick: Pick) -> Response {
-        match self.session.pick_context(pick, &self.control_pid()) {
+        // Read in the waiting client's session, so the control's token works in its tools.
+        let session = lock(&self.state)
+            .requester
+            .clone()
+            .unwrap_or_else(|| self.session.clone());
+        match session.pick_context(pick, &self.control_pid()) {
             Ok(ctx) => {
                 let answer = json!({ "json": ctx.json, "markdown": ctx.markdown });
                 let mut st = lock(&self.state);

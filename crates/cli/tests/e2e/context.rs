@@ -314,6 +314,19 @@ async fn a_person_picks_a_control_and_a_region_and_the_agent_gets_exactly_that()
     assert_eq!(got["json"]["window"]["title"], title);
     assert_eq!(got["json"]["window"]["source"], "x11");
     assert!(got["markdown"].as_str().unwrap().contains("Apply"));
+    assert!(
+        got["controlWindow"]
+            .as_str()
+            .unwrap()
+            .contains("/usr/bin/chromium"),
+        "it says which browser shows the page: {got}"
+    );
+    // The control's token works in the agent's own element tools.
+    let token = got["json"]["control"]["token"].as_str().unwrap().to_string();
+    let r = server
+        .call("get_element_text", json!({ "element": token }))
+        .await;
+    assert!(text(&r).contains("Apply"), "{}", text(&r));
     // The agent never sees the page's address or token.
     let all = serde_json::to_string(&got).unwrap() + &text(&r);
     assert!(

@@ -112,19 +112,28 @@ pub(crate) async fn pick(
         "ui_context_pick",
         move || {
             let p = picker(&session)?;
-            p.pick(timeout).map_err(|e| Error::Coded {
+            let how = |p: &Picker| p.control_window().unwrap_or_else(|| "none".into());
+            p.pick(session.clone(), timeout)
+                .map(|a| (a, how(&p)))
+                .map_err(|e| Error::Coded {
                 code: match e {
                     PickError::Cancelled | PickError::Superseded => ErrorCode::PickCancelled,
                     PickError::TimedOut(_) => ErrorCode::PickTimeout,
                     PickError::WindowClosed => ErrorCode::PickWindowClosed,
                 },
-                message: e.to_string(),
+                message: format!("{e} (control window: {})", how(&p)),
             })
         },
     )
     .await;
     match run {
-        Ok(a) => approved_result(&a, "The user picked and approved this UI context."),
+        Ok((a, how)) => {
+            let mut r = approved_result(&a, "The user picked and approved this UI context.");
+            if let Some(s) = r.structured_content.as_mut() {
+                s["controlWindow"] = json!(how);
+            }
+            r
+        }
         Err(e) => render::error(&e, wording),
     }
 }
