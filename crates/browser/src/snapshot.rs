@@ -132,8 +132,8 @@ struct Renderer<'a> {
     out: Rendered,
 }
 
-impl Renderer<'_> {
-    fn frame_under(&self, backend: i64) -> Option<&FrameTree> {
+impl<'a> Renderer<'a> {
+    fn frame_under(&self, backend: i64) -> Option<&'a FrameTree> {
         self.frames.iter().find(|f| f.owner == Some(backend))
     }
 
@@ -358,8 +358,7 @@ impl Renderer<'_> {
             && let Some(b) = backend
             && let Some(inner) = self.frame_under(b)
         {
-            let inner = inner.clone();
-            self.render_frame(&inner, next_depth);
+            self.render_frame(inner, next_depth);
         }
     }
 }
@@ -391,8 +390,7 @@ pub fn render(frames: &[FrameTree], refs: &mut RefTable, max_lines: usize) -> Re
         out: Rendered::default(),
     };
     if let Some(top) = frames.iter().find(|f| f.owner.is_none()) {
-        let top = top.clone();
-        r.render_frame(&top, 0);
+        r.render_frame(top, 0);
     }
     r.out
 }

@@ -322,7 +322,10 @@ async fn a_person_picks_a_control_and_a_region_and_the_agent_gets_exactly_that()
         "it says which browser shows the page: {got}"
     );
     // The control's token works in the agent's own element tools.
-    let token = got["json"]["control"]["token"].as_str().unwrap().to_string();
+    let token = got["json"]["control"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let r = server
         .call("get_element_text", json!({ "element": token }))
         .await;

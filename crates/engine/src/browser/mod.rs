@@ -503,10 +503,15 @@ impl Session {
                     Some(&session),
                     CALL,
                 )
-                .map_err(unavailable)?["nodes"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
+                .map_err(unavailable)?;
+            // Taken, not copied: a large page's tree is a megabyte of JSON.
+            let nodes = match nodes {
+                Value::Object(mut o) => match o.remove("nodes") {
+                    Some(Value::Array(a)) => a,
+                    _ => Vec::new(),
+                },
+                _ => Vec::new(),
+            };
             let owner = if i == 0 {
                 None
             } else {

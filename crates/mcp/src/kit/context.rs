@@ -116,13 +116,13 @@ pub(crate) async fn pick(
             p.pick(session.clone(), timeout)
                 .map(|a| (a, how(&p)))
                 .map_err(|e| Error::Coded {
-                code: match e {
-                    PickError::Cancelled | PickError::Superseded => ErrorCode::PickCancelled,
-                    PickError::TimedOut(_) => ErrorCode::PickTimeout,
-                    PickError::WindowClosed => ErrorCode::PickWindowClosed,
-                },
-                message: format!("{e} (control window: {})", how(&p)),
-            })
+                    code: match e {
+                        PickError::Cancelled | PickError::Superseded => ErrorCode::PickCancelled,
+                        PickError::TimedOut(_) => ErrorCode::PickTimeout,
+                        PickError::WindowClosed => ErrorCode::PickWindowClosed,
+                    },
+                    message: format!("{e} (control window: {})", how(&p)),
+                })
         },
     )
     .await;
