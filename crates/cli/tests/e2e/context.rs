@@ -629,6 +629,22 @@ async fn the_control_page_hovers_picks_and_approves_in_a_real_browser() {
     let port = free_port().to_string();
     let title = "deskpilot page fixture";
     let _fixture = harness::launch(desktop, "/usr/bin/python3", &[FIXTURE, title]);
+    let _xterm = harness::launch(
+        desktop,
+        "xterm",
+        &[
+            "-geometry",
+            "40x6+900+600",
+            "-fa",
+            "Monospace",
+            "-fs",
+            "16",
+            "-e",
+            "sh",
+            "-c",
+            "echo 'PICKME 4711 ZEBRA'; sleep 600",
+        ],
+    );
     let server = std::sync::Arc::new(
         serve(
             Some(desktop),
@@ -663,23 +679,33 @@ async fn the_control_page_hovers_picks_and_approves_in_a_real_browser() {
     let page = page_of(&server).await;
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/picker/page.test.mjs");
-    let run = tokio::process::Command::new("node")
-        .arg("--test")
-        .arg(&script)
-        .env(
-            "PAGE_URL",
-            format!("http://127.0.0.1:{}/?t={}", page.port, page.token),
-        )
-        .env("TARGET_X", cx.to_string())
-        .env("TARGET_Y", cy.to_string())
-        .env("PLAYWRIGHT_CORE", &core)
-        .output()
-        .await
-        .expect("node");
-    let report =
-        String::from_utf8_lossy(&run.stdout).to_string() + &String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "node --test failed:\n{report}");
-    assert!(report.contains("# pass 1"), "{report}");
+    let node = |step: &'static str, extra: Vec<(&'static str, String)>| {
+        let mut cmd = tokio::process::Command::new("node");
+        cmd.arg("--test")
+            .arg(&script)
+            .env(
+                "PAGE_URL",
+                format!("http://127.0.0.1:{}/?t={}", page.port, page.token),
+            )
+            .env("STEP", step)
+            .env("TARGET_X", cx.to_string())
+            .env("TARGET_Y", cy.to_string())
+            .env("PLAYWRIGHT_CORE", &core);
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        async move {
+            let run = cmd.output().await.expect("node");
+            let report = String::from_utf8_lossy(&run.stdout).to_string()
+                + &String::from_utf8_lossy(&run.stderr);
+            assert!(
+                run.status.success(),
+                "node --test ({step}) failed:\n{report}"
+            );
+            assert!(report.contains("# pass 1"), "{report}");
+        }
+    };
+    node("control", Vec::new()).await;
     let r = tokio::time::timeout(Duration::from_secs(30), pick)
         .await
         .expect("the pick to return after approval")
@@ -692,6 +718,75 @@ async fn the_control_page_hovers_picks_and_approves_in_a_real_browser() {
         png_size(&std::fs::read(dir.join("crop.png")).unwrap()),
         (bw, bh)
     );
+
+    // A region dragged over the xterm's text: OCR'd, approved.
+    let frame = wait_for(Duration::from_secs(20), "the xterm", || async {
+        let r = server
+            .call("list_windows", json!({ "filter": "xterm" }))
+            .await;
+        ok(&r)["windows"]
+            .as_array()?
+            .iter()
+            .find(|w| {
+                w["class"]
+                    .as_str()
+                    .is_some_and(|c| c.eq_ignore_ascii_case("xterm"))
+            })
+            .map(|w| w["client"].clone())
+    })
+    .await;
+    let asking = server.clone();
+    let pick = tokio::spawn(async move {
+        asking
+            .call("ui_context_pick", json!({ "timeoutMs": 120000 }))
+            .await
+    });
+    wait_for(
+        Duration::from_secs(10),
+        "the region pick to wait",
+        || async {
+            let (_, s) = page.get("/api/state");
+            let s: Value = serde_json::from_slice(&s).ok()?;
+            (s["waiting"] == true).then_some(())
+        },
+    )
+    .await;
+    let region = format!("{},{},{},60", frame["x"], frame["y"], frame["width"]);
+    node(
+        "region",
+        vec![("REGION", region), ("EXPECT_TEXT", "4711".to_string())],
+    )
+    .await;
+    let r = pick.await.unwrap();
+    assert_eq!(ok(&r)["json"]["text"]["source"], "ocr", "{}", text(&r));
+    assert!(
+        ok(&r)["json"]["text"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("4711")
+    );
+
+    // Cancel on the page: the agent gets the cancelled state, nothing else.
+    let asking = server.clone();
+    let pick = tokio::spawn(async move {
+        asking
+            .call("ui_context_pick", json!({ "timeoutMs": 120000 }))
+            .await
+    });
+    wait_for(
+        Duration::from_secs(10),
+        "the third pick to wait",
+        || async {
+            let (_, s) = page.get("/api/state");
+            let s: Value = serde_json::from_slice(&s).ok()?;
+            (s["waiting"] == true).then_some(())
+        },
+    )
+    .await;
+    node("cancel", Vec::new()).await;
+    let r = pick.await.unwrap();
+    assert_eq!(error_code(&r), "PICK_CANCELLED", "{}", text(&r));
+    assert_eq!(std::fs::read_dir(&out.0).unwrap().count(), 2);
     match std::sync::Arc::try_unwrap(server) {
         Ok(s) => s.finish().await,
         Err(_) => panic!("the server is still shared"),
