@@ -13,6 +13,7 @@ pub(crate) mod clipboard;
 pub(crate) mod context;
 pub(crate) mod filter;
 pub use filter::ToolFilter;
+pub(crate) mod handler;
 pub(crate) mod progress;
 pub(crate) mod render;
 pub(crate) mod report;

@@ -6,13 +6,8 @@ use std::sync::Arc;
 
 use deskpilot_engine::{Engine, Session};
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::ToolCallContext;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_router};
+use rmcp::model::CallToolResult;
+use rmcp::{tool, tool_router};
 
 use super::deskpilot::wording::WORDING;
 use crate::ServerIdentity;
@@ -131,39 +126,4 @@ pub(crate) fn tools_list() -> Vec<rmcp::model::Tool> {
         .collect()
 }
 
-impl ServerHandler for UiContextServer {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                self.identity.name.clone(),
-                self.identity.version.clone(),
-            ))
-            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
-            .with_instructions(INSTRUCTIONS)
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
-    }
-
-    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        kit::filter::refuse_hidden(&self.hidden, &request.name, || self.tool_names())?;
-        let name = request.name.to_string();
-        let tcc = ToolCallContext::new(self, request, context);
-        let answer = self.tool_router.call(tcc).await;
-        let tool = self.tools.iter().find(|t| t.name == name);
-        kit::args::into_tool_error(answer, tool, &WORDING)
-    }
-}
+crate::kit::handler::profile_handler!(UiContextServer, "ui-context", INSTRUCTIONS, &WORDING);

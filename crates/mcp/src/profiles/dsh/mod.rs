@@ -20,13 +20,6 @@ use std::time::Duration;
 
 use deskpilot_engine::{Engine, Session};
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::ToolCallContext;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::ServerIdentity;
 use crate::kit::{self, ToolFilter};
@@ -132,51 +125,4 @@ pub(crate) fn tools_list() -> Vec<rmcp::model::Tool> {
         .collect()
 }
 
-impl ServerHandler for DshServer {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                self.identity.name.clone(),
-                self.identity.version.clone(),
-            ))
-            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
-            .with_instructions(INSTRUCTIONS)
-    }
-
-    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        tracing::info!(
-            session = self.session.id(),
-            "client initialized (dsh profile)"
-        );
-        self.session
-            .set_approver(Arc::new(kit::approval::ElicitationApprover {
-                peer: context.peer,
-                runtime: tokio::runtime::Handle::current(),
-            }));
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
-    }
-
-    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        kit::filter::refuse_hidden(&self.hidden, &request.name, || self.tool_names())?;
-        let name = request.name.to_string();
-        let tcc = ToolCallContext::new(self, request, context);
-        let answer = self.tool_router.call(tcc).await;
-        let tool = self.tools.iter().find(|t| t.name == name);
-        kit::args::into_tool_error(answer, tool, &wording::WORDING)
-    }
-}
+crate::kit::handler::profile_handler!(DshServer, "dsh", INSTRUCTIONS, &wording::WORDING);
