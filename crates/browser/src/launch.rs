@@ -171,9 +171,10 @@ fn running(pid: u32) -> bool {
     })
 }
 
-/// Spawns `cmd` from a thread that lives as long as the process (so `PR_SET_PDEATHSIG`, which
-/// is tied to the spawning thread, fires only when deskpilot itself dies).
-fn spawn_kept(cmd: Command) -> std::io::Result<Child> {
+/// Starts `cmd` tied to deskpilot's life: spawned from a thread that lives as long as the
+/// process (so `PR_SET_PDEATHSIG`, which is tied to the spawning thread, fires only when
+/// deskpilot itself dies), in a process group of its own (Unix).
+pub fn spawn_owned(cmd: Command) -> std::io::Result<Child> {
     use std::sync::OnceLock;
     type Request = (Command, mpsc::SyncSender<std::io::Result<Child>>);
     static KEEPER: OnceLock<std::sync::Mutex<mpsc::Sender<Request>>> = OnceLock::new();
@@ -222,12 +223,6 @@ fn spawn_kept(cmd: Command) -> std::io::Result<Child> {
         .map_err(|_| std::io::Error::other("the browser keeper thread is gone"))?
 }
 
-/// Starts `cmd` tied to deskpilot's life: on Linux it dies with deskpilot (`PR_SET_PDEATHSIG`,
-/// from the keeper thread) and runs in a process group of its own.
-pub fn spawn_owned(cmd: Command) -> std::io::Result<Child> {
-    spawn_kept(cmd)
-}
-
 /// Launches the installed browser on `options.url` with a fresh profile and waits for its
 /// "DevTools listening on ws://…" line.
 pub fn launch(options: &LaunchOptions) -> Result<Launched, Error> {
@@ -269,7 +264,7 @@ pub fn launch(options: &LaunchOptions) -> Result<Launched, Error> {
     for (k, v) in &options.env {
         cmd.env(k, v);
     }
-    let mut child = spawn_kept(cmd)
+    let mut child = spawn_owned(cmd)
         .map_err(|e| Error::Launch(format!("cannot start {}: {e}", program.display())))?;
     let stderr = child.stderr.take().expect("piped stderr");
     let (tx, rx) = mpsc::channel::<String>();

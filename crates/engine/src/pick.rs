@@ -238,6 +238,22 @@ impl Session {
     /// The topmost window at `p` (windows of the processes in `exclude` — the picker's own
     /// page — are looked through) and its smallest on-screen control holding `p`.
     pub fn pick_hover(&self, p: Point, exclude: &[u32]) -> Result<Hover, Error> {
+        self.hover_and_tree(p, exclude).map(|(h, _)| h)
+    }
+
+    /// The window's tree, without a screenshot.
+    fn tree_of(&self, window: deskpilot_types::WindowId) -> Result<crate::Snapshot, Error> {
+        let mut request = TreeRequest::new(WindowRef::Id(window));
+        request.include_screenshot = false;
+        self.window_state(&request)
+    }
+
+    /// [`Session::pick_hover`] and the tree it was read from, for a pick that needs more of it.
+    fn hover_and_tree(
+        &self,
+        p: Point,
+        exclude: &[u32],
+    ) -> Result<(Hover, Option<crate::Snapshot>), Error> {
         let window = self
             .list_windows(&WindowFilter::default())?
             .into_iter()
@@ -245,17 +261,16 @@ impl Session {
             .filter(|w| w.pid.is_none_or(|pid| !exclude.contains(&pid)))
             .min_by_key(|w| w.z);
         let Some(window) = window else {
-            return Ok(Hover {
+            let nothing = Hover {
                 window: None,
                 control: None,
                 bounds: None,
                 label: "the desktop".into(),
                 source: "visual".into(),
-            });
+            };
+            return Ok((nothing, None));
         };
-        let mut request = TreeRequest::new(WindowRef::Id(window.id));
-        request.include_screenshot = false;
-        let tree = self.window_state(&request).ok();
+        let tree = self.tree_of(window.id).ok();
         let control = tree.as_ref().and_then(|t| {
             t.elements
                 .iter()
@@ -265,7 +280,7 @@ impl Session {
                 .cloned()
         });
         let window_source = self.window_source();
-        Ok(match control {
+        let hover = match control {
             Some(c) => Hover {
                 label: format!("{:?} \"{}\"", c.role, c.name),
                 bounds: c.bounds,
@@ -282,7 +297,8 @@ impl Session {
                 control: None,
                 window: Some(window),
             },
-        })
+        };
+        Ok((hover, tree))
     }
 
     fn window_source(&self) -> &'static str {
@@ -359,7 +375,7 @@ impl Session {
         });
         let (kind, crop) = match pick {
             Pick::Window(p) | Pick::Control(p) => {
-                let hover = self.pick_hover(p, exclude)?;
+                let (hover, tree) = self.hover_and_tree(p, exclude)?;
                 let Some(window) = hover.window.clone() else {
                     return Err(Error::InvalidArgument {
                         message: format!("no window at ({}, {}); pick a region instead", p.x, p.y),
@@ -369,14 +385,13 @@ impl Session {
                 match (pick, &hover.control) {
                     (Pick::Control(_), Some(c)) => {
                         let bounds = c.bounds.unwrap_or(window.frame);
-                        let mut request = TreeRequest::new(WindowRef::Id(window.id));
-                        request.include_screenshot = false;
-                        let tree = self.window_state(&request)?;
+                        // The tree the control was found in (a control implies one).
                         let inside = tree
-                            .elements
-                            .iter()
-                            .position(|e| e.token == c.token)
-                            .map(|i| text_of(&subtree(&tree.elements, i)))
+                            .as_ref()
+                            .and_then(|tree| {
+                                let i = tree.elements.iter().position(|e| e.token == c.token)?;
+                                Some(text_of(&subtree(&tree.elements, i)))
+                            })
                             .unwrap_or_default();
                         json["control"] = json!({
                             "role": format!("{:?}", c.role), "platformRole": c.platform_role,
@@ -413,13 +428,11 @@ impl Session {
                     "bounds": rect_json(r), "source": "visual", "confidence": 1.0,
                 });
                 // The tree's text of the controls wholly inside, else the pixels read.
-                let hover = self.pick_hover(r.center(), exclude)?;
+                let (hover, tree) = self.hover_and_tree(r.center(), exclude)?;
                 let mut from_tree = String::new();
                 if let Some(w) = &hover.window {
                     json["window"] = window_json(w);
-                    let mut request = TreeRequest::new(WindowRef::Id(w.id));
-                    request.include_screenshot = false;
-                    if let Ok(tree) = self.window_state(&request) {
+                    if let Some(tree) = tree {
                         let inside: Vec<&Element> = tree
                             .elements
                             .iter()

@@ -105,6 +105,18 @@ impl Page {
     }
 }
 
+impl Page {
+    /// Polls the page's state until an agent's pick waits.
+    async fn until_waiting(&self, what: &str) {
+        wait_for(Duration::from_secs(10), what, || async {
+            let (_, s) = self.get("/api/state");
+            let s: Value = serde_json::from_slice(&s).ok()?;
+            (s["waiting"] == true).then_some(())
+        })
+        .await;
+    }
+}
+
 /// The page's address from the server's stderr, once the pick has started.
 async fn page_of(server: &harness::Server) -> Page {
     let url = wait_for(
@@ -361,16 +373,7 @@ async fn a_person_picks_a_control_and_a_region_and_the_agent_gets_exactly_that()
             .call("ui_context_pick", json!({ "timeoutMs": 120000 }))
             .await
     });
-    wait_for(
-        Duration::from_secs(10),
-        "the on-screen pick to wait",
-        || async {
-            let (_, s) = page.get("/api/state");
-            let s: Value = serde_json::from_slice(&s).ok()?;
-            (s["waiting"] == true).then_some(())
-        },
-    )
-    .await;
+    page.until_waiting("the on-screen pick to wait").await;
     let (port_on, token_on) = (page.port, page.token.clone());
     let on_screen = std::thread::spawn(move || {
         Page {
@@ -419,16 +422,7 @@ async fn a_person_picks_a_control_and_a_region_and_the_agent_gets_exactly_that()
             .call("ui_context_pick", json!({ "timeoutMs": 120000 }))
             .await
     });
-    wait_for(
-        Duration::from_secs(10),
-        "the second pick to wait",
-        || async {
-            let (_, s) = page.get("/api/state");
-            let s: Value = serde_json::from_slice(&s).ok()?;
-            (s["waiting"] == true).then_some(())
-        },
-    )
-    .await;
+    page.until_waiting("the second pick to wait").await;
     let frame = wait_for(Duration::from_secs(20), "the xterm", || async {
         let r = server
             .call("list_windows", json!({ "filter": "xterm" }))
@@ -470,16 +464,7 @@ async fn a_person_picks_a_control_and_a_region_and_the_agent_gets_exactly_that()
     // Cancel: the call says so, and nothing new is written.
     let asking = server.clone();
     let pick = tokio::spawn(async move { asking.call("ui_context_pick", json!({})).await });
-    wait_for(
-        Duration::from_secs(10),
-        "the third pick to wait",
-        || async {
-            let (_, s) = page.get("/api/state");
-            let s: Value = serde_json::from_slice(&s).ok()?;
-            (s["waiting"] == true).then_some(())
-        },
-    )
-    .await;
+    page.until_waiting("the third pick to wait").await;
     let (status, _) = page.post("/api/cancel", &json!({}));
     assert_eq!(status, 200);
     let r = pick.await.unwrap();
@@ -741,16 +726,7 @@ async fn the_control_page_hovers_picks_and_approves_in_a_real_browser() {
             .call("ui_context_pick", json!({ "timeoutMs": 120000 }))
             .await
     });
-    wait_for(
-        Duration::from_secs(10),
-        "the region pick to wait",
-        || async {
-            let (_, s) = page.get("/api/state");
-            let s: Value = serde_json::from_slice(&s).ok()?;
-            (s["waiting"] == true).then_some(())
-        },
-    )
-    .await;
+    page.until_waiting("the region pick to wait").await;
     let region = format!("{},{},{},60", frame["x"], frame["y"], frame["width"]);
     node(
         "region",
@@ -773,16 +749,7 @@ async fn the_control_page_hovers_picks_and_approves_in_a_real_browser() {
             .call("ui_context_pick", json!({ "timeoutMs": 120000 }))
             .await
     });
-    wait_for(
-        Duration::from_secs(10),
-        "the third pick to wait",
-        || async {
-            let (_, s) = page.get("/api/state");
-            let s: Value = serde_json::from_slice(&s).ok()?;
-            (s["waiting"] == true).then_some(())
-        },
-    )
-    .await;
+    page.until_waiting("the third pick to wait").await;
     node("cancel", Vec::new()).await;
     let r = pick.await.unwrap();
     assert_eq!(error_code(&r), "PICK_CANCELLED", "{}", text(&r));

@@ -637,30 +637,7 @@ impl Session {
                 t.role, t.name, info.title, info.url
             ),
         )?;
-        let node = json!({ "backendNodeId": t.backend });
-        let stale = |e: deskpilot_browser::Error| Error::StaleElement {
-            token: t.r#ref.clone(),
-            why: format!("the element is gone from the page ({e}); take browser_snapshot again"),
-        };
-        let _ = cdp.call(
-            "DOM.scrollIntoViewIfNeeded",
-            node.clone(),
-            Some(&session),
-            CALL,
-        );
-        let quads = cdp
-            .call("DOM.getContentQuads", node.clone(), Some(&session), CALL)
-            .map_err(stale)?;
-        let q: Vec<f64> = quads["quads"][0]
-            .as_array()
-            .map(|q| q.iter().filter_map(Value::as_f64).collect())
-            .unwrap_or_default();
-        if q.len() < 8 {
-            return Err(coded(
-                ErrorCode::ElementCovered,
-                format!("{} \"{}\" has no visible box to click", t.role, t.name),
-            ));
-        }
+        let q = visible_quad(&cdp, &session, &t, "to click")?;
         let (x, y) = (
             (q[0] + q[2] + q[4] + q[6]) / 4.0,
             (q[1] + q[3] + q[5] + q[7]) / 4.0,
@@ -1132,6 +1109,41 @@ fn wait_loaded(cdp: &Connection, session: &str) {
 
 /// Selects options of a `<select>` by value, then label, then case-insensitive text.
 const SELECT_OPTIONS: &str = "function(values){ if (this.tagName !== 'SELECT') return {notSelect: true}; const opts = Array.from(this.options); const label = o => (o.label || o.text || '').trim(); const picked = []; const missing = []; for (const v of values) { const o = opts.find(o => o.value === v) || opts.find(o => label(o) === v) || opts.find(o => label(o).toLowerCase() === String(v).trim().toLowerCase()); if (o) picked.push(o); else missing.push(v); } if (missing.length) return {missing, options: opts.map(label)}; if (!this.multiple && picked.length > 1) return {single: true}; const before = opts.map(o => o.selected).join(); this.focus(); for (const o of opts) o.selected = picked.includes(o); this.dispatchEvent(new Event('input', {bubbles: true})); this.dispatchEvent(new Event('change', {bubbles: true})); return {selected: Array.from(this.selectedOptions).map(label), changed: before !== opts.map(o => o.selected).join()}; }";
+
+/// The element scrolled into view and its first content quad (four corners, viewport CSS
+/// pixels); a node that is gone is `STALE_ELEMENT`, one without a box `ELEMENT_COVERED`.
+fn visible_quad(
+    cdp: &Connection,
+    session: &str,
+    t: &Target,
+    purpose: &str,
+) -> Result<[f64; 8], Error> {
+    let node = json!({ "backendNodeId": t.backend });
+    let _ = cdp.call(
+        "DOM.scrollIntoViewIfNeeded",
+        node.clone(),
+        Some(session),
+        CALL,
+    );
+    let quads = cdp
+        .call("DOM.getContentQuads", node, Some(session), CALL)
+        .map_err(|e| Error::StaleElement {
+            token: t.r#ref.clone(),
+            why: format!("the element is gone from the page ({e}); take browser_snapshot again"),
+        })?;
+    let q: Vec<f64> = quads["quads"][0]
+        .as_array()
+        .map(|q| q.iter().filter_map(Value::as_f64).collect())
+        .unwrap_or_default();
+    q.get(..8)
+        .and_then(|q| <[f64; 8]>::try_from(q).ok())
+        .ok_or_else(|| {
+            coded(
+                ErrorCode::ElementCovered,
+                format!("{} \"{}\" has no visible box {purpose}", t.role, t.name),
+            )
+        })
+}
 
 fn object_of(cdp: &Connection, session: &str, backend: i64) -> Option<String> {
     cdp.call(

@@ -150,31 +150,7 @@ impl Session {
         let box_css = match &element {
             None => None,
             Some(t) => {
-                let node = json!({ "backendNodeId": t.backend });
-                let _ = cdp.call(
-                    "DOM.scrollIntoViewIfNeeded",
-                    node.clone(),
-                    Some(&session),
-                    super::CALL,
-                );
-                let quads = cdp
-                    .call("DOM.getContentQuads", node, Some(&session), super::CALL)
-                    .map_err(|e| Error::StaleElement {
-                        token: t.r#ref.clone(),
-                        why: format!(
-                            "the element is gone from the page ({e}); take browser_snapshot again"
-                        ),
-                    })?;
-                let q: Vec<f64> = quads["quads"][0]
-                    .as_array()
-                    .map(|q| q.iter().filter_map(Value::as_f64).collect())
-                    .unwrap_or_default();
-                if q.len() < 8 {
-                    return Err(coded(
-                        ErrorCode::ElementCovered,
-                        format!("{} \"{}\" has no visible box", t.role, t.name),
-                    ));
-                }
+                let q = super::visible_quad(&cdp, &session, t, "to show")?;
                 let xs = [q[0], q[2], q[4], q[6]];
                 let ys = [q[1], q[3], q[5], q[7]];
                 let min = |v: [f64; 4]| v.iter().copied().fold(f64::INFINITY, f64::min);
