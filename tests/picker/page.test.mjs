@@ -25,14 +25,17 @@ async function open(browser) {
     const i = document.getElementById("screen");
     return i.naturalWidth > 0 && i.src.startsWith("blob:");
   });
+  // The mapping from the server's own headers and the image's decoded width, not the <img>, whose
+  // natural size is 0 while the page swaps in a newer capture.
   const map = await page.evaluate(async (token) => {
     const r = await fetch("/api/screen", { headers: { "X-Pick-Token": token } });
-    const i = document.getElementById("screen");
+    const bitmap = await createImageBitmap(await r.blob());
     return {
       ox: +r.headers.get("X-Origin-X"), oy: +r.headers.get("X-Origin-Y"), s: +r.headers.get("X-Scale"),
-      k: i.clientWidth / i.naturalWidth,
+      k: document.getElementById("screen").clientWidth / bitmap.width,
     };
   }, new URL(url).searchParams.get("t"));
+  assert.ok(Object.values(map).every(Number.isFinite) && map.k > 0, JSON.stringify(map));
   const box = await page.locator("#screen").boundingBox();
   const at = (x, y) => ({ x: box.x + (x - map.ox) * map.s * map.k, y: box.y + (y - map.oy) * map.s * map.k });
   return { page, at };

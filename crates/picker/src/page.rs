@@ -53,8 +53,12 @@ button{font-size:14px;padding:6px 14px;margin-right:8px}
 const TOKEN = "__TOKEN__";
 const H = { "X-Pick-Token": TOKEN };
 const $ = (id) => document.getElementById(id);
-let view = { ox: 0, oy: 0, scale: 1 };
+// The shown image's origin, scale and width in image pixels; replaced only once a new image has decoded,
+// so the mapping never sees a half-loaded image.
+let view = { ox: 0, oy: 0, scale: 1, width: 0 };
 let waiting = false, previewing = false, hoverBusy = false, lastHover = null, dragFrom = null;
+// What became of the last pick ("Sent to the agent …", "Cancelled …"): it stays on show until the agent asks again.
+let outcome = null;
 
 function mode() { return document.querySelector('input[name="mode"]:checked').value; }
 function status(text) { $("status").textContent = text; }
@@ -69,11 +73,11 @@ async function api(path, body) {
 
 // Image pixels (as shown) to physical desktop pixels and back.
 function toPhysical(ev) {
-  const img = $("screen"), k = img.naturalWidth / img.clientWidth;
+  const img = $("screen"), k = view.width / img.clientWidth;
   return { x: Math.round(view.ox + ev.offsetX * k / view.scale), y: Math.round(view.oy + ev.offsetY * k / view.scale) };
 }
 function place(el, b) {
-  const img = $("screen"), k = img.clientWidth / img.naturalWidth;
+  const img = $("screen"), k = img.clientWidth / view.width;
   el.style.left = ((b.x - view.ox) * view.scale * k) + "px";
   el.style.top = ((b.y - view.oy) * view.scale * k) + "px";
   el.style.width = (b.width * view.scale * k) + "px";
@@ -84,10 +88,15 @@ function place(el, b) {
 async function refreshScreen(fresh) {
   try {
     const r = await api(fresh ? "/api/screen?refresh=1" : "/api/screen");
-    view = { ox: +r.headers.get("X-Origin-X"), oy: +r.headers.get("X-Origin-Y"), scale: +r.headers.get("X-Scale") };
+    const next = { ox: +r.headers.get("X-Origin-X"), oy: +r.headers.get("X-Origin-Y"), scale: +r.headers.get("X-Scale") };
     const url = URL.createObjectURL(await r.blob());
+    const probe = new Image();
+    probe.src = url;
+    await probe.decode();
+    next.width = probe.naturalWidth;
     const img = $("screen"), old = img.src;
     img.src = url;
+    view = next;
     if (old.startsWith("blob:")) URL.revokeObjectURL(old);
   } catch (e) { status("Cannot show the screen: " + e.message); }
 }
@@ -96,14 +105,14 @@ async function refreshState() {
   try {
     const s = await (await api("/api/state")).json();
     // A new request: show the desktop as it was when the agent asked.
-    if (s.waiting && !waiting) refreshScreen(false);
+    if (s.waiting && !waiting) { outcome = null; refreshScreen(false); }
     waiting = s.waiting;
-    if (!previewing) status(waiting ? "The agent is waiting: point at something and click (or drag a region)." : "No agent is asking right now.");
+    if (!previewing && !outcome) status(waiting ? "The agent is waiting: point at something and click (or drag a region)." : "No agent is asking right now.");
   } catch (e) { status("Disconnected: " + e.message); }
 }
 
 $("screen").addEventListener("mousemove", async (ev) => {
-  if (previewing) return;
+  if (previewing || !view.width) return;
   if (dragFrom) {
     const p = toPhysical(ev);
     place($("drag"), { x: Math.min(p.x, dragFrom.x), y: Math.min(p.y, dragFrom.y), width: Math.abs(p.x - dragFrom.x), height: Math.abs(p.y - dragFrom.y) });
@@ -129,12 +138,12 @@ $("screen").addEventListener("mousemove", async (ev) => {
 });
 
 $("screen").addEventListener("mousedown", (ev) => {
-  if (previewing || mode() !== "region") return;
+  if (previewing || !view.width || mode() !== "region") return;
   dragFrom = toPhysical(ev);
 });
 
 $("screen").addEventListener("mouseup", async (ev) => {
-  if (previewing) return;
+  if (previewing || !view.width) return;
   const p = toPhysical(ev);
   let pick;
   if (mode() === "region") {
@@ -165,15 +174,17 @@ async function takePick(pick, path) {
 $("approve").addEventListener("click", async () => {
   try {
     const r = await (await api("/api/approve", {})).json();
-    status("Sent to the agent (" + r.dir + "). You can close this window.");
-  } catch (e) { status("Not sent: " + e.message); }
+    outcome = "Sent to the agent (" + r.dir + "). You can close this window.";
+  } catch (e) { outcome = "Not sent: " + e.message; }
+  status(outcome);
   previewing = false;
   $("preview").classList.add("hidden");
 });
 
 $("cancel").addEventListener("click", async () => {
-  try { await api("/api/cancel", {}); status("Cancelled: the agent got nothing."); }
-  catch (e) { status(e.message); }
+  try { await api("/api/cancel", {}); outcome = "Cancelled: the agent got nothing."; }
+  catch (e) { outcome = e.message; }
+  status(outcome);
   previewing = false;
   $("preview").classList.add("hidden");
 });
