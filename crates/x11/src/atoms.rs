@@ -8,6 +8,7 @@ x11rb::atom_manager! {
         WM_CHANGE_STATE,
         WM_PROTOCOLS,
         WM_DELETE_WINDOW,
+        _NET_WM_PING,
         CLIPBOARD,
         TARGETS,
         INCR,

@@ -4,13 +4,16 @@
 //! level). Characters it lacks (CJK, emoji, most accents on a US map) are bound to spare
 //! keycodes — ones with no keysym at all in the user's map — two per keycode (the second one
 //! typed with Shift), in a single `ChangeKeyboardMapping`, typed, and unbound once
-//! [`SETTLE`] has passed since their last use. The settle is needed because clients look
-//! keysyms up when they *read* a key event: rebinding a keycode at once makes them decode
-//! late events with the new map (measured here: 7 of 10 lost).
+//! their events have been read. That wait is needed because clients look keysyms up when
+//! they *read* a key event: rebinding a keycode at once makes them decode late events with
+//! the new map (measured here: 7 of 10 lost). A busy client may read them long after they
+//! were sent, so before a keycode is rebound, the window typed to is asked for a
+//! `_NET_WM_PING`: its answer comes after it has read every earlier event. A window that does
+//! not take pings (xterm) gets the fixed [`SETTLE`] instead.
 //!
 //! Temporary bindings outlive the call that made them (see [`Binding`]): a later call reuses
 //! a character that is still bound, binds new ones to free spare keycodes, and only waits
-//! out a settle when it must take over a keycode that was used less than [`SETTLE`] ago.
+//! for a read when it must take over a keycode whose last events may still be unread.
 //! A short-lived thread on its own connection unbinds everything once typing has been idle
 //! for [`RESTORE_IDLE`]; the keyboard lock is held throughout every call, so nothing rebinds the
 //! map under a call that is reading it.
@@ -36,7 +39,8 @@ use x11rb::wrapper::ConnectionExt as _;
 use crate::X11Desktop;
 use crate::error::x11_err;
 
-/// Time between the last key event on a temporary binding and restoring the keymap.
+/// Time between the last key event on a temporary binding and rebinding its keycode, for a
+/// window that does not answer `_NET_WM_PING`.
 ///
 /// Measured with the end-to-end typing test (xterm, 20 lines of Latin-1, CJK and emoji per
 /// run, 2-core machine): 0 ms lost characters in 3 of 3 runs, 10 ms in 2 of 3, 60 ms in none
@@ -48,6 +52,10 @@ pub const SETTLE: Duration = Duration::from_millis(60);
 /// long after they were sent (seen in CI: with the 60 ms settle as the idle time, a loaded
 /// 2-core run lost every bound character of a mousepad line).
 pub const RESTORE_IDLE: Duration = Duration::from_millis(1000);
+
+/// How long a window may take to answer a ping before the fixed [`SETTLE`] is trusted instead
+/// (a client this slow is hung, not busy).
+const PING_LIMIT: Duration = Duration::from_secs(2);
 
 /// Characters typed between two round trips, so a long text never floods the server.
 const CHUNK: usize = 256;
@@ -123,6 +131,10 @@ fn next_generation() -> u64 {
 pub(crate) struct Binding {
     /// Keycode → when a key event on it was last processed.
     used: Vec<(u8, Instant)>,
+    /// Every key event sent up to this instant has been read by the windows typed to.
+    read: Option<Instant>,
+    /// The windows that had the focus while bound characters were typed, since `read`.
+    typed_to: Vec<u32>,
     /// Bumped on every change, so a stale restore thread knows it was overtaken.
     generation: u64,
 }
@@ -137,6 +149,12 @@ impl Binding {
             .iter()
             .find(|(k, _)| *k == keycode)
             .map(|(_, t)| *t)
+    }
+
+    /// Whether the events last sent on `keycode` have certainly been read.
+    fn settled(&self, keycode: u8) -> bool {
+        self.last_use(keycode)
+            .is_none_or(|t| self.read.is_some_and(|r| t <= r))
     }
 
     fn touch(&mut self, keycode: u8, at: Instant) {
@@ -189,6 +207,87 @@ impl Keymap {
 
 /// Where each character of a batch is typed: keycode and level.
 type Plan = Vec<(u32, u8, usize)>;
+
+/// Sends `_NET_WM_PING` to the top-level window holding `focus` (itself or an ancestor that
+/// lists the protocol) and waits for its answer on the root window. `Ok(false)` when no window
+/// on the way up takes pings or the answer does not come within `limit`. A connection of its
+/// own: the answer must not wait in, or be taken from, the backend's event queue.
+fn ping(display: &str, focus: u32, limit: Duration) -> Result<bool, Error> {
+    use x11rb::protocol::Event;
+    use x11rb::protocol::xproto::{ChangeWindowAttributesAux, ClientMessageEvent, EventMask};
+
+    let (conn, screen) = x11rb::rust_connection::RustConnection::connect(Some(display))
+        .map_err(|e| Error::os("pinging the focused window", e.to_string()))?;
+    let root = conn.setup().roots[screen].root;
+    let atoms = crate::atoms::Atoms::new(&conn)
+        .map_err(x11_err("intern atoms"))?
+        .reply()
+        .map_err(x11_err("intern atoms"))?;
+    // PointerRoot (1) and None (0) name no window.
+    let mut window = focus;
+    let mut target = None;
+    for _ in 0..16 {
+        if window <= 1 || window == root {
+            break;
+        }
+        let protocols = conn
+            .get_property(false, window, atoms.WM_PROTOCOLS, AtomEnum::ATOM, 0, 64)
+            .map_err(x11_err("GetProperty"))?
+            .reply();
+        if protocols.is_ok_and(|p| {
+            p.value32()
+                .is_some_and(|mut v| v.any(|a| a == atoms._NET_WM_PING))
+        }) {
+            target = Some(window);
+            break;
+        }
+        match conn
+            .query_tree(window)
+            .map_err(x11_err("QueryTree"))?
+            .reply()
+        {
+            Ok(tree) => window = tree.parent,
+            Err(_) => break,
+        }
+    }
+    let Some(target) = target else {
+        return Ok(false);
+    };
+    conn.change_window_attributes(
+        root,
+        &ChangeWindowAttributesAux::new().event_mask(EventMask::SUBSTRUCTURE_NOTIFY),
+    )
+    .map_err(x11_err("ChangeWindowAttributes"))?;
+    static STAMP: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    let stamp = STAMP.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let message = ClientMessageEvent::new(
+        32,
+        target,
+        atoms.WM_PROTOCOLS,
+        [atoms._NET_WM_PING, stamp, target, 0, 0],
+    );
+    conn.send_event(false, target, EventMask::NO_EVENT, message)
+        .map_err(x11_err("SendEvent"))?;
+    conn.flush().map_err(x11_err("flush"))?;
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        match conn.poll_for_event().map_err(x11_err("poll"))? {
+            Some(Event::ClientMessage(m)) => {
+                let d = m.data.as_data32();
+                if m.type_ == atoms.WM_PROTOCOLS
+                    && d[0] == atoms._NET_WM_PING
+                    && d[1] == stamp
+                    && d[2] == target
+                {
+                    return Ok(true);
+                }
+            }
+            Some(_) => {}
+            None => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+    Ok(false)
+}
 
 /// Binds `wanted` (distinct keysyms the map lacks) two per keycode onto `slots`, returning the
 /// new keysyms for each keycode used.
@@ -336,9 +435,7 @@ impl X11Desktop {
         if binding.is_empty() {
             return Ok(());
         }
-        if let Some(last) = binding.used.iter().map(|(_, t)| *t).max() {
-            std::thread::sleep(SETTLE.saturating_sub(last.elapsed()));
-        }
+        self.settle(binding);
         let changes: Vec<(u8, [u32; 2])> = binding.used.iter().map(|(k, _)| (*k, [0, 0])).collect();
         self.rebind(map, &changes)?;
         let keycodes: Vec<u8> = changes.iter().map(|(k, _)| *k).collect();
@@ -367,16 +464,19 @@ impl X11Desktop {
         }
         if !wanted.is_empty() {
             // Keycodes free right now: spare ones, and temporary ones whose characters this
-            // batch does not need and whose last use has settled.
+            // batch does not need and whose last events have been read.
             let needed: Vec<u8> = chars
                 .iter()
                 .filter_map(|c| map.find(char_keysym(*c)).map(|(k, _)| k))
                 .collect();
+            if map.spare().len() * 2 < wanted.len() {
+                self.settle(binding);
+            }
             let slots: Vec<u8> = map
                 .spare()
                 .into_iter()
-                .chain(binding.used.iter().filter_map(|(k, t)| {
-                    (t.elapsed() >= SETTLE && !needed.contains(k)).then_some(*k)
+                .chain(binding.used.iter().filter_map(|(k, _)| {
+                    (binding.settled(*k) && !needed.contains(k)).then_some(*k)
                 }))
                 .collect();
             if slots.len() * 2 < wanted.len() {
@@ -417,15 +517,63 @@ impl X11Desktop {
                     self.key_event(shift, false)?;
                 }
             }
-            self.sync()
+            // The round trip that waits for the server also says where the keys went.
+            let focus = self
+                .conn
+                .get_input_focus()
+                .map_err(x11_err("GetInputFocus"))?
+                .reply()
+                .map_err(x11_err("GetInputFocus"))?
+                .focus;
+            Ok(focus)
         })();
         let now = Instant::now();
+        let mut bound = false;
         for &(_, kc, _) in plan {
             if binding.last_use(kc).is_some() {
                 binding.touch(kc, now);
+                bound = true;
             }
         }
-        typed
+        let focus = typed?;
+        if bound && !binding.typed_to.contains(&focus) {
+            binding.typed_to.push(focus);
+        }
+        Ok(())
+    }
+
+    /// Waits until every key event sent on a temporary keycode has been read: each window
+    /// typed to answers a `_NET_WM_PING` (its answer follows everything it read before), or,
+    /// when one does not take pings or does not answer within [`PING_LIMIT`], [`SETTLE`] has
+    /// passed since the last event.
+    fn settle(&self, binding: &mut Binding) {
+        let Some(last) = binding.used.iter().map(|(_, t)| *t).max() else {
+            return;
+        };
+        if binding.read.is_some_and(|r| r >= last) {
+            return;
+        }
+        let asked = Instant::now();
+        let answered = !binding.typed_to.is_empty()
+            && binding.typed_to.iter().all(|w| {
+                ping(&self.display, *w, PING_LIMIT).unwrap_or_else(|e| {
+                    tracing::debug!("no ping answer from window {w:#x}: {e}");
+                    false
+                })
+            });
+        tracing::debug!(
+            answered,
+            windows = ?binding.typed_to,
+            waited_ms = asked.elapsed().as_millis() as u64,
+            "keymap settle"
+        );
+        if answered {
+            binding.read = Some(asked);
+        } else {
+            std::thread::sleep(SETTLE.saturating_sub(last.elapsed()));
+            binding.read = Some(last);
+        }
+        binding.typed_to.clear();
     }
 
     /// Takes the keyboard lock and reads the map as it is (temporary bindings included).
