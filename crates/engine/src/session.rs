@@ -185,6 +185,11 @@ impl Session {
         *self.approver.lock().unwrap_or_else(|e| e.into_inner()) = Some(approver);
     }
 
+    /// Whether [`Session::set_approver`] has run.
+    pub fn has_approver(&self) -> bool {
+        self.approver().is_some()
+    }
+
     pub(crate) fn approver(&self) -> Option<Arc<dyn Approver>> {
         self.approver
             .lock()

@@ -12,6 +12,14 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, PeerRequestOptions};
 
+/// Makes `peer` the one who asks this session's human (on the current runtime).
+pub(crate) fn install(session: &deskpilot_engine::Session, peer: Peer<RoleServer>) {
+    session.set_approver(std::sync::Arc::new(ElicitationApprover {
+        peer,
+        runtime: tokio::runtime::Handle::current(),
+    }));
+}
+
 /// Asks the connected client. Called on the engine's blocking threads.
 pub(crate) struct ElicitationApprover {
     pub(crate) peer: Peer<RoleServer>,

@@ -31,12 +31,7 @@ macro_rules! profile_handler {
                     profile = $profile,
                     "client initialized"
                 );
-                self.session.set_approver(std::sync::Arc::new(
-                    $crate::kit::approval::ElicitationApprover {
-                        peer: context.peer,
-                        runtime: tokio::runtime::Handle::current(),
-                    },
-                ));
+                $crate::kit::approval::install(&self.session, context.peer);
             }
 
             async fn list_tools(
@@ -61,6 +56,11 @@ macro_rules! profile_handler {
                 $crate::kit::filter::refuse_hidden(&self.hidden, &request.name, || {
                     self.tool_names()
                 })?;
+                // rmcp serves a request and the `initialized` notification concurrently: a
+                // first call may run before `on_initialized` installed the approver.
+                if !self.session.has_approver() {
+                    $crate::kit::approval::install(&self.session, context.peer.clone());
+                }
                 let name = request.name.to_string();
                 let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
                 let answer = self.tool_router.call(tcc).await;
