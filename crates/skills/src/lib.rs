@@ -420,6 +420,7 @@ fn write_atomically(dir: &Path, path: &Path, text: &str) -> Result<(), SkillErro
         }
     };
     std::fs::create_dir_all(dir).map_err(io("creating", dir))?;
+    remove_orphans(dir);
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let tmp = dir.join(format!(
         ".{}.{}.{}.tmp",
@@ -445,6 +446,49 @@ fn write_atomically(dir: &Path, path: &Path, text: &str) -> Result<(), SkillErro
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Removes the temporary files of writes that never finished (`.<name>.<pid>.<n>.tmp`): those
+/// whose process no longer runs (Linux), or, where that cannot be told, older than an hour. A
+/// live writer's file is left alone; the skills themselves are never touched.
+fn remove_orphans(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else {
+            continue;
+        };
+        let Some(pid) = orphan_pid(name) else {
+            continue;
+        };
+        let gone = if cfg!(target_os = "linux") {
+            pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+        } else {
+            e.metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() > 3600))
+        };
+        if gone {
+            tracing::info!(
+                "removing {name}, left in {} by a write that never finished",
+                dir.display()
+            );
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// The writer's pid in a temporary file's name `.<name>.<pid>.<n>.tmp`.
+fn orphan_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let mut parts = rest.rsplitn(3, '.');
+    let n = parts.next()?;
+    let pid = parts.next()?;
+    parts.next().filter(|s| !s.is_empty())?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
 }
 
 #[cfg(test)]

@@ -160,6 +160,29 @@ fn save_get_append_remove_and_the_codes() {
 }
 
 #[test]
+fn a_write_removes_temporary_files_of_writers_that_died_and_keeps_the_rest() {
+    let dir = TempDir::new("orphans");
+    let lib = library(&dir);
+    std::fs::create_dir_all(&dir.0).unwrap();
+    // 4194304 is above Linux's largest pid: that writer is certainly gone.
+    let dead = ".myapp.md.4194305.0.tmp";
+    let mine = format!(".other.md.{}.9.tmp", std::process::id());
+    let notes = ".notes.tmp";
+    for n in [dead, mine.as_str(), notes] {
+        std::fs::write(dir.0.join(n), "half").unwrap();
+    }
+    lib.save("MyApp", "- a recipe", "mine", &[], false).unwrap();
+    let left = |n: &str| dir.0.join(n).exists();
+    assert_eq!(left(dead), !cfg!(target_os = "linux"));
+    assert!(left(&mine), "a live writer's file stays");
+    assert!(left(notes), "a file not named like ours stays");
+    assert!(left("myapp.md"));
+    assert_eq!(orphan_pid(".a.b.md.77.3.tmp"), Some(77));
+    assert_eq!(orphan_pid(".77.3.tmp"), None);
+    assert_eq!(orphan_pid("a.md.77.3.tmp"), None);
+}
+
+#[test]
 fn a_hand_edit_is_seen_after_refresh_and_long_files_are_cut_with_a_marker() {
     let dir = TempDir::new("refresh");
     let lib = library(&dir);
