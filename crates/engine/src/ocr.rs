@@ -97,9 +97,39 @@ fn centre(r: Rect) -> Point {
     Point::new(r.x + r.width as i32 / 2, r.y + r.height as i32 / 2)
 }
 
+/// Text read off a capture, in physical pixels, before any screenshot is made of it.
+pub(crate) struct Reading {
+    rect: Rect,
+    window: Option<deskpilot_types::WindowInfo>,
+    frame: deskpilot_backend::Frame,
+    notes: Vec<String>,
+    pub(crate) lines: Vec<OcrLine>,
+    dropped_words: usize,
+    page: deskpilot_backend::OcrPage,
+}
+
+impl Reading {
+    /// Whether a line contains `needle` (case- and width-folded).
+    pub(crate) fn contains(&self, needle: &str) -> bool {
+        let needle = crate::find::fold(needle);
+        !needle.is_empty()
+            && self
+                .lines
+                .iter()
+                .any(|l| crate::find::fold(&l.text).contains(&needle))
+    }
+}
+
 impl Session {
     /// Reads the text in `request.target` and registers the capture as a screenshot.
     pub fn ocr(&self, request: &OcrRequest) -> Result<OcrResult, Error> {
+        let reading = self.read_text(request)?;
+        self.place_reading(reading, request)
+    }
+
+    /// Reads the text in `request.target` without registering anything (a poll that may
+    /// find nothing must not push the agent's screenshots out of the registry).
+    pub(crate) fn read_text(&self, request: &OcrRequest) -> Result<Reading, Error> {
         if !(0.0..=100.0).contains(&request.min_confidence) {
             return Err(Error::InvalidArgument {
                 message: format!(
@@ -112,7 +142,7 @@ impl Session {
             rect,
             window,
             drawn,
-            mut notes,
+            notes,
         } = self.resolve_target(request.target)?;
         let mut frame = match drawn {
             Some(frame) => frame,
@@ -121,7 +151,7 @@ impl Session {
         // Masks first: the OCR engine never sees what a mask covers.
         pipeline::apply_masks(&mut frame, &self.config().mask_regions);
         let gray = GrayImage::from_frame(&frame);
-        let page = self.desktop.ocr.recognize(
+        let mut page = self.desktop.ocr.recognize(
             &gray,
             &EngineRequest {
                 languages: request.languages.clone(),
@@ -130,7 +160,7 @@ impl Session {
         drop(gray);
         let mut dropped_words = 0;
         let mut physical: Vec<OcrLine> = Vec::new();
-        for line in page.lines {
+        for line in std::mem::take(&mut page.lines) {
             let words: Vec<_> = line
                 .words
                 .into_iter()
@@ -149,6 +179,32 @@ impl Session {
                 physical.push(OcrLine::from_words(words));
             }
         }
+        Ok(Reading {
+            rect,
+            window,
+            frame,
+            notes,
+            lines: physical,
+            dropped_words,
+            page,
+        })
+    }
+
+    /// Registers the capture a reading came from as a screenshot and places its lines in it.
+    pub(crate) fn place_reading(
+        &self,
+        reading: Reading,
+        request: &OcrRequest,
+    ) -> Result<OcrResult, Error> {
+        let Reading {
+            rect,
+            window,
+            frame,
+            mut notes,
+            lines: physical,
+            dropped_words,
+            page,
+        } = reading;
         let mut budget = self.config().budget;
         if let Some(requested) = request.max_width {
             budget.max_width = crate::engine::clamp_max_width(requested, &mut notes);
@@ -360,7 +416,7 @@ mod tests {
             })
             .unwrap();
         assert_eq!(o.source, Some("ocr"));
-        assert!(o.matched.unwrap().contains("build finished"));
+        assert!(o.matched.as_deref().unwrap().contains("build finished"));
         let err = s
             .wait_for(&crate::WaitRequest {
                 kind: crate::WaitKind::Text("never printed".to_string()),
@@ -371,5 +427,16 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.code(), ErrorCode::WaitTimeout);
         assert!(err.to_string().contains("OCR read 1 lines"), "{err}");
+        // Only the capture that had the text became a screenshot: the polls that found
+        // nothing registered none, so the agent's screenshots stay addressable.
+        let matched = o.matched.as_deref().unwrap_or_default();
+        let shot: u64 = matched
+            .split("in screenshot ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("a screenshot id in {matched:?}"));
+        let next = s.ocr(&OcrRequest::new(CaptureTarget::Window(id))).unwrap();
+        assert_eq!(next.screenshot.id, shot + 1);
     }
 }

@@ -164,9 +164,18 @@ impl Session {
                         };
                         let mut ocr = crate::OcrRequest::new(crate::CaptureTarget::Window(id));
                         ocr.languages = request.languages.clone();
-                        match self.ocr(&ocr) {
-                            Ok(read) => {
-                                ocr_lines = read.lines.len();
+                        // Polls read without registering; only the capture that has the
+                        // text becomes a screenshot.
+                        let found = self.read_text(&ocr).and_then(|reading| {
+                            ocr_lines = reading.lines.len();
+                            match reading.contains(&needle) {
+                                true => self.place_reading(reading, &ocr).map(Some),
+                                false => Ok(None),
+                            }
+                        });
+                        match found {
+                            Ok(None) => {}
+                            Ok(Some(read)) => {
                                 if let Some(line) = read.matching(&needle).first() {
                                     let at = line.image_centre.map_or(String::new(), |(x, y)| {
                                         format!(
