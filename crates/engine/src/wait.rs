@@ -168,9 +168,10 @@ impl Session {
                         // text becomes a screenshot.
                         let found = self.read_text(&ocr).and_then(|reading| {
                             ocr_lines = reading.lines.len();
-                            match reading.contains(&needle) {
-                                true => self.place_reading(reading, &ocr).map(Some),
-                                false => Ok(None),
+                            if reading.contains(&needle) {
+                                self.place_reading(reading, &ocr).map(Some)
+                            } else {
+                                Ok(None)
                             }
                         });
                         match found {

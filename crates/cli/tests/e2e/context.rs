@@ -142,6 +142,34 @@ async fn page_of(server: &harness::Server) -> Page {
     Page { port, token }
 }
 
+/// The agent's `ui_context_pick` with `args`, running while the test plays the person.
+fn ask(
+    server: &std::sync::Arc<harness::Server>,
+    args: Value,
+) -> tokio::task::JoinHandle<rmcp::model::CallToolResult> {
+    let asking = server.clone();
+    tokio::spawn(async move { asking.call("ui_context_pick", args).await })
+}
+
+/// The client rectangle of the test's xterm, once it is listed.
+async fn xterm_client(server: &harness::Server) -> Value {
+    wait_for(Duration::from_secs(20), "the xterm", || async {
+        let r = server
+            .call("list_windows", json!({ "filter": "xterm" }))
+            .await;
+        ok(&r)["windows"]
+            .as_array()?
+            .iter()
+            .find(|w| {
+                w["class"]
+                    .as_str()
+                    .is_some_and(|c| c.eq_ignore_ascii_case("xterm"))
+            })
+            .map(|w| w["client"].clone())
+    })
+    .await
+}
+
 fn png_size(bytes: &[u8]) -> (u32, u32) {
     let d = png::Decoder::new(std::io::Cursor::new(bytes));
     let r = d.read_info().unwrap();
@@ -209,12 +237,7 @@ async fn a_person_picks_a_control_and_a_region_and_the_agent_gets_exactly_that()
     );
 
     // The agent asks; the person is shown the page.
-    let asking = server.clone();
-    let pick = tokio::spawn(async move {
-        asking
-            .call("ui_context_pick", json!({ "timeoutMs": 120000 }))
-            .await
-    });
+    let pick = ask(&server, json!({ "timeoutMs": 120000 }));
     let page = page_of(&server).await;
     assert_eq!(page.port, port);
 
@@ -367,12 +390,7 @@ async fn a_person_picks_a_control_and_a_region_and_the_agent_gets_exactly_that()
 
     // On the real screen: the page steps aside, the real pointer (moved and clicked through
     // XTEST by the test, not through deskpilot) picks the control under it.
-    let asking = server.clone();
-    let pick = tokio::spawn(async move {
-        asking
-            .call("ui_context_pick", json!({ "timeoutMs": 120000 }))
-            .await
-    });
+    let pick = ask(&server, json!({ "timeoutMs": 120000 }));
     page.until_waiting("the on-screen pick to wait").await;
     let (port_on, token_on) = (page.port, page.token.clone());
     let on_screen = std::thread::spawn(move || {
@@ -416,28 +434,9 @@ async fn a_person_picks_a_control_and_a_region_and_the_agent_gets_exactly_that()
     assert_eq!(ok(&r)["json"]["control"]["name"], "Apply", "{}", text(&r));
 
     // A region over the xterm's text: no accessibility there, so the text is OCR's.
-    let asking = server.clone();
-    let pick = tokio::spawn(async move {
-        asking
-            .call("ui_context_pick", json!({ "timeoutMs": 120000 }))
-            .await
-    });
+    let pick = ask(&server, json!({ "timeoutMs": 120000 }));
     page.until_waiting("the second pick to wait").await;
-    let frame = wait_for(Duration::from_secs(20), "the xterm", || async {
-        let r = server
-            .call("list_windows", json!({ "filter": "xterm" }))
-            .await;
-        ok(&r)["windows"]
-            .as_array()?
-            .iter()
-            .find(|w| {
-                w["class"]
-                    .as_str()
-                    .is_some_and(|c| c.eq_ignore_ascii_case("xterm"))
-            })
-            .map(|w| w["client"].clone())
-    })
-    .await;
+    let frame = xterm_client(&server).await;
     let (status, preview) = page.post(
         "/api/pick",
         &json!({
@@ -462,8 +461,7 @@ async fn a_person_picks_a_control_and_a_region_and_the_agent_gets_exactly_that()
     let second = ok(&r)["directory"].clone();
 
     // Cancel: the call says so, and nothing new is written.
-    let asking = server.clone();
-    let pick = tokio::spawn(async move { asking.call("ui_context_pick", json!({})).await });
+    let pick = ask(&server, json!({}));
     page.until_waiting("the third pick to wait").await;
     let (status, _) = page.post("/api/cancel", &json!({}));
     assert_eq!(status, 200);
@@ -490,12 +488,7 @@ async fn a_person_picks_a_control_and_a_region_and_the_agent_gets_exactly_that()
     assert_eq!(picks, 3, "three approved picks, nothing else");
 
     // The person closing the control window ends a pick.
-    let asking = server.clone();
-    let pick = tokio::spawn(async move {
-        asking
-            .call("ui_context_pick", json!({ "timeoutMs": 30000 }))
-            .await
-    });
+    let pick = ask(&server, json!({ "timeoutMs": 30000 }));
     let control = wait_for(
         Duration::from_secs(20),
         "the control window's browser",
@@ -655,12 +648,7 @@ async fn the_control_page_hovers_picks_and_approves_in_a_real_browser() {
     );
     let cx = apply["x"].as_i64().unwrap() + i64::from(bw) / 2;
     let cy = apply["y"].as_i64().unwrap() + i64::from(bh) / 2;
-    let asking = server.clone();
-    let pick = tokio::spawn(async move {
-        asking
-            .call("ui_context_pick", json!({ "timeoutMs": 120000 }))
-            .await
-    });
+    let pick = ask(&server, json!({ "timeoutMs": 120000 }));
     let page = page_of(&server).await;
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/picker/page.test.mjs");
@@ -705,27 +693,8 @@ async fn the_control_page_hovers_picks_and_approves_in_a_real_browser() {
     );
 
     // A region dragged over the xterm's text: OCR'd, approved.
-    let frame = wait_for(Duration::from_secs(20), "the xterm", || async {
-        let r = server
-            .call("list_windows", json!({ "filter": "xterm" }))
-            .await;
-        ok(&r)["windows"]
-            .as_array()?
-            .iter()
-            .find(|w| {
-                w["class"]
-                    .as_str()
-                    .is_some_and(|c| c.eq_ignore_ascii_case("xterm"))
-            })
-            .map(|w| w["client"].clone())
-    })
-    .await;
-    let asking = server.clone();
-    let pick = tokio::spawn(async move {
-        asking
-            .call("ui_context_pick", json!({ "timeoutMs": 120000 }))
-            .await
-    });
+    let frame = xterm_client(&server).await;
+    let pick = ask(&server, json!({ "timeoutMs": 120000 }));
     page.until_waiting("the region pick to wait").await;
     let region = format!("{},{},{},60", frame["x"], frame["y"], frame["width"]);
     node(
@@ -743,12 +712,7 @@ async fn the_control_page_hovers_picks_and_approves_in_a_real_browser() {
     );
 
     // Cancel on the page: the agent gets the cancelled state, nothing else.
-    let asking = server.clone();
-    let pick = tokio::spawn(async move {
-        asking
-            .call("ui_context_pick", json!({ "timeoutMs": 120000 }))
-            .await
-    });
+    let pick = ask(&server, json!({ "timeoutMs": 120000 }));
     page.until_waiting("the third pick to wait").await;
     node("cancel", Vec::new()).await;
     let r = pick.await.unwrap();
