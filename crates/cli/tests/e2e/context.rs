@@ -151,6 +151,26 @@ fn ask(
     tokio::spawn(async move { asking.call("ui_context_pick", args).await })
 }
 
+/// An xterm showing a line only OCR can read (a terminal has no accessible text).
+fn marked_xterm(desktop: &deskpilot_x11::VirtualDisplay) -> harness::App {
+    harness::launch(
+        desktop,
+        "xterm",
+        &[
+            "-geometry",
+            "40x6+900+600",
+            "-fa",
+            "Monospace",
+            "-fs",
+            "16",
+            "-e",
+            "sh",
+            "-c",
+            "echo 'PICKME 4711 ZEBRA'; sleep 600",
+        ],
+    )
+}
+
 /// The client rectangle of the test's xterm, once it is listed.
 async fn xterm_client(server: &harness::Server) -> Value {
     wait_for(Duration::from_secs(20), "the xterm", || async {
@@ -188,23 +208,7 @@ async fn a_person_picks_a_control_and_a_region_and_the_agent_gets_exactly_that()
     let port_s = port.to_string();
     let title = "deskpilot context fixture";
     let _fixture = harness::launch(desktop, "/usr/bin/python3", &[FIXTURE, title]);
-    let marker = "PICKME 4711 ZEBRA";
-    let _xterm = harness::launch(
-        desktop,
-        "xterm",
-        &[
-            "-geometry",
-            "40x6+900+600",
-            "-fa",
-            "Monospace",
-            "-fs",
-            "16",
-            "-e",
-            "sh",
-            "-c",
-            &format!("echo '{marker}'; sleep 600"),
-        ],
-    );
+    let _xterm = marked_xterm(desktop);
     let server = std::sync::Arc::new(
         serve(
             Some(desktop),
@@ -607,22 +611,7 @@ async fn the_control_page_hovers_picks_and_approves_in_a_real_browser() {
     let port = free_port().to_string();
     let title = "deskpilot page fixture";
     let _fixture = harness::launch(desktop, "/usr/bin/python3", &[FIXTURE, title]);
-    let _xterm = harness::launch(
-        desktop,
-        "xterm",
-        &[
-            "-geometry",
-            "40x6+900+600",
-            "-fa",
-            "Monospace",
-            "-fs",
-            "16",
-            "-e",
-            "sh",
-            "-c",
-            "echo 'PICKME 4711 ZEBRA'; sleep 600",
-        ],
-    );
+    let _xterm = marked_xterm(desktop);
     let server = std::sync::Arc::new(
         serve(
             Some(desktop),
