@@ -90,7 +90,7 @@ pub fn run(
         result.is_error == Some(true),
         virtual_display,
     ) {
-        hand_over_clipboard(&text);
+        crate::platform::hand_over_clipboard(&text);
     }
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, &json)?;
@@ -100,67 +100,4 @@ pub fn run(
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// This process is about to exit, and with it the clipboard it owns: a detached
-/// `deskpilot __hold-clipboard` takes the text over and keeps it pasteable until something
-/// else is copied (what `xclip` does by forking).
-fn hand_over_clipboard(text: &str) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::io::{BufRead as _, Write as _};
-        use std::os::unix::process::CommandExt as _;
-        use std::process::{Command, Stdio};
-        let Ok(exe) = std::env::current_exe() else {
-            return;
-        };
-        let spawned = Command::new(exe)
-            .arg("__hold-clipboard")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn();
-        let mut child = match spawned {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!("the clipboard is lost when this command exits: {e}");
-                return;
-            }
-        };
-        if let Some(mut stdin) = child.stdin.take() {
-            let _ = stdin.write_all(text.as_bytes());
-        }
-        // Wait for "held" so the text is pasteable the moment this command returns.
-        let mut line = String::new();
-        if let Some(stdout) = child.stdout.take() {
-            let _ = std::io::BufReader::new(stdout).read_line(&mut line);
-        }
-        if line.trim() != "held" {
-            tracing::warn!(
-                "the clipboard could not be handed over; it is lost when this command exits"
-            );
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = text;
-}
-
-/// `deskpilot __hold-clipboard`: owns the clipboard with stdin's text until replaced.
-pub fn hold_clipboard() -> anyhow::Result<ExitCode> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::io::Read as _;
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text)?;
-        let display = std::env::var("DISPLAY").unwrap_or_default();
-        deskpilot_x11::hold_clipboard(&display, &text, || {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "held");
-            let _ = out.flush();
-        })?;
-        Ok(ExitCode::SUCCESS)
-    }
-    #[cfg(not(target_os = "linux"))]
-    anyhow::bail!("only X11 needs a clipboard holder")
 }

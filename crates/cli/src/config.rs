@@ -39,15 +39,11 @@ pub struct Loaded {
 
 /// Where the configuration file is looked for when none is named.
 fn default_path() -> Option<PathBuf> {
-    if cfg!(windows) {
-        return std::env::var_os("APPDATA")
-            .map(|d| PathBuf::from(d).join("deskpilot").join("config.toml"));
-    }
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(base.join("deskpilot").join("config.toml"))
+    Some(
+        crate::platform::config_dir()?
+            .join("deskpilot")
+            .join("config.toml"),
+    )
 }
 
 /// Reads the configuration: the named file (an error to read it is a warning), the default

@@ -1,10 +1,12 @@
 //! `deskpilot desktop [-- command …]`: a headless desktop for one command (tests, benchmarks,
 //! demos), through the same bring-up code as `serve --virtual-display`.
+//!
+//! The desktop itself is the platform's (`platform::start_virtual`: Xvfb and friends on
+//! Linux, an error elsewhere); this module prints its environment or runs the command in it.
 
 use std::io::Write as _;
 use std::process::ExitCode;
 
-#[cfg(target_os = "linux")]
 pub fn run(screen: (u32, u32), command: &[String]) -> anyhow::Result<ExitCode> {
     let vd = crate::platform::start_virtual(screen)?;
     let runtime = crate::runtime()?;
@@ -16,7 +18,7 @@ pub fn run(screen: (u32, u32), command: &[String]) -> anyhow::Result<ExitCode> {
             }
             writeln!(out, "# desktop {} is up; Ctrl-C stops it", vd.display())?;
             drop(out);
-            crate::serve::shutdown_signal().await;
+            crate::platform::shutdown_signal().await;
             return anyhow::Ok(ExitCode::SUCCESS);
         }
         let mut child = tokio::process::Command::new(&command[0])
@@ -30,24 +32,15 @@ pub fn run(screen: (u32, u32), command: &[String]) -> anyhow::Result<ExitCode> {
                     None => ExitCode::from(128),
                 })
             }
-            signal = crate::serve::shutdown_signal() => {
+            signal = crate::platform::shutdown_signal() => {
                 tracing::info!(signal, "stopping the command and the desktop");
-                if let Some(pid) = child.id() {
-                    // SAFETY: kill(2) on our own child's pid.
-                    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
-                }
+                crate::platform::stop_child(&mut child);
                 let _ = child.wait().await;
                 Ok(ExitCode::from(130))
             }
         }
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    drop(vd);
+    // `vd` is dropped on return, after the runtime: the desktop goes last.
     code
-}
-
-#[cfg(not(target_os = "linux"))]
-pub fn run(_screen: (u32, u32), _command: &[String]) -> anyhow::Result<ExitCode> {
-    let _ = writeln!(std::io::stderr(), "deskpilot desktop needs Linux (Xvfb)");
-    Ok(ExitCode::from(2))
 }

@@ -103,7 +103,7 @@ enum Command {
     /// `call clipboard_write` leaves behind, since an X clipboard lives only in its owner.
     #[command(hide = true, name = "__hold-clipboard")]
     HoldClipboard,
-    /// The on-screen indicator and Esc listener the server starts for itself (Linux).
+    /// The on-screen indicator and Esc listener the server starts for itself.
     #[command(hide = true, name = "__overlay")]
     Overlay,
     /// The OCR worker the server starts for itself (Tesseract, one warm engine per language set).
@@ -128,7 +128,7 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
 }
 
 fn main() -> ExitCode {
-    limit_allocator_arenas();
+    platform::tune_allocator();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
@@ -149,9 +149,9 @@ fn main() -> ExitCode {
         } => call::run(&tool, &arguments, save_image.as_deref(), &desktop, &tools),
         Command::Doctor { desktop } => doctor::run(&desktop),
         Command::Desktop { screen, command } => desktop::run(screen, &command),
-        Command::HoldClipboard => call::hold_clipboard(),
-        Command::Overlay => overlay(),
-        Command::Ocr => ocr_worker(),
+        Command::HoldClipboard => platform::hold_clipboard(),
+        Command::Overlay => platform::overlay(),
+        Command::Ocr => platform::ocr_worker(),
     };
     match outcome {
         Ok(code) => code,
@@ -159,46 +159,6 @@ fn main() -> ExitCode {
             tracing::error!("{e:#}");
             ExitCode::from(2)
         }
-    }
-}
-
-/// `deskpilot __overlay`: runs until its parent closes stdin.
-fn overlay() -> anyhow::Result<ExitCode> {
-    #[cfg(target_os = "linux")]
-    {
-        Ok(ExitCode::from(deskpilot_x11::overlay::run_child() as u8))
-    }
-    #[cfg(windows)]
-    {
-        Ok(ExitCode::from(deskpilot_windows::overlay::run_child() as u8))
-    }
-    #[cfg(not(any(target_os = "linux", windows)))]
-    {
-        anyhow::bail!("no overlay on this platform")
-    }
-}
-
-/// `deskpilot __ocr`: answers OCR requests until its parent closes stdin.
-fn ocr_worker() -> anyhow::Result<ExitCode> {
-    #[cfg(unix)]
-    {
-        Ok(ExitCode::from(deskpilot_ocr::worker::run() as u8))
-    }
-    #[cfg(not(unix))]
-    {
-        anyhow::bail!("this platform reads text in process; there is no OCR worker")
-    }
-}
-
-/// Keeps glibc from growing one malloc arena per thread and from raising its mmap threshold
-/// after the first large frame: without this, idle memory after a few hundred screenshots
-/// settles several times higher than the working set.
-fn limit_allocator_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only tunes the allocator; called first thing in main, before any thread.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
     }
 }
 

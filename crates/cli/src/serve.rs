@@ -55,7 +55,7 @@ pub fn run(desktop: &DesktopArgs, tools: &ToolArgs) -> anyhow::Result<ExitCode> 
         let service = surface.service.serve(rmcp::transport::stdio()).await?;
         tokio::select! {
             done = service.waiting() => { done?; tracing::info!("client closed the connection"); }
-            signal = shutdown_signal() => tracing::info!(signal, "stopping"),
+            signal = crate::platform::shutdown_signal() => tracing::info!(signal, "stopping"),
         }
         anyhow::Ok(())
     });
@@ -64,29 +64,4 @@ pub fn run(desktop: &DesktopArgs, tools: &ToolArgs) -> anyhow::Result<ExitCode> 
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     engine.shutdown();
     outcome.map(|()| ExitCode::SUCCESS)
-}
-
-/// Resolves on SIGINT, SIGTERM or SIGHUP (Unix) or Ctrl-C (elsewhere).
-pub async fn shutdown_signal() -> &'static str {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut hup)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) else {
-            let _ = tokio::signal::ctrl_c().await;
-            return "SIGINT";
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => "SIGINT",
-            _ = term.recv() => "SIGTERM",
-            _ = hup.recv() => "SIGHUP",
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "Ctrl-C"
-    }
 }

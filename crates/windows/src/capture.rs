@@ -2,7 +2,7 @@
 //! `PrintWindow` (`PW_RENDERFULLCONTENT`) of one window for when others cover it, with a
 //! blank result detected so the engine can fall back to the screen.
 
-use deskpilot_backend::{Error, Frame, PixelFormat, WindowCapture};
+use deskpilot_backend::{Capture, Error, Frame, PixelFormat, WindowCapture};
 use deskpilot_types::{Rect, WindowInfo};
 use windows::Win32::Foundation::{HWND, RECT};
 use windows::Win32::Graphics::Gdi::{
@@ -12,6 +12,26 @@ use windows::Win32::Graphics::Gdi::{
 };
 use windows::Win32::Storage::Xps::{PRINT_WINDOW_FLAGS, PrintWindow};
 use windows::Win32::UI::WindowsAndMessaging::{GetWindowRect, PW_RENDERFULLCONTENT};
+
+use crate::WindowsDesktop;
+
+impl Capture for WindowsDesktop {
+    fn capture(&self, rect: Rect) -> Result<Frame, Error> {
+        self.capture_into(rect, Vec::new())
+    }
+
+    fn capture_into(&self, rect: Rect, buffer: Vec<u8>) -> Result<Frame, Error> {
+        let desktop = crate::monitors::virtual_screen();
+        if rect.is_empty() || rect.intersect(&desktop) != Some(rect) {
+            return Err(Error::OutsideDesktop { rect, desktop });
+        }
+        bitblt(rect, buffer)
+    }
+
+    fn capture_window(&self, window: &WindowInfo, rect: Rect) -> Result<WindowCapture, Error> {
+        print_window(window, rect)
+    }
+}
 
 /// Releases the screen DC on drop.
 struct ScreenDc(HDC);

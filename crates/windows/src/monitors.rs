@@ -1,6 +1,6 @@
-//! Monitors through `EnumDisplayMonitors`, and the virtual-screen bounds.
+//! Monitors through `EnumDisplayMonitors`, and the virtual-screen bounds (`Screens`).
 
-use deskpilot_backend::Error;
+use deskpilot_backend::{Error, Screens};
 use deskpilot_types::{Monitor, Rect};
 use windows::Win32::Foundation::{LPARAM, RECT};
 use windows::Win32::Graphics::Gdi::{
@@ -11,6 +11,18 @@ use windows::Win32::UI::WindowsAndMessaging::{
     SM_XVIRTUALSCREEN, SM_YVIRTUALSCREEN,
 };
 use windows::core::BOOL;
+
+use crate::WindowsDesktop;
+
+impl Screens for WindowsDesktop {
+    fn monitors(&self) -> Result<Vec<Monitor>, Error> {
+        monitors()
+    }
+
+    fn desktop_bounds(&self) -> Result<Rect, Error> {
+        Ok(virtual_screen())
+    }
+}
 
 /// The bounding box of every monitor, in physical pixels.
 pub fn virtual_screen() -> Rect {

@@ -3,7 +3,7 @@
 //! Listed: visible or minimized unowned windows that are not tool windows and not cloaked
 //! (hidden UWP frames, windows on other virtual desktops) — what Alt-Tab would show.
 
-use deskpilot_backend::Error;
+use deskpilot_backend::{Error, Windows};
 use deskpilot_types::{Rect, WindowId, WindowInfo, WindowState};
 use windows::Win32::Foundation::{CloseHandle, HWND, LPARAM, POINT, RECT};
 use windows::Win32::Graphics::Dwm::{
@@ -20,7 +20,18 @@ use windows::Win32::UI::WindowsAndMessaging::{
 };
 use windows::core::{BOOL, PWSTR};
 
+use crate::WindowsDesktop;
 use crate::monitors::rect_of;
+
+impl Windows for WindowsDesktop {
+    fn list_windows(&self) -> Result<Vec<WindowInfo>, Error> {
+        list()
+    }
+
+    fn window_at(&self, p: deskpilot_types::Point) -> Result<Option<WindowId>, Error> {
+        Ok(at(p))
+    }
+}
 
 unsafe extern "system" fn collect(hwnd: HWND, data: LPARAM) -> BOOL {
     // SAFETY: `data` is the `&mut Vec<HWND>` passed by `list`, alive for the synchronous call.

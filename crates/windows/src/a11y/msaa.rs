@@ -21,12 +21,14 @@ use windows::Win32::UI::WindowsAndMessaging::{
 };
 use windows::core::{BSTR, Interface};
 
-use crate::a11y::{Node, Session, Variant, out_of_budget};
+use super::com::Variant;
+use super::controls;
+use super::session::{Node, Session, out_of_budget};
+use crate::roles;
 
 /// The action a standard button offers when its MSAA object names no default action (Wine):
 /// `BM_CLICK`, which is what UI Automation's own Win32 button proxy does for Invoke.
 const BUTTON_CLICK: &str = "click";
-use crate::{controls, roles};
 
 /// One of a window's accessible objects (`OBJID_WINDOW`: the frame, whose children are the
 /// title bar, menu bar, client area and scroll bars; `OBJID_CLIENT`; `OBJID_MENU`).

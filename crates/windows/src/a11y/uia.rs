@@ -11,7 +11,8 @@ use windows::Win32::System::Com::{CLSCTX_INPROC_SERVER, CoCreateInstance};
 use windows::Win32::UI::Accessibility::*;
 use windows::core::{BSTR, Interface};
 
-use crate::a11y::{Node, Session, Variant, out_of_budget};
+use super::com::Variant;
+use super::session::{Node, Session, out_of_budget};
 use crate::roles::{self, UiaPatterns};
 
 /// Creates the UI Automation client, or says why it cannot be (Wine 8:

@@ -1,26 +1,28 @@
-//! Window operations and the clipboard.
+//! Window operations (`WindowControl`): activate, minimize, maximize, restore, close, place.
 //!
 //! Focus uses `AttachThreadInput` to the foreground thread so `SetForegroundWindow` is
 //! allowed; the engine verifies the result. Frames are placed in DWM extended-frame
 //! coordinates (what `list` reports), converting to `GetWindowRect` space by the invisible
-//! resize borders. The clipboard holds `CF_UNICODETEXT` only.
+//! resize borders.
 
-use deskpilot_backend::{Error, WindowOp};
+use deskpilot_backend::{Error, WindowControl, WindowOp};
 use deskpilot_types::{Rect, WindowId};
-use windows::Win32::Foundation::{GlobalFree, HANDLE, HGLOBAL, HWND, LPARAM, RECT, WPARAM};
+use windows::Win32::Foundation::{HWND, LPARAM, RECT, WPARAM};
 use windows::Win32::Graphics::Dwm::{DWMWA_EXTENDED_FRAME_BOUNDS, DwmGetWindowAttribute};
-use windows::Win32::System::DataExchange::{
-    CloseClipboard, EmptyClipboard, GetClipboardData, IsClipboardFormatAvailable, OpenClipboard,
-    SetClipboardData,
-};
-use windows::Win32::System::Memory::{GMEM_MOVEABLE, GlobalAlloc, GlobalLock, GlobalUnlock};
-use windows::Win32::System::Ole::CF_UNICODETEXT;
 use windows::Win32::System::Threading::{AttachThreadInput, GetCurrentThreadId};
 use windows::Win32::UI::WindowsAndMessaging::{
     BringWindowToTop, GetForegroundWindow, GetWindowRect, GetWindowThreadProcessId, IsIconic,
     IsWindow, PostMessageW, SW_MAXIMIZE, SW_MINIMIZE, SW_RESTORE, SWP_NOACTIVATE, SWP_NOZORDER,
     SetForegroundWindow, SetWindowPos, ShowWindow, WM_CLOSE,
 };
+
+use crate::WindowsDesktop;
+
+impl WindowControl for WindowsDesktop {
+    fn window_op(&self, id: WindowId, op: WindowOp) -> Result<(), Error> {
+        window_op(id, op)
+    }
+}
 
 fn hwnd(id: WindowId) -> Result<HWND, Error> {
     let h = HWND(id.0 as usize as *mut _);
@@ -33,7 +35,7 @@ fn hwnd(id: WindowId) -> Result<HWND, Error> {
 }
 
 /// Sends `op` to the window; the engine checks the effect.
-pub fn window_op(id: WindowId, op: WindowOp) -> Result<(), Error> {
+fn window_op(id: WindowId, op: WindowOp) -> Result<(), Error> {
     let h = hwnd(id)?;
     // SAFETY: `h` was a live window a moment ago; every call below fails cleanly (returns
     // FALSE / an error) when it has died since.
@@ -105,80 +107,4 @@ fn set_frame(h: HWND, frame: Rect) -> Result<(), Error> {
         )
     }
     .map_err(|e| Error::os("SetWindowPos", e))
-}
-
-/// Closes the clipboard when dropped.
-struct Opened;
-
-impl Opened {
-    fn open() -> Result<Opened, Error> {
-        // The clipboard is a shared lock: another app may hold it for a moment.
-        for _ in 0..20 {
-            // SAFETY: no owner window; the lock is released by `Drop`.
-            if unsafe { OpenClipboard(None) }.is_ok() {
-                return Ok(Opened);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        Err(Error::os(
-            "OpenClipboard",
-            "another application keeps the clipboard open",
-        ))
-    }
-}
-
-impl Drop for Opened {
-    fn drop(&mut self) {
-        // SAFETY: this process opened the clipboard in `open`.
-        let _ = unsafe { CloseClipboard() };
-    }
-}
-
-pub fn read_text() -> Result<Option<String>, Error> {
-    let _open = Opened::open()?;
-    // SAFETY: the clipboard is open; the handle is owned by the clipboard and only locked
-    // for the copy, then unlocked.
-    unsafe {
-        if IsClipboardFormatAvailable(CF_UNICODETEXT.0 as u32).is_err() {
-            return Ok(None);
-        }
-        let handle = GetClipboardData(CF_UNICODETEXT.0 as u32)
-            .map_err(|e| Error::os("GetClipboardData", e))?;
-        let global = HGLOBAL(handle.0);
-        let ptr = GlobalLock(global) as *const u16;
-        if ptr.is_null() {
-            return Ok(None);
-        }
-        let mut len = 0;
-        while *ptr.add(len) != 0 {
-            len += 1;
-        }
-        let text = String::from_utf16_lossy(std::slice::from_raw_parts(ptr, len));
-        let _ = GlobalUnlock(global);
-        Ok(Some(text))
-    }
-}
-
-pub fn write_text(text: &str) -> Result<(), Error> {
-    let wide: Vec<u16> = text.encode_utf16().chain(std::iter::once(0)).collect();
-    let _open = Opened::open()?;
-    // SAFETY: the clipboard is open; the allocation is sized for `wide`, written while
-    // locked, and handed to the clipboard (which then owns it) or freed on failure.
-    unsafe {
-        EmptyClipboard().map_err(|e| Error::os("EmptyClipboard", e))?;
-        let global =
-            GlobalAlloc(GMEM_MOVEABLE, wide.len() * 2).map_err(|e| Error::os("GlobalAlloc", e))?;
-        let ptr = GlobalLock(global) as *mut u16;
-        if ptr.is_null() {
-            let _ = GlobalFree(Some(global));
-            return Err(Error::os("GlobalLock", "null"));
-        }
-        std::ptr::copy_nonoverlapping(wide.as_ptr(), ptr, wide.len());
-        let _ = GlobalUnlock(global);
-        if let Err(e) = SetClipboardData(CF_UNICODETEXT.0 as u32, Some(HANDLE(global.0))) {
-            let _ = GlobalFree(Some(global));
-            return Err(Error::os("SetClipboardData", e));
-        }
-    }
-    Ok(())
 }

@@ -8,7 +8,8 @@
 //! hung one read as stale), so a hung provider costs one timeout, never the server.
 //!
 //! COM interface pointers never leave the thread: they live in the [`Session`] the jobs
-//! receive, and jobs return plain data.
+//! receive, and jobs return plain data. [`Variant`] owns a `VARIANT` read on the thread and
+//! clears it when dropped.
 
 use std::sync::Mutex;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -16,8 +17,11 @@ use std::time::Duration;
 
 use deskpilot_backend::Error;
 use windows::Win32::System::Com::{COINIT_MULTITHREADED, CoInitializeEx, CoUninitialize};
+use windows::Win32::System::Variant::{
+    VARENUM, VARIANT, VT_BOOL, VT_BSTR, VT_I2, VT_I4, VT_INT, VT_UI4, VariantClear,
+};
 
-use crate::a11y::Session;
+use super::session::Session;
 
 type Job = Box<dyn FnOnce(&mut Session) + Send>;
 
@@ -96,6 +100,64 @@ impl ComThread {
                 *self.jobs.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 Err(Error::os(what, "the accessibility thread failed"))
             }
+        }
+    }
+}
+
+/// A VARIANT that is cleared when dropped.
+pub(crate) struct Variant(pub VARIANT);
+
+impl Drop for Variant {
+    fn drop(&mut self) {
+        // SAFETY: the VARIANT is owned here and cleared once.
+        let _ = unsafe { VariantClear(&mut self.0) };
+    }
+}
+
+impl Variant {
+    /// A `VT_I4` holding `n` (an MSAA child id).
+    pub(crate) fn i4(n: i32) -> Variant {
+        let mut v = VARIANT::default();
+        // SAFETY: writes the tag and the matching union member of a zeroed VARIANT.
+        unsafe {
+            (*v.Anonymous.Anonymous).vt = VT_I4;
+            (*v.Anonymous.Anonymous).Anonymous.lVal = n;
+        }
+        Variant(v)
+    }
+
+    pub(crate) fn vt(&self) -> VARENUM {
+        // SAFETY: every VARIANT starts with its tag.
+        unsafe { self.0.Anonymous.Anonymous.vt }
+    }
+
+    /// The integer inside, read from the union directly (Wine 8 lacks `VariantToInt32`).
+    pub(crate) fn as_i32(&self) -> Option<i32> {
+        // SAFETY: the member read matches the tag.
+        unsafe {
+            let inner = &self.0.Anonymous.Anonymous;
+            match inner.vt {
+                VT_I4 | VT_INT => Some(inner.Anonymous.lVal),
+                VT_UI4 => Some(inner.Anonymous.ulVal as i32),
+                VT_I2 => Some(i32::from(inner.Anonymous.iVal)),
+                _ => None,
+            }
+        }
+    }
+
+    pub(crate) fn as_bool(&self) -> Option<bool> {
+        // SAFETY: the member read matches the tag.
+        unsafe {
+            let inner = &self.0.Anonymous.Anonymous;
+            (inner.vt == VT_BOOL).then(|| inner.Anonymous.boolVal.0 != 0)
+        }
+    }
+
+    pub(crate) fn as_string(&self) -> Option<String> {
+        // SAFETY: the member read matches the tag; the BSTR stays owned by the VARIANT.
+        unsafe {
+            let inner = &self.0.Anonymous.Anonymous;
+            (inner.vt == VT_BSTR).then(|| inner.Anonymous.bstrVal.to_string())
         }
     }
 }
