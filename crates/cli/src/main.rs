@@ -47,7 +47,7 @@ pub struct DesktopArgs {
 /// Tool selection shared by `serve` and `call`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ToolArgs {
-    /// Tool surface to expose (a profile: deskpilot).
+    /// Tool surface to expose: deskpilot (granular tools), dsh (dsh-computer-use), ui-context (UI Context Protocol).
     #[arg(long, default_value = "deskpilot")]
     pub profile: String,
     /// Expose only these tools (comma-separated).
@@ -56,7 +56,7 @@ pub struct ToolArgs {
     /// Hide these tools (comma-separated).
     #[arg(long, env = "DESKPILOT_TOOLS_EXCLUDE")]
     pub exclude_tools: Option<String>,
-    /// Configuration file (TOML, seed 004's keys); default: deskpilot/config.toml in the
+    /// Configuration file (TOML, the keys dsh-computer-use reads); default: deskpilot/config.toml in the
     /// platform's config directory. Also DESKPILOT_CONFIG.
     #[arg(long)]
     pub config: Option<std::path::PathBuf>,
