@@ -12,7 +12,7 @@
 //! the responses it asks for and ignores events it does not use.
 //!
 //! Modules use [`cdp`] and the crate's [`Error`], never each other, except [`page`] reading into
-//! [`snapshot`]'s `FrameTree`: no import circle.
+//! [`snapshot`]'s `FrameTree` and [`launch`] holding its Windows job object: no import circle.
 
 pub mod cdp;
 pub mod dom;

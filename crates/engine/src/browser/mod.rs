@@ -9,6 +9,10 @@
 //! neighbour. Clicks are real mouse events at the element's visible centre after checking that
 //! the point hits the element (`ELEMENT_COVERED` names what covers it); typing is `insertText`.
 //! Every action passes the same gates as desktop actions, labelled with the page's title and URL.
+//!
+//! This module names no DevTools method and holds no page JavaScript: each protocol call is a
+//! typed function of `deskpilot-browser` (`target`, `page`, `dom`, `input`, `script`), and a
+//! test below fails when a method name shows up anywhere in the engine.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,7 +24,7 @@ use deskpilot_browser::input::{self, Key, modifier};
 use deskpilot_browser::launch::{self, LaunchOptions, Launched};
 use deskpilot_browser::script::{self, Evaluated};
 use deskpilot_browser::snapshot::{self, RefTable, Target};
-use deskpilot_browser::{page as cdp_page, target};
+use deskpilot_browser::{page as cdp_page, target as cdp_target};
 use deskpilot_types::ErrorCode;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -390,7 +394,7 @@ impl Session {
         let session = match known {
             Some(s) => s,
             None => {
-                let s = target::attach(&cdp, &target).map_err(unavailable)?;
+                let s = cdp_target::attach(&cdp, &target).map_err(unavailable)?;
                 // Network events are counted by the connection for browser_wait_for's idle.
                 cdp_page::enable(&cdp, &s);
                 let mut b = lock(&shared);
@@ -827,7 +831,7 @@ impl Session {
         for br in taken {
             let launched = br.launched.is_some();
             if launched {
-                let _ = target::close_browser(&br.cdp, Duration::from_secs(3));
+                let _ = cdp_target::close_browser(&br.cdp, Duration::from_secs(3));
             }
             done.push((br.id, launched));
             drop(br); // a launched browser is killed and its profile removed here
@@ -844,7 +848,7 @@ impl Page {
 
 /// The page targets of one browser.
 fn pages_of(cdp: &Connection, browser: u32) -> Result<Vec<PageInfo>, Error> {
-    Ok(target::pages(cdp)
+    Ok(cdp_target::pages(cdp)
         .map_err(unavailable)?
         .into_iter()
         .map(|t| PageInfo {
