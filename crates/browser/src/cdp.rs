@@ -5,6 +5,13 @@
 //! and unknown ones are ignored — so a newer Chromium that changes an event it does not use
 //! cannot break it. Sessions are flattened (`Target.attachToTarget { flatten: true }`): every
 //! message for a page carries its `sessionId` over the one browser socket.
+//!
+//! No single response may end the connection. The WebSocket itself reads messages of any size
+//! (tokio-tungstenite ends its stream after *any* read error, so a size limit there would kill
+//! every later call: a 3,800-link page's accessibility tree is 21 MB, over its 16 MiB frame
+//! default). The limit is ours, [`MAX_RESPONSE`], applied once a message is read whole: a larger
+//! response, or one that is not JSON, fails its own call ([`Error::TooLarge`],
+//! [`Error::Undecodable`]) and the connection goes on.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,11 +21,16 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 use crate::Error;
 
 /// Events kept for waiters, newest last.
 const KEPT_EVENTS: usize = 512;
+
+/// The largest response decoded (256 MiB, Puppeteer's and Playwright's cap for the same
+/// socket): its JSON tree would take several times that in memory. A larger one fails its call.
+pub const MAX_RESPONSE: usize = 256 << 20;
 
 type Pending = HashMap<u64, mpsc::SyncSender<Result<Value, Error>>>;
 
@@ -69,13 +81,28 @@ struct Tracker {
     navigations: Vec<Navigation>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Shared {
     pending: Mutex<Pending>,
     events: Mutex<Vec<Event>>,
     closed: Mutex<Option<String>>,
     activity: Mutex<HashMap<String, Tracker>>,
     opened: Option<Instant>,
+    /// [`MAX_RESPONSE`] (smaller in tests).
+    max_response: usize,
+}
+
+impl Default for Shared {
+    fn default() -> Shared {
+        Shared {
+            pending: Mutex::default(),
+            events: Mutex::default(),
+            closed: Mutex::default(),
+            activity: Mutex::default(),
+            opened: None,
+            max_response: MAX_RESPONSE,
+        }
+    }
 }
 
 /// A connection to one browser's DevTools endpoint.
@@ -112,7 +139,17 @@ impl Connection {
                     }
                 };
                 runtime.block_on(async move {
-                    let socket = match tokio_tungstenite::connect_async(url.as_str()).await {
+                    // Unlimited here, limited in `dispatch` (see the module's docs).
+                    let config = WebSocketConfig::default()
+                        .max_message_size(None)
+                        .max_frame_size(None);
+                    let socket = match tokio_tungstenite::connect_async_with_config(
+                        url.as_str(),
+                        Some(config),
+                        false,
+                    )
+                    .await
+                    {
                         Ok((s, _)) => s,
                         Err(e) => {
                             let _ = ready_tx.send(Err(Error::Connect(format!("{url}: {e}"))));
@@ -201,13 +238,7 @@ impl Connection {
             ));
         }
         match rx.recv_timeout(timeout) {
-            Ok(result) => result.map_err(|e| match e {
-                Error::Protocol { message, .. } => Error::Protocol {
-                    method: method.to_string(),
-                    message,
-                },
-                other => other,
-            }),
+            Ok(result) => result.map_err(|e| named(e, method)),
             Err(_) => {
                 lock(&self.shared.pending).remove(&id);
                 Err(Error::Timeout {
@@ -244,6 +275,21 @@ impl Connection {
             .filter(|e| session.is_none() || e.session.as_deref() == session)
             .cloned()
             .collect()
+    }
+}
+
+/// `e` with the method of the call it failed (the reader knows only the call's id).
+fn named(e: Error, method: &str) -> Error {
+    let method = method.to_string();
+    match e {
+        Error::Protocol { message, .. } => Error::Protocol { method, message },
+        Error::TooLarge { size, limit, .. } => Error::TooLarge {
+            method,
+            size,
+            limit,
+        },
+        Error::Undecodable { message, .. } => Error::Undecodable { method, message },
+        other => other,
     }
 }
 
@@ -300,11 +346,49 @@ fn track(shared: &Shared, session: &str, method: &str, params: &Value) -> bool {
     network
 }
 
+/// The id of a response, read off its start without decoding the rest: Chromium writes
+/// `{"id":N,` first.
+fn leading_id(text: &str) -> Option<u64> {
+    let rest = text.trim_start().strip_prefix('{')?.trim_start();
+    let rest = rest
+        .strip_prefix("\"id\"")?
+        .trim_start()
+        .strip_prefix(':')?;
+    let rest = rest.trim_start();
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    rest[..digits].parse().ok()
+}
+
+/// Fails the call a response too large or not JSON answers (when its id can be read), so only
+/// that call fails; the connection goes on.
+fn refuse(shared: &Shared, text: &str, why: Error) {
+    match leading_id(text).and_then(|id| lock(&shared.pending).remove(&id)) {
+        Some(waiter) => {
+            let _ = waiter.send(Err(why));
+        }
+        None => tracing::debug!("DevTools message dropped: {why}"),
+    }
+}
+
 /// Hands a received frame to its waiter, or keeps it as an event.
 fn dispatch(shared: &Shared, text: &str) {
-    let Ok(v) = serde_json::from_str::<Value>(text) else {
-        tracing::debug!("undecodable DevTools frame ignored");
-        return;
+    if text.len() > shared.max_response {
+        let why = Error::TooLarge {
+            method: String::new(),
+            size: text.len(),
+            limit: shared.max_response,
+        };
+        return refuse(shared, text, why);
+    }
+    let v = match serde_json::from_str::<Value>(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let why = Error::Undecodable {
+                method: String::new(),
+                message: e.to_string(),
+            };
+            return refuse(shared, text, why);
+        }
     };
     if let Some(id) = v.get("id").and_then(Value::as_u64) {
         let Some(waiter) = lock(&shared.pending).remove(&id) else {
@@ -337,5 +421,74 @@ fn dispatch(shared: &Shared, text: &str) {
             params: v.get("params").cloned().unwrap_or(Value::Null),
             at: Instant::now(),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiting(shared: &Shared, id: u64) -> mpsc::Receiver<Result<Value, Error>> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        lock(&shared.pending).insert(id, tx);
+        rx
+    }
+
+    #[test]
+    fn reads_the_id_off_the_start_of_a_response() {
+        assert_eq!(leading_id(r#"{"id":42,"result":{}}"#), Some(42));
+        assert_eq!(leading_id(r#" { "id" : 7 , "result""#), Some(7));
+        assert_eq!(leading_id(r#"{"method":"X","params":{"id":3}}"#), None);
+        assert_eq!(leading_id(r#"{"id":"x"}"#), None);
+    }
+
+    // A 21 MB accessibility tree once ended the connection: now only a response over the limit
+    // fails, and only its own call.
+    #[test]
+    fn a_response_over_the_limit_fails_its_call_and_the_next_one_is_answered() {
+        let shared = Shared {
+            max_response: 64,
+            ..Shared::default()
+        };
+        let big = waiting(&shared, 1);
+        let next = waiting(&shared, 2);
+        let text = format!(r#"{{"id":1,"result":{{"nodes":"{}"}}}}"#, "x".repeat(100));
+        dispatch(&shared, &text);
+        match big.try_recv().expect("answered") {
+            Err(Error::TooLarge { size, limit, .. }) => {
+                assert_eq!((size, limit), (text.len(), 64));
+            }
+            other => panic!("{other:?}"),
+        }
+        dispatch(&shared, r#"{"id":2,"result":{"ok":true}}"#);
+        assert_eq!(next.try_recv().expect("answered").unwrap()["ok"], true);
+        let e = named(
+            Error::TooLarge {
+                method: String::new(),
+                size: 100,
+                limit: 64,
+            },
+            "Accessibility.getFullAXTree",
+        );
+        assert!(
+            e.to_string().starts_with("Accessibility.getFullAXTree: "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_response_that_is_not_json_fails_its_call() {
+        let shared = Shared::default();
+        let rx = waiting(&shared, 9);
+        dispatch(&shared, r#"{"id":9,"result":{"nodes":[1,2"#);
+        assert!(matches!(
+            rx.try_recv().expect("answered"),
+            Err(Error::Undecodable { .. })
+        ));
+        // An undecodable event is dropped; nothing else is disturbed.
+        let other = waiting(&shared, 10);
+        dispatch(&shared, r#"{"method":"Page.loadEventFired","params":"#);
+        assert!(other.try_recv().is_err());
+        assert_eq!(lock(&shared.pending).len(), 1);
     }
 }

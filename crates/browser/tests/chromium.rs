@@ -1,25 +1,36 @@
 //! The client against Debian's real chromium, headless: launch, attach to the page, read its
 //! accessibility tree into a snapshot with refs, evaluate, and the browser gone with its
-//! profile once dropped. Skips (visibly) without a browser, except under `CI=true`.
+//! profile once dropped; a page whose tree is over 16 MiB of JSON read whole, with the
+//! connection still answering after it. Skips (visibly) without a browser, except under
+//! `CI=true`.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use deskpilot_browser::cdp::Connection;
 use deskpilot_browser::launch::{self, LaunchOptions};
+use deskpilot_browser::script::{self, Evaluated};
 use deskpilot_browser::snapshot::{self, FrameTree, RefTable};
+use deskpilot_browser::{dom, input, page, target};
 use serde_json::json;
 
 const T: Duration = Duration::from_secs(20);
 
-#[test]
 #[allow(clippy::print_stderr)]
-fn a_launched_chromium_is_read_into_a_snapshot_with_refs() {
+fn have_browser() -> bool {
     if launch::find_browser().is_err() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
             "CI=true but no chromium is installed (scripts/install-deps installs it)"
         );
         eprintln!("SKIP: no Chromium-family browser installed");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn a_launched_chromium_is_read_into_a_snapshot_with_refs() {
+    if !have_browser() {
         return;
     }
     let page = "data:text/html;charset=utf-8,<title>probe</title><button>Press 中文</button><input aria-label=Name>";
@@ -32,27 +43,10 @@ fn a_launched_chromium_is_read_into_a_snapshot_with_refs() {
     .expect("launch");
     let profile = launched.profile.clone();
     let cdp = Connection::open(&launched.ws_url, T).expect("connect");
-    let targets = cdp
-        .call("Target.getTargets", json!({}), None, T)
-        .expect("targets");
-    let page_target = targets["targetInfos"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["type"] == "page")
-        .expect("a page")
-        .clone();
-    let attached = cdp
-        .call(
-            "Target.attachToTarget",
-            json!({ "targetId": page_target["targetId"], "flatten": true }),
-            None,
-            T,
-        )
-        .expect("attach");
-    let session = attached["sessionId"].as_str().unwrap().to_string();
+    let pages = target::pages(&cdp).expect("targets");
+    let session = target::attach(&cdp, &pages.first().expect("a page").id).expect("attach");
     // Wait for the page's content.
-    let deadline = std::time::Instant::now() + T;
+    let deadline = Instant::now() + T;
     let nodes = loop {
         let tree = cdp
             .call("Accessibility.getFullAXTree", json!({}), Some(&session), T)
@@ -61,10 +55,7 @@ fn a_launched_chromium_is_read_into_a_snapshot_with_refs() {
         if nodes.iter().any(|n| n["role"]["value"] == "button") {
             break nodes;
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no button in {nodes:?}"
-        );
+        assert!(Instant::now() < deadline, "no button in {nodes:?}");
         std::thread::sleep(Duration::from_millis(50));
     };
     let mut refs = RefTable::default();
@@ -83,15 +74,10 @@ fn a_launched_chromium_is_read_into_a_snapshot_with_refs() {
         r.text
     );
     assert!(r.text.contains("textbox \"Name\" [ref=e"), "{}", r.text);
-    let v = cdp
-        .call(
-            "Runtime.evaluate",
-            json!({ "expression": "document.title", "returnByValue": true }),
-            Some(&session),
-            T,
-        )
-        .expect("eval");
-    assert_eq!(v["result"]["value"], "probe");
+    assert_eq!(
+        script::evaluate(&cdp, &session, "document.title").expect("eval"),
+        Evaluated::Value(json!("probe"))
+    );
     let pid = launched.pid();
     drop(cdp);
     drop(launched);
@@ -102,4 +88,93 @@ fn a_launched_chromium_is_read_into_a_snapshot_with_refs() {
                 .is_ok_and(|s| s.contains(") Z ")),
         "the browser is gone"
     );
+}
+
+/// The launched headless browser's first page, attached, once `ready` holds in it.
+fn open_page(url: &str, ready: &str) -> (launch::Launched, Connection, String) {
+    let launched = launch::launch(&LaunchOptions {
+        url: url.into(),
+        headless: true,
+        env: Vec::new(),
+        timeout: T,
+    })
+    .expect("launch");
+    let cdp = Connection::open(&launched.ws_url, T).expect("connect");
+    let deadline = Instant::now() + T;
+    let session = loop {
+        if let Some(p) = target::pages(&cdp).expect("targets").first() {
+            break target::attach(&cdp, &p.id).expect("attach");
+        }
+        assert!(Instant::now() < deadline, "no page");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    page::enable(&cdp, &session);
+    while !(script::loaded(&cdp, &session) && script::has_selector(&cdp, &session, ready)) {
+        assert!(Instant::now() < deadline, "{url} never showed {ready}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (launched, cdp, session)
+}
+
+// A documentation page of ~3,800 links once answered "Message too long: 20919796 > 16777216"
+// and ended the connection: every later call failed the same way.
+#[test]
+#[allow(clippy::print_stderr)]
+fn a_page_whose_tree_is_over_16_mib_is_read_and_the_connection_goes_on() {
+    if !have_browser() {
+        return;
+    }
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/web/huge.html");
+    let url = format!(
+        "file://{}",
+        file.canonicalize().expect("the fixture").display()
+    );
+    let (launched, cdp, session) = open_page(&url, "#index li:nth-child(6000)");
+
+    let started = Instant::now();
+    let trees = page::frame_trees(&cdp, &session).expect("the whole tree, read");
+    let read = started.elapsed();
+    let bytes: usize = trees
+        .iter()
+        .map(|t| serde_json::to_string(&t.nodes).unwrap().len())
+        .sum();
+    assert!(
+        bytes > 16 << 20,
+        "the fixture's tree is only {bytes} bytes of JSON: make it larger"
+    );
+    let mut refs = RefTable::default();
+    let r = snapshot::render(&trees, &mut refs, usize::MAX);
+    let total = started.elapsed();
+    eprintln!(
+        "huge page: {} nodes, {:.1} MiB of JSON, read in {read:?}, rendered ({} refs) in {total:?}",
+        trees.iter().map(|t| t.nodes.len()).sum::<usize>(),
+        bytes as f64 / (1 << 20) as f64,
+        r.targets.len()
+    );
+    assert!(
+        r.text.contains("link \"Item 5999:"),
+        "the last link is in the snapshot"
+    );
+    assert!(r.targets.len() > 6000, "{} refs", r.targets.len());
+
+    // The connection still answers: click the button the snapshot named.
+    let button = r
+        .targets
+        .iter()
+        .find(|t| t.role == "button" && t.name == "Mark done")
+        .expect("the button's ref");
+    let quad = dom::visible_quad(&cdp, &session, button.backend)
+        .expect("the button is there")
+        .expect("it has a box");
+    let (x, y) = quad.center();
+    input::click(&cdp, &session, x, y).expect("clicked");
+    let deadline = Instant::now() + T;
+    while !script::has_text(&cdp, &session, "Marked done") {
+        assert!(Instant::now() < deadline, "the click did nothing");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(cdp.closed().is_none());
+    drop(cdp);
+    drop(launched);
 }

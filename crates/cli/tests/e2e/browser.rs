@@ -1,7 +1,8 @@
 //! The browser channel through the MCP client: Debian's chromium on the virtual desktop, a
 //! fixture site served by the test on loopback (a form with English and Chinese labels, a
 //! button that changes the DOM, a `<select>`, a slow request, a link, an iframe, a shadow root,
-//! a button under a modal).
+//! a button under a modal); and a documentation-sized page whose accessibility tree is over
+//! 16 MiB of DevTools JSON.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -15,6 +16,7 @@ use crate::harness::{self, error_code, ok, serve, text, wait_for};
 const INDEX: &str = include_str!("../../../../fixtures/web/index.html");
 const SECOND: &str = include_str!("../../../../fixtures/web/second.html");
 const FRAME: &str = include_str!("../../../../fixtures/web/frame.html");
+const HUGE: &str = include_str!("../../../../fixtures/web/huge.html");
 
 /// Serves the fixture pages on a loopback port until the test ends.
 fn site() -> u16 {
@@ -43,6 +45,7 @@ fn site() -> u16 {
                     "/" => ("200 OK", INDEX),
                     "/second" => ("200 OK", SECOND),
                     "/frame" => ("200 OK", FRAME),
+                    "/huge" => ("200 OK", HUGE),
                     "/slow" => ("200 OK", "slow done"),
                     _ => ("404 Not Found", "missing"),
                 };
@@ -589,5 +592,67 @@ async fn a_chromium_window_without_accessibility_points_at_browser_attach() {
     let _ = chromium.0.kill();
     let _ = chromium.0.wait();
     let _ = std::fs::remove_dir_all(&profile);
+    server.finish().await;
+}
+
+// On a documentation page of ~3,800 links browser_snapshot answered BROWSER_UNAVAILABLE
+// "Message too long: 20919796 > 16777216", and so did every later call on that browser.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::print_stderr)]
+async fn a_page_too_big_for_one_websocket_frame_is_snapshotted_and_still_driven() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    if !have_chromium() {
+        return;
+    }
+    let _guard = harness::exclusive().await;
+    let port = site();
+    let server = serve(Some(desktop), &[], &[]).await;
+    let r = server
+        .call(
+            "browser_launch",
+            json!({ "url": format!("http://127.0.0.1:{port}/huge"), "headless": true }),
+        )
+        .await;
+    ok(&r);
+    let r = server
+        .call(
+            "browser_wait_for",
+            json!({ "selector": "#index li:nth-child(6000)", "timeout_ms": 30000 }),
+        )
+        .await;
+    ok(&r);
+    let started = std::time::Instant::now();
+    let r = server
+        .call(
+            "browser_snapshot",
+            json!({ "query": "Mark done", "max_lines": 20 }),
+        )
+        .await;
+    let took = started.elapsed();
+    let snap = ok(&r)["text"].as_str().unwrap_or_default().to_string();
+    eprintln!(
+        "browser_snapshot of the huge page: {took:?}, {} refs",
+        ok(&r)["refs"]
+    );
+    assert!(
+        ok(&r)["refs"].as_u64().unwrap_or(0) > 6000,
+        "every link has a ref: {}",
+        text(&r)
+    );
+    let button = ref_of(&snap, "button \"Mark done\"");
+    // The same browser still answers: the click lands, and its effect is read back.
+    let r = server.call("browser_click", json!({ "ref": button })).await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    let r = server
+        .call(
+            "browser_eval",
+            json!({ "expression": "document.getElementById('status').textContent" }),
+        )
+        .await;
+    assert_eq!(ok(&r)["value"], json!("Marked done"), "{}", text(&r));
+    let r = server.call("browser_close", json!({})).await;
+    ok(&r);
     server.finish().await;
 }

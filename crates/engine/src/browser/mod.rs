@@ -9,14 +9,22 @@
 //! neighbour. Clicks are real mouse events at the element's visible centre after checking that
 //! the point hits the element (`ELEMENT_COVERED` names what covers it); typing is `insertText`.
 //! Every action passes the same gates as desktop actions, labelled with the page's title and URL.
+//!
+//! This module names no DevTools method and holds no page JavaScript: each protocol call is a
+//! typed function of `deskpilot-browser` (`target`, `page`, `dom`, `input`, `script`), and a
+//! test below fails when a method name shows up anywhere in the engine.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use deskpilot_browser::cdp::Connection;
+use deskpilot_browser::dom::{self, Quad, Selection};
+use deskpilot_browser::input::{self, Key, modifier};
 use deskpilot_browser::launch::{self, LaunchOptions, Launched};
-use deskpilot_browser::snapshot::{self, FrameTree, RefTable, Target};
+use deskpilot_browser::script::{self, Evaluated};
+use deskpilot_browser::snapshot::{self, RefTable, Target};
+use deskpilot_browser::{page as cdp_page, target as cdp_target};
 use deskpilot_types::ErrorCode;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -31,7 +39,7 @@ pub use shot::PageShot;
 pub use wait::Until;
 
 /// How long one protocol call may take.
-const CALL: Duration = Duration::from_secs(15);
+const CALL: Duration = deskpilot_browser::CALL;
 /// How long a launch may take to announce its endpoint.
 const START: Duration = Duration::from_secs(30);
 
@@ -184,23 +192,6 @@ impl Outcome for BrowserInfo {
     fn judged(&self) -> Option<(Effect, &'static str)> {
         Some((Effect::Confirmed, "the browser's DevTools endpoint"))
     }
-}
-
-/// Page state read before and after an action: URL, title, a DOM size, the text length and
-/// the focused control's value.
-fn page_state(cdp: &Connection, session: &str) -> Option<String> {
-    let v = cdp
-        .call(
-            "Runtime.evaluate",
-            json!({
-                "expression": "location.href + '\\n' + document.title + '\\n' + document.getElementsByTagName('*').length + '\\n' + (document.body ? document.body.innerText.length : 0) + '\\n' + (document.activeElement && 'value' in document.activeElement ? document.activeElement.value : '')",
-                "returnByValue": true,
-            }),
-            Some(session),
-            CALL,
-        )
-        .ok()?;
-    v["result"]["value"].as_str().map(str::to_string)
 }
 
 impl Session {
@@ -403,22 +394,9 @@ impl Session {
         let session = match known {
             Some(s) => s,
             None => {
-                let attached = cdp
-                    .call(
-                        "Target.attachToTarget",
-                        json!({ "targetId": target, "flatten": true }),
-                        None,
-                        CALL,
-                    )
-                    .map_err(unavailable)?;
-                let s = attached["sessionId"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                let _ = cdp.call("DOM.enable", json!({}), Some(&s), CALL);
-                let _ = cdp.call("Page.enable", json!({}), Some(&s), CALL);
-                // Counted by the connection for browser_wait_for's network idle.
-                let _ = cdp.call("Network.enable", json!({}), Some(&s), CALL);
+                let s = cdp_target::attach(&cdp, &target).map_err(unavailable)?;
+                // Network events are counted by the connection for browser_wait_for's idle.
+                cdp_page::enable(&cdp, &s);
                 let mut b = lock(&shared);
                 if let Some(br) = b.list.iter_mut().find(|b| b.id == browser) {
                     br.pages.insert(target.clone(), Page::new(s.clone()));
@@ -457,10 +435,7 @@ impl Session {
                 crate::safety::quoted(url)
             ),
         )?;
-        let r = cdp
-            .call("Page.navigate", json!({ "url": url }), Some(&session), CALL)
-            .map_err(unavailable)?;
-        if let Some(e) = r["errorText"].as_str().filter(|e| !e.is_empty()) {
+        if let Some(e) = cdp_page::navigate(&cdp, &session, url).map_err(unavailable)? {
             return Err(coded(ErrorCode::BrowserUnavailable, format!("{url}: {e}")));
         }
         wait_loaded(&cdp, &session);
@@ -489,47 +464,7 @@ impl Session {
         view: &SnapshotView,
     ) -> Result<PageSnapshot, Error> {
         let (cdp, session, info) = self.page(page)?;
-        let tree = cdp
-            .call("Page.getFrameTree", json!({}), Some(&session), CALL)
-            .map_err(unavailable)?;
-        let mut frames = Vec::new();
-        collect_frames(&tree["frameTree"], &mut frames);
-        let mut trees = Vec::new();
-        for (i, frame) in frames.iter().enumerate() {
-            let nodes = cdp
-                .call(
-                    "Accessibility.getFullAXTree",
-                    json!({ "frameId": frame }),
-                    Some(&session),
-                    CALL,
-                )
-                .map_err(unavailable)?;
-            // Taken, not copied: a large page's tree is a megabyte of JSON.
-            let nodes = match nodes {
-                Value::Object(mut o) => match o.remove("nodes") {
-                    Some(Value::Array(a)) => a,
-                    _ => Vec::new(),
-                },
-                _ => Vec::new(),
-            };
-            let owner = if i == 0 {
-                None
-            } else {
-                cdp.call(
-                    "DOM.getFrameOwner",
-                    json!({ "frameId": frame }),
-                    Some(&session),
-                    CALL,
-                )
-                .ok()
-                .and_then(|o| o["backendNodeId"].as_i64())
-            };
-            trees.push(FrameTree {
-                frame: frame.clone(),
-                owner,
-                nodes,
-            });
-        }
+        let trees = cdp_page::frame_trees(&cdp, &session).map_err(unavailable)?;
         let rendered = self
             .with_page(info.browser, &info.id, |p| {
                 let r = snapshot::render(&trees, &mut p.refs, usize::MAX);
@@ -637,24 +572,14 @@ impl Session {
                 t.role, t.name, info.title, info.url
             ),
         )?;
-        let q = visible_quad(&cdp, &session, &t, "to click")?;
-        let (x, y) = (
-            (q[0] + q[2] + q[4] + q[6]) / 4.0,
-            (q[1] + q[3] + q[5] + q[7]) / 4.0,
-        );
-        let hit = cdp
-            .call(
-                "DOM.getNodeForLocation",
-                json!({ "x": x.round() as i64, "y": y.round() as i64, "includeUserAgentShadowDOM": true, "ignorePointerEventsNone": true }),
-                Some(&session),
-                CALL,
-            )
+        let (x, y) = visible_quad(&cdp, &session, &t, "to click")?.center();
+        let hit = dom::node_at(&cdp, &session, x.round() as i64, y.round() as i64)
             .map_err(unavailable)?;
-        if let Some(hit) = hit["backendNodeId"].as_i64()
+        if let Some(hit) = hit
             && hit != t.backend
-            && !contains(&cdp, &session, t.backend, hit)
+            && !dom::contains(&cdp, &session, t.backend, hit)
         {
-            let what = describe(&cdp, &session, hit);
+            let what = dom::describe(&cdp, &session, hit);
             return Err(coded(
                 ErrorCode::ElementCovered,
                 format!(
@@ -663,16 +588,8 @@ impl Session {
                 ),
             ));
         }
-        let before = page_state(&cdp, &session);
-        for (kind, buttons) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)] {
-            cdp.call(
-                "Input.dispatchMouseEvent",
-                json!({ "type": kind, "x": x, "y": y, "button": if kind == "mouseMoved" { "none" } else { "left" }, "buttons": buttons, "clickCount": 1 }),
-                Some(&session),
-                CALL,
-            )
-            .map_err(unavailable)?;
-        }
+        let before = script::page_state(&cdp, &session);
+        input::click(&cdp, &session, x, y).map_err(unavailable)?;
         let changed = changed_after(&cdp, &session, before);
         Ok(BrowserOutcome {
             detail: format!("clicked {} \"{}\" at ({x:.0}, {y:.0})", t.role, t.name),
@@ -703,31 +620,11 @@ impl Session {
             token: t.r#ref.clone(),
             why: format!("the element is gone from the page ({e}); take browser_snapshot again"),
         };
-        cdp.call(
-            "DOM.focus",
-            json!({ "backendNodeId": t.backend }),
-            Some(&session),
-            CALL,
-        )
-        .map_err(stale)?;
-        cdp.call(
-            "Input.insertText",
-            json!({ "text": text }),
-            Some(&session),
-            CALL,
-        )
-        .map_err(unavailable)?;
-        let value = read_value(&cdp, &session, t.backend);
-        if submit {
-            for kind in ["keyDown", "keyUp"] {
-                cdp.call(
-                    "Input.dispatchKeyEvent",
-                    json!({ "type": kind, "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "text": if kind == "keyDown" { "\r" } else { "" } }),
-                    Some(&session),
-                    CALL,
-                )
-                .map_err(unavailable)?;
-            }
+        dom::focus(&cdp, &session, t.backend).map_err(stale)?;
+        input::insert_text(&cdp, &session, text).map_err(unavailable)?;
+        let value = dom::read_value(&cdp, &session, t.backend);
+        if submit && let Some(enter) = Key::named("Enter") {
+            input::press(&cdp, &session, &enter, 0).map_err(unavailable)?;
         }
         Ok(BrowserOutcome {
             changed: value.as_ref().map(|v| v.contains(text)),
@@ -760,84 +657,58 @@ impl Session {
                 info.url
             ),
         )?;
-        let object = object_of(&cdp, &session, t.backend).ok_or_else(|| Error::StaleElement {
-            token: t.r#ref.clone(),
-            why: "the element is gone from the page; take browser_snapshot again".into(),
-        })?;
-        let v = cdp
-            .call(
-                "Runtime.callFunctionOn",
-                json!({
-                    "objectId": object,
-                    "functionDeclaration": SELECT_OPTIONS,
-                    "arguments": [{ "value": values }],
-                    "returnByValue": true,
-                }),
-                Some(&session),
-                CALL,
-            )
-            .map_err(unavailable)?["result"]["value"]
-            .clone();
-        if v["notSelect"].as_bool() == Some(true) {
-            return Err(coded(
-                ErrorCode::ActionUnsupported,
-                format!(
-                    "{} \"{}\" is not a <select>; open it with browser_click and click the option's ref",
-                    t.role, t.name
-                ),
-            ));
-        }
-        if let Some(missing) = v["missing"].as_array().filter(|m| !m.is_empty()) {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "{} \"{}\" has no option {}; its options: {}",
-                    t.role,
-                    t.name,
-                    missing
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(|m| format!("{m:?}"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    v["options"]
-                        .as_array()
-                        .map(|o| o
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(|m| format!("{m:?}"))
-                            .collect::<Vec<_>>()
-                            .join(", "))
-                        .unwrap_or_default()
-                ),
-            });
-        }
-        if v["single"].as_bool() == Some(true) {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "{} \"{}\" takes one option, not {}",
-                    t.role,
-                    t.name,
-                    values.len()
-                ),
-            });
-        }
-        let selected: Vec<String> = v["selected"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let quoted = |v: &[String]| {
+            v.iter()
+                .map(|m| format!("{m:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (selected, changed) = match dom::select_options(&cdp, &session, t.backend, values)
+            .map_err(unavailable)?
+        {
+            Selection::Gone => {
+                return Err(Error::StaleElement {
+                    token: t.r#ref.clone(),
+                    why: "the element is gone from the page; take browser_snapshot again".into(),
+                });
+            }
+            Selection::NotSelect => {
+                return Err(coded(
+                    ErrorCode::ActionUnsupported,
+                    format!(
+                        "{} \"{}\" is not a <select>; open it with browser_click and click the option's ref",
+                        t.role, t.name
+                    ),
+                ));
+            }
+            Selection::Missing { missing, options } => {
+                return Err(Error::InvalidArgument {
+                    message: format!(
+                        "{} \"{}\" has no option {}; its options: {}",
+                        t.role,
+                        t.name,
+                        quoted(&missing),
+                        quoted(&options)
+                    ),
+                });
+            }
+            Selection::Single => {
+                return Err(Error::InvalidArgument {
+                    message: format!(
+                        "{} \"{}\" takes one option, not {}",
+                        t.role,
+                        t.name,
+                        values.len()
+                    ),
+                });
+            }
+            Selection::Selected { selected, changed } => (selected, changed),
+        };
         Ok(BrowserOutcome {
-            changed: Some(v["changed"].as_bool() == Some(true)),
+            changed: Some(changed),
             detail: format!(
                 "selected {} in {} \"{}\"",
-                selected
-                    .iter()
-                    .map(|s| format!("{s:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                quoted(&selected),
                 t.role,
                 t.name
             ),
@@ -867,21 +738,14 @@ impl Session {
         };
         let mut modifiers = 0;
         for m in mods {
-            modifiers |= match m.to_ascii_lowercase().as_str() {
-                "alt" => 1,
-                "ctrl" | "control" => 2,
-                "meta" | "cmd" | "super" => 4,
-                "shift" => 8,
-                other => {
-                    return Err(Error::InvalidArgument {
-                        message: format!(
-                            "keys: {other:?} is not a modifier (ctrl, alt, shift, meta)"
-                        ),
-                    });
-                }
-            };
+            modifiers |= modifier::named(m).ok_or_else(|| Error::InvalidArgument {
+                message: format!(
+                    "keys: {:?} is not a modifier (ctrl, alt, shift, meta)",
+                    m.to_ascii_lowercase()
+                ),
+            })?;
         }
-        let (name, code, vk, text) = key_of(key).ok_or_else(|| Error::InvalidArgument {
+        let key = Key::named(key).ok_or_else(|| Error::InvalidArgument {
             message: format!(
                 "keys: unknown key {key:?}; use Enter, Tab, Escape, Backspace, Delete, Arrow keys, Home, End, PageUp, PageDown, Space or one character"
             ),
@@ -890,25 +754,8 @@ impl Session {
             Mutation::Other,
             &format!("press {keys} in \"{}\" ({})", info.title, info.url),
         )?;
-        let before = page_state(&cdp, &session);
-        let text = if modifiers & !8 != 0 {
-            String::new()
-        } else {
-            text
-        };
-        for kind in ["keyDown", "keyUp"] {
-            cdp.call(
-                "Input.dispatchKeyEvent",
-                json!({
-                    "type": if kind == "keyDown" && text.is_empty() { "rawKeyDown" } else { kind },
-                    "key": name, "code": code, "windowsVirtualKeyCode": vk, "modifiers": modifiers,
-                    "text": if kind == "keyDown" { text.as_str() } else { "" },
-                }),
-                Some(&session),
-                CALL,
-            )
-            .map_err(unavailable)?;
-        }
+        let before = script::page_state(&cdp, &session);
+        input::press(&cdp, &session, &key, modifiers).map_err(unavailable)?;
         Ok(BrowserOutcome {
             changed: changed_after(&cdp, &session, before),
             detail: format!("pressed {keys}"),
@@ -930,26 +777,15 @@ impl Session {
             Mutation::Other,
             &format!("run a script in \"{}\" ({})", info.title, info.url),
         )?;
-        let r = cdp
-            .call(
-                "Runtime.evaluate",
-                json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
-                Some(&session),
-                CALL,
-            )
-            .map_err(unavailable)?;
-        if let Some(ex) = r.get("exceptionDetails") {
-            let message = ex["exception"]["description"]
-                .as_str()
-                .or_else(|| ex["text"].as_str())
-                .unwrap_or("the script threw");
-            return Err(coded(ErrorCode::ScriptFailed, message.to_string()));
-        }
+        let value = match script::evaluate(&cdp, &session, expression).map_err(unavailable)? {
+            Evaluated::Value(v) => v,
+            Evaluated::Threw(message) => return Err(coded(ErrorCode::ScriptFailed, message)),
+        };
         Ok(BrowserOutcome {
             page: info,
             detail: "evaluated".into(),
             changed: None,
-            value: Some(r["result"]["value"].clone()),
+            value: Some(value),
             snapshot: None,
             mutation: true,
         })
@@ -995,9 +831,7 @@ impl Session {
         for br in taken {
             let launched = br.launched.is_some();
             if launched {
-                let _ = br
-                    .cdp
-                    .call("Browser.close", json!({}), None, Duration::from_secs(3));
+                let _ = cdp_target::close_browser(&br.cdp, Duration::from_secs(3));
             }
             done.push((br.id, launched));
             drop(br); // a launched browser is killed and its profile removed here
@@ -1014,129 +848,36 @@ impl Page {
 
 /// The page targets of one browser.
 fn pages_of(cdp: &Connection, browser: u32) -> Result<Vec<PageInfo>, Error> {
-    let t = cdp
-        .call("Target.getTargets", json!({}), None, CALL)
-        .map_err(unavailable)?;
-    Ok(t["targetInfos"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter(|t| t["type"] == "page")
-                .map(|t| PageInfo {
-                    id: t["targetId"].as_str().unwrap_or_default().to_string(),
-                    browser,
-                    title: t["title"].as_str().unwrap_or_default().to_string(),
-                    url: t["url"].as_str().unwrap_or_default().to_string(),
-                })
-                .collect()
+    Ok(cdp_target::pages(cdp)
+        .map_err(unavailable)?
+        .into_iter()
+        .map(|t| PageInfo {
+            id: t.id,
+            browser,
+            title: t.title,
+            url: t.url,
         })
-        .unwrap_or_default())
-}
-
-/// `key`, `code`, Windows virtual key and text of a key name.
-fn key_of(name: &str) -> Option<(String, String, i64, String)> {
-    let named = |key: &str, code: &str, vk: i64, text: &str| {
-        Some((key.to_string(), code.to_string(), vk, text.to_string()))
-    };
-    match name.to_ascii_lowercase().as_str() {
-        "enter" | "return" => named("Enter", "Enter", 13, "\r"),
-        "tab" => named("Tab", "Tab", 9, ""),
-        "escape" | "esc" => named("Escape", "Escape", 27, ""),
-        "backspace" => named("Backspace", "Backspace", 8, ""),
-        "delete" => named("Delete", "Delete", 46, ""),
-        "space" => named(" ", "Space", 32, " "),
-        "arrowup" | "up" => named("ArrowUp", "ArrowUp", 38, ""),
-        "arrowdown" | "down" => named("ArrowDown", "ArrowDown", 40, ""),
-        "arrowleft" | "left" => named("ArrowLeft", "ArrowLeft", 37, ""),
-        "arrowright" | "right" => named("ArrowRight", "ArrowRight", 39, ""),
-        "home" => named("Home", "Home", 36, ""),
-        "end" => named("End", "End", 35, ""),
-        "pageup" => named("PageUp", "PageUp", 33, ""),
-        "pagedown" => named("PageDown", "PageDown", 34, ""),
-        _ => {
-            let mut chars = name.chars();
-            let c = chars.next()?;
-            if chars.next().is_some() {
-                return None;
-            }
-            let upper = c.to_ascii_uppercase();
-            let code = if c.is_ascii_alphabetic() {
-                format!("Key{upper}")
-            } else if c.is_ascii_digit() {
-                format!("Digit{c}")
-            } else {
-                String::new()
-            };
-            let vk = if c.is_ascii_alphanumeric() {
-                upper as i64
-            } else {
-                0
-            };
-            Some((c.to_string(), code, vk, c.to_string()))
-        }
-    }
-}
-
-fn collect_frames(tree: &Value, out: &mut Vec<String>) {
-    if let Some(id) = tree["frame"]["id"].as_str() {
-        out.push(id.to_string());
-    }
-    if let Some(children) = tree["childFrames"].as_array() {
-        for c in children {
-            collect_frames(c, out);
-        }
-    }
+        .collect())
 }
 
 fn wait_loaded(cdp: &Connection, session: &str) {
     let deadline = Instant::now() + CALL;
     while Instant::now() < deadline {
-        let ready = cdp
-            .call(
-                "Runtime.evaluate",
-                json!({ "expression": "document.readyState", "returnByValue": true }),
-                Some(session),
-                CALL,
-            )
-            .ok()
-            .and_then(|v| v["result"]["value"].as_str().map(str::to_string));
-        if ready.as_deref() == Some("complete") {
+        if script::loaded(cdp, session) {
             return;
         }
         std::thread::sleep(Duration::from_millis(30));
     }
 }
 
-/// Selects options of a `<select>` by value, then label, then case-insensitive text.
-const SELECT_OPTIONS: &str = "function(values){ if (this.tagName !== 'SELECT') return {notSelect: true}; const opts = Array.from(this.options); const label = o => (o.label || o.text || '').trim(); const picked = []; const missing = []; for (const v of values) { const o = opts.find(o => o.value === v) || opts.find(o => label(o) === v) || opts.find(o => label(o).toLowerCase() === String(v).trim().toLowerCase()); if (o) picked.push(o); else missing.push(v); } if (missing.length) return {missing, options: opts.map(label)}; if (!this.multiple && picked.length > 1) return {single: true}; const before = opts.map(o => o.selected).join(); this.focus(); for (const o of opts) o.selected = picked.includes(o); this.dispatchEvent(new Event('input', {bubbles: true})); this.dispatchEvent(new Event('change', {bubbles: true})); return {selected: Array.from(this.selectedOptions).map(label), changed: before !== opts.map(o => o.selected).join()}; }";
-
-/// The element scrolled into view and its first content quad (four corners, viewport CSS
-/// pixels); a node that is gone is `STALE_ELEMENT`, one without a box `ELEMENT_COVERED`.
-fn visible_quad(
-    cdp: &Connection,
-    session: &str,
-    t: &Target,
-    purpose: &str,
-) -> Result<[f64; 8], Error> {
-    let node = json!({ "backendNodeId": t.backend });
-    let _ = cdp.call(
-        "DOM.scrollIntoViewIfNeeded",
-        node.clone(),
-        Some(session),
-        CALL,
-    );
-    let quads = cdp
-        .call("DOM.getContentQuads", node, Some(session), CALL)
+/// The element scrolled into view and its first content quad (viewport CSS pixels); a node
+/// that is gone is `STALE_ELEMENT`, one without a box `ELEMENT_COVERED`.
+fn visible_quad(cdp: &Connection, session: &str, t: &Target, purpose: &str) -> Result<Quad, Error> {
+    dom::visible_quad(cdp, session, t.backend)
         .map_err(|e| Error::StaleElement {
             token: t.r#ref.clone(),
             why: format!("the element is gone from the page ({e}); take browser_snapshot again"),
-        })?;
-    let q: Vec<f64> = quads["quads"][0]
-        .as_array()
-        .map(|q| q.iter().filter_map(Value::as_f64).collect())
-        .unwrap_or_default();
-    q.get(..8)
-        .and_then(|q| <[f64; 8]>::try_from(q).ok())
+        })?
         .ok_or_else(|| {
             coded(
                 ErrorCode::ElementCovered,
@@ -1145,86 +886,12 @@ fn visible_quad(
         })
 }
 
-fn object_of(cdp: &Connection, session: &str, backend: i64) -> Option<String> {
-    cdp.call(
-        "DOM.resolveNode",
-        json!({ "backendNodeId": backend }),
-        Some(session),
-        CALL,
-    )
-    .ok()?["object"]["objectId"]
-        .as_str()
-        .map(str::to_string)
-}
-
-/// Whether node `outer` contains node `inner` (through shadow roots too); an `<iframe>` hit is
-/// taken as containing what is inside it.
-fn contains(cdp: &Connection, session: &str, outer: i64, inner: i64) -> bool {
-    let (Some(o), Some(i)) = (
-        object_of(cdp, session, outer),
-        object_of(cdp, session, inner),
-    ) else {
-        return false;
-    };
-    cdp.call(
-        "Runtime.callFunctionOn",
-        json!({
-            "objectId": o,
-            "functionDeclaration": "function(n){ if (n.tagName === 'IFRAME') return true; for (let x = n; x; x = x.parentNode || x.host) { if (x === this) return true; } return false; }",
-            "arguments": [{ "objectId": i }],
-            "returnByValue": true,
-        }),
-        Some(session),
-        CALL,
-    )
-    .ok()
-    .and_then(|v| v["result"]["value"].as_bool())
-    .unwrap_or(false)
-}
-
-/// `div#modal.overlay "Please confirm"`.
-fn describe(cdp: &Connection, session: &str, backend: i64) -> String {
-    object_of(cdp, session, backend)
-        .and_then(|o| {
-            cdp.call(
-                "Runtime.callFunctionOn",
-                json!({
-                    "objectId": o,
-                    "functionDeclaration": "function(){ let e = this.nodeType === 1 ? this : this.parentElement; if (!e) return 'another node'; let s = e.tagName.toLowerCase(); if (e.id) s += '#' + e.id; if (typeof e.className === 'string' && e.className.trim()) s += '.' + e.className.trim().split(/\\s+/).join('.'); let t = (e.innerText || '').trim().slice(0, 40); return t ? s + ' \"' + t + '\"' : s; }",
-                    "returnByValue": true,
-                }),
-                Some(session),
-                CALL,
-            )
-            .ok()
-        })
-        .and_then(|v| v["result"]["value"].as_str().map(str::to_string))
-        .unwrap_or_else(|| "another element".to_string())
-}
-
-fn read_value(cdp: &Connection, session: &str, backend: i64) -> Option<String> {
-    let o = object_of(cdp, session, backend)?;
-    cdp.call(
-        "Runtime.callFunctionOn",
-        json!({
-            "objectId": o,
-            "functionDeclaration": "function(){ return 'value' in this ? String(this.value) : (this.innerText || ''); }",
-            "returnByValue": true,
-        }),
-        Some(session),
-        CALL,
-    )
-    .ok()?["result"]["value"]
-        .as_str()
-        .map(str::to_string)
-}
-
 /// Whether the page's state moved within half a second of an action.
 fn changed_after(cdp: &Connection, session: &str, before: Option<String>) -> Option<bool> {
     let before = before?;
     let deadline = Instant::now() + Duration::from_millis(500);
     loop {
-        let now = page_state(cdp, session);
+        let now = script::page_state(cdp, session);
         if now.as_ref().is_some_and(|n| *n != before) {
             return Some(true);
         }
@@ -1236,5 +903,54 @@ fn changed_after(cdp: &Connection, session: &str, before: Option<String>) -> Opt
             return Some(false);
         }
         std::thread::sleep(Duration::from_millis(30));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every DevTools method name and all page JavaScript live in `crates/browser`; the
+    /// engine keeps the session logic and calls its typed functions.
+    #[test]
+    fn no_devtools_method_is_named_in_the_engine() {
+        fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    sources(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs" || e == "js") {
+                    out.push(path);
+                }
+            }
+        }
+        let domains = [
+            "Page",
+            "DOM",
+            "Runtime",
+            "Input",
+            "Target",
+            "Accessibility",
+            "Network",
+            "Browser",
+            "Emulation",
+        ];
+        let needles: Vec<String> = domains.iter().map(|d| format!("\"{d}.")).collect();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        sources(&root.join("src"), &mut files);
+        assert!(files.len() > 10, "{files:?}");
+        let mut found = Vec::new();
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                if needles.iter().any(|needle| line.contains(needle.as_str())) {
+                    found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "DevTools methods named in the engine (move them into crates/browser):\n{}",
+            found.join("\n")
+        );
     }
 }

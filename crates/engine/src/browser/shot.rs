@@ -10,10 +10,10 @@
 
 use std::time::Duration;
 
-use base64::Engine as _;
 use deskpilot_backend::{Frame, PixelFormat};
+use deskpilot_browser::page as cdp_page;
+use deskpilot_browser::script::{self, Metrics};
 use deskpilot_types::{ErrorCode, Rect, WindowInfo};
-use serde_json::{Value, json};
 
 use super::{PageInfo, coded, lock, unavailable};
 use crate::coords::ViewGeometry;
@@ -36,60 +36,38 @@ pub struct PageShot {
     pub on_screen: Option<Rect>,
 }
 
-/// The page's window geometry as the page sees it (CSS pixels) and its pixel ratio.
+/// The page's window geometry as the page sees it (CSS pixels) and its pixel ratio, placed on
+/// the desktop.
 #[derive(Debug, Clone, Copy)]
-struct Geometry {
-    screen_x: f64,
-    screen_y: f64,
-    outer_w: f64,
-    outer_h: f64,
-    inner_w: f64,
-    inner_h: f64,
-    ratio: f64,
-    visible: bool,
-}
+struct Geometry(Metrics);
 
 impl Geometry {
-    fn read(v: &Value) -> Option<Geometry> {
-        let n = |k: &str| v[k].as_f64();
-        Some(Geometry {
-            screen_x: n("sx")?,
-            screen_y: n("sy")?,
-            outer_w: n("ow")?,
-            outer_h: n("oh")?,
-            inner_w: n("iw")?,
-            inner_h: n("ih")?,
-            ratio: n("dpr").filter(|r| *r > 0.0).unwrap_or(1.0),
-            visible: v["vis"] == "visible",
-        })
-    }
-
     /// The window as the page reports it, in physical pixels.
     fn window(&self) -> Rect {
-        let r = self.ratio;
+        let m = &self.0;
+        let r = m.ratio;
         Rect::new(
-            (self.screen_x * r).round() as i32,
-            (self.screen_y * r).round() as i32,
-            (self.outer_w * r).round() as u32,
-            (self.outer_h * r).round() as u32,
+            (m.screen_x * r).round() as i32,
+            (m.screen_y * r).round() as i32,
+            (m.outer_w * r).round() as u32,
+            (m.outer_h * r).round() as u32,
         )
     }
 
     /// The viewport's top-left corner on the desktop, in physical pixels, given the window's
     /// client rectangle.
     fn viewport_origin(&self, client: Rect) -> (i32, i32) {
-        let r = self.ratio;
-        let side = ((self.outer_w - self.inner_w) * r / 2.0).max(0.0);
+        let m = &self.0;
+        let r = m.ratio;
+        let side = ((m.outer_w - m.inner_w) * r / 2.0).max(0.0);
         let below = if cfg!(windows) { side } else { 0.0 };
-        let above = ((self.outer_h - self.inner_h) * r - below).max(0.0);
+        let above = ((m.outer_h - m.inner_h) * r - below).max(0.0);
         (
             client.x + side.round() as i32,
             client.y + above.round() as i32,
         )
     }
 }
-
-const GEOMETRY: &str = "({sx: screenX, sy: screenY, ow: outerWidth, oh: outerHeight, iw: innerWidth, ih: innerHeight, dpr: devicePixelRatio, vis: document.visibilityState})";
 
 fn decode_png(bytes: &[u8]) -> Option<(u32, u32, Vec<u8>)> {
     let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
@@ -149,32 +127,10 @@ impl Session {
             .is_some_and(|b| b.headless);
         let box_css = match &element {
             None => None,
-            Some(t) => {
-                let q = super::visible_quad(&cdp, &session, t, "to show")?;
-                let xs = [q[0], q[2], q[4], q[6]];
-                let ys = [q[1], q[3], q[5], q[7]];
-                let min = |v: [f64; 4]| v.iter().copied().fold(f64::INFINITY, f64::min);
-                let max = |v: [f64; 4]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                Some((min(xs), min(ys), max(xs), max(ys)))
-            }
+            Some(t) => Some(super::visible_quad(&cdp, &session, t, "to show")?.bounds()),
         };
-        let geometry = cdp
-            .call(
-                "Runtime.evaluate",
-                json!({ "expression": GEOMETRY, "returnByValue": true }),
-                Some(&session),
-                super::CALL,
-            )
-            .ok()
-            .and_then(|v| Geometry::read(&v["result"]["value"]));
-        let png = cdp
-            .call(
-                "Page.captureScreenshot",
-                json!({ "format": "png" }),
-                Some(&session),
-                DRAW,
-            )
-            .map_err(|e| match e {
+        let geometry = script::metrics(&cdp, &session).map(Geometry);
+        let png = cdp_page::capture_png(&cdp, &session, DRAW).map_err(|e| match e {
                 deskpilot_browser::Error::Timeout { .. } => coded(
                     ErrorCode::BrowserUnavailable,
                     format!(
@@ -185,13 +141,11 @@ impl Session {
                 ),
                 other => unavailable(other),
             })?;
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(png["data"].as_str().unwrap_or_default())
-            .ok()
+        let bytes = png
             .and_then(|b| decode_png(&b))
             .ok_or_else(|| coded(ErrorCode::BrowserUnavailable, "the browser sent no image"))?;
         let (width, height, rgba) = bytes;
-        let ratio = geometry.map_or(1.0, |g| g.ratio);
+        let ratio = geometry.map_or(1.0, |g| g.0.ratio);
         let area = match box_css {
             None => Rect::new(0, 0, width, height),
             Some((x0, y0, x1, y1)) => {
@@ -225,7 +179,7 @@ impl Session {
         }
         let format = format.unwrap_or(self.config().format);
         let window = match geometry {
-            Some(g) if !headless && g.visible => self.page_window(&g),
+            Some(g) if !headless && g.0.visible => self.page_window(&g),
             _ => None,
         };
         let Some((window, origin)) = window else {
@@ -313,7 +267,7 @@ mod tests {
     fn the_viewport_sits_below_the_toolbar_between_even_sides() {
         // Measured on Xvfb + openbox with Debian's chromium: window 900x600 at (100, 80),
         // inner 892x453; the page's (0, 0) showed at (104, 227).
-        let g = Geometry {
+        let g = Geometry(Metrics {
             screen_x: 100.0,
             screen_y: 80.0,
             outer_w: 900.0,
@@ -322,7 +276,7 @@ mod tests {
             inner_h: 453.0,
             ratio: 1.0,
             visible: true,
-        };
+        });
         assert_eq!(g.window(), Rect::new(100, 80, 900, 600));
         if cfg!(windows) {
             assert_eq!(g.viewport_origin(g.window()), (104, 223));

@@ -6,9 +6,9 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use deskpilot_browser::script;
 
-use super::{CALL, PageInfo};
+use super::PageInfo;
 use crate::{Error, Session};
 
 /// How long the network must stay quiet to count as idle (playwright's `networkidle` too).
@@ -62,35 +62,12 @@ impl Session {
                 p.snapshot_at.unwrap_or(p.attached_at)
             })
             .unwrap_or_else(Instant::now);
-        let script = |expression: &str| {
-            cdp.call(
-                "Runtime.evaluate",
-                json!({ "expression": expression, "returnByValue": true }),
-                Some(&session),
-                CALL,
-            )
-            .ok()
-            .and_then(|v| v["result"]["value"].as_bool())
-                == Some(true)
-        };
-        let loaded = || script("document.readyState === 'complete'");
+        let loaded = || script::loaded(&cdp, &session);
         let started = Instant::now();
         loop {
             let (done, url) = match until {
-                Until::Text(t) => (
-                    script(&format!(
-                        "document.body !== null && document.body.innerText.includes({})",
-                        serde_json::to_string(t).unwrap_or_default()
-                    )),
-                    None,
-                ),
-                Until::Selector(sel) => (
-                    script(&format!(
-                        "document.querySelector({}) !== null",
-                        serde_json::to_string(sel).unwrap_or_default()
-                    )),
-                    None,
-                ),
+                Until::Text(t) => (script::has_text(&cdp, &session, t), None),
+                Until::Selector(sel) => (script::has_selector(&cdp, &session, sel), None),
                 Until::Navigation => {
                     let went = cdp.activity(&session).navigations.into_iter().rfind(|n| {
                         n.at >= since && !n.child && (!n.same_document || n.frame == info.id)

@@ -1,0 +1,1 @@
+function(){ let e = this.nodeType === 1 ? this : this.parentElement; if (!e) return 'another node'; let s = e.tagName.toLowerCase(); if (e.id) s += '#' + e.id; if (typeof e.className === 'string' && e.className.trim()) s += '.' + e.className.trim().split(/\s+/).join('.'); let t = (e.innerText || '').trim().slice(0, 40); return t ? s + ' "' + t + '"' : s; }

@@ -1,0 +1,1 @@
+(selector) => document.querySelector(selector) !== null

@@ -1,0 +1,1 @@
+(text) => document.body !== null && document.body.innerText.includes(text)

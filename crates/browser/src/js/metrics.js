@@ -1,0 +1,1 @@
+({sx: screenX, sy: screenY, ow: outerWidth, oh: outerHeight, iw: innerWidth, ih: innerHeight, dpr: devicePixelRatio, vis: document.visibilityState})

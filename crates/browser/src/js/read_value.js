@@ -1,0 +1,1 @@
+function(){ return 'value' in this ? String(this.value) : (this.innerText || ''); }
