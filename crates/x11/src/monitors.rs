@@ -175,16 +175,14 @@ pub(crate) fn choose(
                 scale: 1.0,
             }],
         )
-    } else if covers(&randr) {
-        (Source::RandR, randr)
-    } else if covers(&xinerama) {
-        (Source::Xinerama, xinerama)
-    } else if covered(&xinerama) > covered(&randr) {
-        (Source::Xinerama, xinerama)
-    } else if randr.is_empty() {
-        (Source::Xinerama, xinerama)
     } else {
-        (Source::RandR, randr)
+        let xinerama_wins = !covers(&randr)
+            && (covers(&xinerama) || covered(&xinerama) > covered(&randr) || randr.is_empty());
+        if xinerama_wins {
+            (Source::Xinerama, xinerama)
+        } else {
+            (Source::RandR, randr)
+        }
     };
     // RandR may flag no monitor as primary; the engine's order still wants one first.
     Monitor::order(&mut chosen);
