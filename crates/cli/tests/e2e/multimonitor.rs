@@ -1,8 +1,10 @@
 //! Two monitors for real: a Xinerama desktop of two heads side by side (Xephyr nested in Xvfb,
 //! [`harness::HEADS`]: 1280x800@0,0 and 1024x768@1280,0, root 2304x800, RandR reporting only
 //! the first head). `status` lists both heads; a monitor screenshot shows its head; clicks land
-//! on either side of the seam and through each head's image mapping; windows move across the
-//! seam; the overlay frames both heads. Regression: the second head was invisible (one
+//! on either side of the seam and through each head's image mapping; an xterm on the second
+//! head takes a click and the typing; windows move across the seam and maximize on their head;
+//! a dialog's accessibility tree on the second head matches its pixels; the overlay frames
+//! both heads. Regression: the second head was invisible (one
 //! 1280x800 monitor, `screenshot {monitor: 1}` refused, a click at x=1500 `POINT_OFF_SCREEN`).
 
 use std::time::{Duration, Instant};
@@ -540,5 +542,80 @@ async fn the_overlay_frames_both_heads_while_an_action_runs() {
     }
     let s = ok(&server.call("status", json!({})).await).clone();
     assert_eq!(s["overlay"]["visible"], true, "{s}");
+    server.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialog_on_the_second_head_has_its_tree_and_a_click_on_its_bounds_answers_it() {
+    let Some(desktop) = harness::two_heads() else {
+        return;
+    };
+    let _guard = one_at_a_time().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let title = "deskpilot question on head two";
+    let mut zenity = harness::launch(
+        desktop,
+        "zenity",
+        &["--question", "--title", title, "--text", "Second head?"],
+    );
+    let w = harness::window_of(&server, zenity.0.id()).await;
+    let r = server
+        .call(
+            "window",
+            json!({ "action": "move", "window_id": w["id"], "x": 1600, "y": 200 }),
+        )
+        .await;
+    assert_eq!(ok(&r)["window"]["monitor"], 1, "{}", text(&r));
+    // The accessibility bus of the nested desktop serves the tree, in the root's coordinates.
+    let yes = wait_for(
+        Duration::from_secs(20),
+        "zenity's Yes button on the second head",
+        || async {
+            let r = server
+                .call(
+                    "get_window_state",
+                    json!({ "title_match": title, "include_screenshot": false }),
+                )
+                .await;
+            let s = ok(&r).clone();
+            s["elements"]
+                .as_array()?
+                .iter()
+                .find(|e| {
+                    e["role"] == "Button"
+                        && e["name"] == "Yes"
+                        && e["bounds"]["x"]
+                            .as_i64()
+                            .is_some_and(|x| x >= i64::from(SEAM))
+                })
+                .cloned()
+        },
+    )
+    .await;
+    let b = &yes["bounds"];
+    let (x, y) = (
+        int(&b["x"]) + int(&b["width"]) / 2,
+        int(&b["y"]) + int(&b["height"]) / 2,
+    );
+    // A pixel click on the button's bounds: the input route, not the accessibility action.
+    let r = server
+        .call(
+            "click",
+            json!({ "x": x, "y": y, "coordinates": "physical" }),
+        )
+        .await;
+    assert_eq!(ok(&r)["route"], "input", "{}", text(&r));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = zenity.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "zenity did not answer the click at ({x}, {y})"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(status.code(), Some(0), "Yes answers 0");
     server.finish().await;
 }
