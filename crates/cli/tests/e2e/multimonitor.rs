@@ -242,6 +242,23 @@ async fn clicks_land_on_either_side_of_the_seam_and_through_each_heads_image() {
             "the click at x={x}: {got:?}"
         );
     }
+    // A drag across the seam: pressed on the first head, released on the second.
+    let (from, to) = (SEAM - 60, SEAM + 70);
+    let r = server
+        .call(
+            "drag",
+            json!({ "from_x": from, "from_y": sy + 50, "to_x": to, "to_y": sy + 150, "coordinates": "physical" }),
+        )
+        .await;
+    ok(&r);
+    let got = presses(&s, 2).await;
+    assert_eq!(
+        got.iter()
+            .map(|p| (p.button, p.down, i32::from(p.x), i32::from(p.y)))
+            .collect::<Vec<_>>(),
+        [(1, true, from - sx, 50), (1, false, to - sx, 150)],
+        "{got:?}"
+    );
     drop(s);
 
     // Read off each head's screenshot: the image point maps to the head's physical point.
