@@ -559,6 +559,26 @@ async fn the_overlay_frames_both_heads_while_an_action_runs() {
     }
     let s = ok(&server.call("status", json!({})).await).clone();
     assert_eq!(s["overlay"]["visible"], true, "{s}");
+
+    // The pointer mark follows the pointer onto the second head and back (its ring, radius 19).
+    for (x, y) in [(SEAM + 400, 400), (640, 300)] {
+        ok(&server
+            .call(
+                "move_cursor",
+                json!({ "x": x, "y": y, "coordinates": "physical" }),
+            )
+            .await);
+        wait_for(
+            Duration::from_secs(10),
+            &format!("the pointer mark's ring around ({x}, {y})"),
+            || async {
+                let shot = region(&server, x - 50, y - 50, 100, 100).await;
+                (rgb_at(&shot, 50 + 19, 50) == FRAME && rgb_at(&shot, 50 - 19, 50) == FRAME)
+                    .then_some(())
+            },
+        )
+        .await;
+    }
     server.finish().await;
 }
 
