@@ -1,4 +1,5 @@
-//! Synthetic pointer input through XTEST.
+//! Synthetic pointer input through XTEST (and a pointer warp where XTEST motion cannot cross
+//! from one Xinerama head to the next).
 //!
 //! Every method but a button press ends with a round trip (`GetInputFocus`), so when it
 //! returns the server has processed the event and a pointer query reads the new state. A
@@ -66,8 +67,17 @@ impl Pointer for X11Desktop {
                 reason: format!("({}, {}) is beyond X11's 16-bit range", p.x, p.y),
             });
         };
-        // Detail 0: absolute coordinates on the root window.
+        // Detail 0: absolute coordinates on the root window. The pointer query is the round
+        // trip that proves the server processed it.
         self.fake(MOTION_NOTIFY_EVENT, 0, x, y)?;
+        if self.position()? == p {
+            return Ok(());
+        }
+        // XTEST motion does not cross heads on every server: on Xephyr's Xinerama the pointer
+        // stays on its screen (sent to x 1280, it rests at 1279). A warp crosses them.
+        self.conn
+            .warp_pointer(x11rb::NONE, self.root, 0, 0, 0, 0, x, y)
+            .map_err(x11_err("WarpPointer"))?;
         self.sync()
     }
 

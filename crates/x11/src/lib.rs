@@ -31,4 +31,4 @@ pub mod windows;
 mod wm;
 
 pub use desktop::X11Desktop;
-pub use virtual_display::{VirtualDisplay, VirtualDisplayOptions};
+pub use virtual_display::{Heads, VirtualDisplay, VirtualDisplayOptions};

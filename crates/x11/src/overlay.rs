@@ -3,8 +3,9 @@
 //! The engine side is `deskpilot_backend::ProcessOverlay`, which starts this process and reads
 //! its protocol lines.
 //!
-//! One override-redirect window over the whole root, shaped with SHAPE to a frame around the
-//! screen plus a label at the top centre (no compositor needed, unlike ARGB translucency), with
+//! One override-redirect window over the whole root, shaped with SHAPE to a frame inside each
+//! monitor (the heads `crate::monitors` reads, as the engine does) plus a label at the top
+//! centre of the primary one (no compositor needed, unlike ARGB translucency), with
 //! an empty SHAPE input region so every click passes through to what is beneath. It never takes
 //! focus. Esc is *observed* through XInput2 raw key events on the root for all master devices —
 //! nothing is grabbed, so the focused app still gets its Esc. When the X connection breaks, the
@@ -15,9 +16,11 @@
 //! an empty input region. It follows the pointer on XInput2 raw motion events. The system
 //! cursor is never touched, so nothing has to be restored however this process ends.
 
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use deskpilot_types::Rect;
 use x11rb::connection::Connection;
 use x11rb::protocol::Event;
 use x11rb::protocol::shape::{self, SK, SO};
@@ -105,6 +108,8 @@ struct Painter {
     conn: RustConnection,
     root: u32,
     screen: (u16, u16),
+    /// Monitor-name atoms seen so far (see `crate::monitors::read`).
+    monitor_names: Mutex<HashMap<u32, String>>,
     window: u32,
     /// The pointer mark's window.
     mark: u32,
@@ -270,6 +275,7 @@ impl Painter {
             conn,
             root,
             screen: size,
+            monitor_names: Mutex::default(),
             window,
             mark,
             gc,
@@ -312,42 +318,16 @@ impl Painter {
         };
         let pad = 8u16;
         let lh = (self.font_ascent + self.font_descent).max(1) as u16 + 2 * 4;
-        let lw = (width + 2 * pad).min(sw);
-        let lx = ((sw - lw) / 2) as i16;
-        let ly = BORDER as i16;
-        let mut rects = vec![
-            xproto::Rectangle {
-                x: 0,
-                y: 0,
-                width: sw,
-                height: BORDER,
-            },
-            xproto::Rectangle {
-                x: 0,
-                y: (sh - BORDER) as i16,
-                width: sw,
-                height: BORDER,
-            },
-            xproto::Rectangle {
-                x: 0,
-                y: 0,
-                width: BORDER,
-                height: sh,
-            },
-            xproto::Rectangle {
-                x: (sw - BORDER) as i16,
-                y: 0,
-                width: BORDER,
-                height: sh,
-            },
-        ];
-        if !label.is_empty() {
-            rects.push(xproto::Rectangle {
-                x: lx,
-                y: ly,
-                width: lw,
-                height: lh,
-            });
+        // A frame inside every head, so a human sees it on each monitor (a frame around the
+        // root leaves parts of a smaller head's edges in the dead area beside it).
+        let heads: Vec<Rect> = crate::monitors::read(conn, self.root, &self.monitor_names)
+            .map(|monitors| monitors.into_iter().map(|m| m.rect).collect())
+            .unwrap_or_default();
+        let label_size = (!label.is_empty()).then_some((width + 2 * pad, lh));
+        let (mut rects, label_rect) = frame_shape(&heads, (sw, sh), label_size);
+        let (lx, ly, lw, lh) = label_rect.map_or((0, 0, 0, 0), |r| (r.x, r.y, r.width, r.height));
+        if let Some(r) = label_rect {
+            rects.push(r);
         }
         shape::rectangles(
             conn,
@@ -549,6 +529,66 @@ impl Painter {
 
 /// The pointer mark's shape in its window (the pointer at the centre): a ring, and for
 /// `agent` an arrow whose tip is the pointer, one rectangle per row.
+/// The frame's shape in the overlay window (which spans the root, `screen` = its size): a
+/// `BORDER`-wide frame just inside each head (the whole window when `heads` is empty), and the
+/// label box (`label` = its size) at the top centre of the first head, the primary one. Heads
+/// are clipped to the window.
+fn frame_shape(
+    heads: &[Rect],
+    screen: (u16, u16),
+    label: Option<(u16, u16)>,
+) -> (Vec<xproto::Rectangle>, Option<xproto::Rectangle>) {
+    let window = Rect::new(0, 0, u32::from(screen.0), u32::from(screen.1));
+    let mut clipped: Vec<Rect> = heads.iter().filter_map(|h| h.intersect(&window)).collect();
+    if clipped.is_empty() {
+        clipped.push(window);
+    }
+    let mut rects = Vec::with_capacity(clipped.len() * 4);
+    for h in &clipped {
+        let (x, y) = (h.x as i16, h.y as i16);
+        let (w, ht) = (h.width as u16, h.height as u16);
+        let b = BORDER.min(w).min(ht);
+        rects.extend([
+            xproto::Rectangle {
+                x,
+                y,
+                width: w,
+                height: b,
+            },
+            xproto::Rectangle {
+                x,
+                y: y + (ht - b) as i16,
+                width: w,
+                height: b,
+            },
+            xproto::Rectangle {
+                x,
+                y,
+                width: b,
+                height: ht,
+            },
+            xproto::Rectangle {
+                x: x + (w - b) as i16,
+                y,
+                width: b,
+                height: ht,
+            },
+        ]);
+    }
+    let label = label.map(|(lw, lh)| {
+        let head = clipped[0];
+        let (hx, hw) = (head.x as i16, head.width as u16);
+        let lw = lw.min(hw);
+        xproto::Rectangle {
+            x: hx + ((hw - lw) / 2) as i16,
+            y: head.y as i16 + BORDER as i16,
+            width: lw,
+            height: lh,
+        }
+    });
+    (rects, label)
+}
+
 fn mark_shape(arrow: bool) -> Vec<xproto::Rectangle> {
     let c = i32::from(MARK / 2);
     let mut rects = Vec::new();
@@ -608,4 +648,50 @@ fn escape_keycodes(conn: &RustConnection) -> XResult<Vec<u8>> {
         .filter(|(_, syms)| syms.contains(&XK_ESCAPE))
         .map(|(i, _)| min + i as u8)
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rectangles as tuples (x11rb's `Rectangle` has no `PartialEq` without its extra traits).
+    fn t(rects: &[xproto::Rectangle]) -> Vec<(i16, i16, u16, u16)> {
+        rects
+            .iter()
+            .map(|r| (r.x, r.y, r.width, r.height))
+            .collect()
+    }
+
+    /// A frame around the root of a 2304x800 two-head desktop left the second head's bottom
+    /// edge (y 768) bare: the root's bottom border ran through the dead area below it.
+    #[test]
+    fn every_head_gets_its_own_frame_and_the_label_sits_on_the_primary() {
+        let heads = [Rect::new(0, 0, 1280, 800), Rect::new(1280, 0, 1024, 768)];
+        let (rects, label) = frame_shape(&heads, (2304, 800), Some((200, 24)));
+        assert_eq!(
+            t(&rects),
+            vec![
+                (0, 0, 1280, 5),
+                (0, 795, 1280, 5),
+                (0, 0, 5, 800),
+                (1275, 0, 5, 800),
+                (1280, 0, 1024, 5),
+                (1280, 763, 1024, 5),
+                (1280, 0, 5, 768),
+                (2299, 0, 5, 768),
+            ]
+        );
+        assert_eq!(t(label.as_slice()), [(540, 5, 200, 24)]);
+    }
+
+    #[test]
+    fn no_heads_frame_the_window_and_heads_are_clipped_to_it() {
+        let (rects, label) = frame_shape(&[], (640, 480), None);
+        assert_eq!(t(&rects)[1], (0, 475, 640, 5));
+        assert!(label.is_none());
+        let (rects, label) =
+            frame_shape(&[Rect::new(600, 0, 400, 480)], (640, 480), Some((90, 20)));
+        assert_eq!(t(&rects)[3], (635, 0, 5, 480));
+        assert_eq!(t(label.as_slice()), [(600, 5, 40, 20)]);
+    }
 }

@@ -1,10 +1,13 @@
-//! A complete headless desktop: Xvfb + D-Bus session + AT-SPI bus + openbox.
+//! A complete headless desktop: Xvfb (or Xephyr's Xinerama heads nested in one) + D-Bus
+//! session + AT-SPI bus + openbox.
 //!
 //! This is the one owner of desktop bring-up. `deskpilot serve --virtual-display`,
 //! `deskpilot desktop -- <command>` and the end-to-end tests all call [`VirtualDisplay::start`].
 //!
 //! Order (each step polls for its condition with a deadline, never sleeps and hopes):
-//! Xvfb answers on a free display → `dbus-daemon --session` prints its address →
+//! Xvfb answers on a free display (for [`Heads::Xinerama`]: that Xvfb is only the host, and
+//! Xephyr answers on the next free display with Xinerama reporting every head; everything
+//! below runs on Xephyr's display) → `dbus-daemon --session` prints its address →
 //! `at-spi-bus-launcher --launch-immediately` owns `org.a11y.Bus` → `IsEnabled` is set and
 //! the bus address is written to the root property `AT_SPI_BUS` (Qt apps only join the tree
 //! when it is there) → openbox sets `_NET_SUPPORTING_WM_CHECK`.
@@ -38,6 +41,23 @@ pub struct VirtualDisplayOptions {
     pub window_manager: bool,
     /// How long each step may take.
     pub step_timeout: Duration,
+    /// One screen, or several side by side as Xinerama heads.
+    pub heads: Heads,
+}
+
+/// The screens of a virtual desktop.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Heads {
+    /// One Xvfb screen of the options' `width`×`height`.
+    #[default]
+    One,
+    /// One head per `(width, height)`, left to right from (0, 0), top edges aligned: Xephyr
+    /// with `+xinerama` and one `-screen` per head, nested in an Xvfb that holds its windows.
+    /// (Xvfb's own `+xinerama` stacks every head at (0, 0), and `xrandr --setmonitor` fails on
+    /// it, so a real side-by-side layout needs the nested server.) The root spans all heads;
+    /// RandR there reports only the first. `width` and `height` are not used.
+    Xinerama(Vec<(u32, u32)>),
 }
 
 impl Default for VirtualDisplayOptions {
@@ -48,6 +68,7 @@ impl Default for VirtualDisplayOptions {
             accessibility: true,
             window_manager: true,
             step_timeout: Duration::from_secs(15),
+            heads: Heads::One,
         }
     }
 }
@@ -288,8 +309,129 @@ fn exited(parts: &mut Parts, index: usize) -> bool {
     matches!(parts.children[index].1.try_wait(), Ok(Some(_)))
 }
 
+/// One X server to start: which program, from which display number up, with which arguments
+/// (after the display name), and the host display it opens its windows on (Xephyr).
+struct XServer<'a> {
+    step: &'static str,
+    program: &'a Path,
+    first: u32,
+    args: &'a [String],
+    host: Option<&'a str>,
+}
+
+/// Starts `server` on the first free display from `server.first` and returns the display name
+/// once it answers. A display number another desktop won a moment earlier is skipped: only a
+/// lock file naming our server proves the display is ours.
+fn start_server(
+    parts: &mut Parts,
+    logs: &Path,
+    timeout: Duration,
+    server: XServer<'_>,
+) -> Result<String, StartError> {
+    for n in server.first..server.first.max(90) + 40 {
+        if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+            || Path::new(&format!("/tmp/.X{n}-lock")).exists()
+        {
+            continue;
+        }
+        let name = format!(":{n}");
+        let log = logs.join(format!(
+            "{}-{n}.log",
+            server
+                .program
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+        ));
+        let mut cmd = Command::new(server.program);
+        cmd.arg(&name).args(server.args).args([
+            "-nolisten",
+            "tcp",
+            "-noreset",
+            "+extension",
+            "RANDR",
+            "+extension",
+            "MIT-SHM",
+            "+extension",
+            "XTEST",
+        ]);
+        match server.host {
+            Some(host) => cmd.env("DISPLAY", host),
+            None => cmd.env_remove("DISPLAY"),
+        };
+        let index = spawn(parts, server.step, &mut cmd, &log, Stdio::null())?;
+        let pid = parts.children[index].1.id();
+        let up = poll(timeout, || {
+            if exited(parts, index) {
+                return Some(false);
+            }
+            let owner = std::fs::read_to_string(format!("/tmp/.X{n}-lock")).ok()?;
+            if owner.trim().parse::<u32>().ok()? != pid {
+                return None;
+            }
+            RustConnection::connect(Some(&name)).ok().map(|_| true)
+        });
+        match up {
+            Some(true) => return Ok(name),
+            Some(false) => {
+                // Lost a race for this display number: try the next one.
+                tracing::debug!(step = server.step, display = %name, log = %tail(&log), "the X server exited early");
+                parts.children.pop();
+            }
+            None => {
+                return Err(StartError::Step {
+                    step: server.step,
+                    message: format!("display {name} did not answer within {timeout:?}"),
+                    log: tail(&log),
+                });
+            }
+        }
+    }
+    Err(StartError::Step {
+        step: server.step,
+        message: format!(
+            "no free display between :{} and :{}",
+            server.first,
+            server.first.max(90) + 39
+        ),
+        log: String::new(),
+    })
+}
+
+/// Polls until Xinerama on `display` is active with `count` heads: a Xephyr that answers is not
+/// yet proof of the layout (built without the extension, it ignores `+xinerama`).
+fn wait_for_heads(display: &str, count: usize, timeout: Duration) -> Result<(), StartError> {
+    use x11rb::protocol::xinerama::ConnectionExt as _;
+    let fail = |message: String| StartError::Step {
+        step: "Xephyr",
+        message,
+        log: String::new(),
+    };
+    let (conn, _) = RustConnection::connect(Some(display)).map_err(|e| fail(e.to_string()))?;
+    let seen = poll(timeout, || {
+        let active = conn.xinerama_is_active().ok()?.reply().ok()?.state != 0;
+        let heads = conn.xinerama_query_screens().ok()?.reply().ok()?;
+        (active && heads.screen_info.len() == count).then_some(())
+    });
+    seen.ok_or_else(|| {
+        fail(format!(
+            "Xinerama on {display} did not report {count} heads within {timeout:?}"
+        ))
+    })
+}
+
 fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, StartError> {
     let xvfb = require("Xvfb", "xvfb")?;
+    if let Heads::Xinerama(heads) = &o.heads {
+        require("Xephyr", "xserver-xephyr")?;
+        if heads.is_empty() || heads.iter().any(|&(w, h)| w == 0 || h == 0) {
+            return Err(StartError::Step {
+                step: "Xephyr",
+                message: format!("heads must be non-empty sizes, got {heads:?}"),
+                log: String::new(),
+            });
+        }
+    }
     let dbus = require("dbus-daemon", "dbus")?;
     let openbox = if o.window_manager {
         Some(require("openbox", "openbox")?)
@@ -329,74 +471,71 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
     parts.scratch = Some(scratch.clone());
     let logs = scratch.join("logs");
 
-    // 1. Xvfb on the first free display from :90.
-    let mut display = None;
-    for n in 90..130u32 {
-        if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
-            || Path::new(&format!("/tmp/.X{n}-lock")).exists()
-        {
-            continue;
-        }
-        let name = format!(":{n}");
-        let log = logs.join(format!("xvfb-{n}.log"));
-        let index = spawn(
+    // 1. The X server: Xvfb on the first free display from :90, or Xephyr with one screen per
+    // head on the next free display, nested in an Xvfb that holds its windows.
+    let display = match &o.heads {
+        Heads::One => start_server(
             parts,
-            "Xvfb",
-            Command::new(&xvfb).args([
-                name.as_str(),
-                "-screen",
-                "0",
-                &format!("{}x{}x24", o.width, o.height),
-                "-nolisten",
-                "tcp",
-                "-noreset",
-                "+extension",
-                "RANDR",
-                "+extension",
-                "MIT-SHM",
-                "+extension",
-                "XTEST",
-            ]),
-            &log,
-            Stdio::null(),
-        )?;
-        let pid = parts.children[index].1.id();
-        let up = poll(o.step_timeout, || {
-            if exited(parts, index) {
-                return Some(false);
+            &logs,
+            o.step_timeout,
+            XServer {
+                step: "Xvfb",
+                program: &xvfb,
+                first: 90,
+                args: &[
+                    "-screen".into(),
+                    "0".into(),
+                    format!("{}x{}x24", o.width, o.height),
+                ],
+                host: None,
+            },
+        )?,
+        Heads::Xinerama(heads) => {
+            let xephyr = require("Xephyr", "xserver-xephyr")?;
+            // Xephyr opens one host window per screen; the host only has to hold the largest.
+            let host_w = heads.iter().map(|h| h.0).max().unwrap_or(o.width).max(1);
+            let host_h = heads.iter().map(|h| h.1).max().unwrap_or(o.height).max(1);
+            let host = start_server(
+                parts,
+                &logs,
+                o.step_timeout,
+                XServer {
+                    step: "Xvfb (Xephyr's host)",
+                    program: &xvfb,
+                    first: 90,
+                    args: &[
+                        "-screen".into(),
+                        "0".into(),
+                        format!("{host_w}x{host_h}x24"),
+                    ],
+                    host: None,
+                },
+            )?;
+            let first = host
+                .trim_start_matches(':')
+                .parse::<u32>()
+                .map_or(91, |n| n + 1);
+            let mut args = vec!["+xinerama".to_string()];
+            for (w, h) in heads {
+                args.push("-screen".into());
+                args.push(format!("{w}x{h}"));
             }
-            // Another desktop may have won this display number a moment earlier: only a
-            // lock file naming our Xvfb proves the display is ours.
-            let owner = std::fs::read_to_string(format!("/tmp/.X{n}-lock")).ok()?;
-            if owner.trim().parse::<u32>().ok()? != pid {
-                return None;
-            }
-            RustConnection::connect(Some(&name)).ok().map(|_| true)
-        });
-        match up {
-            Some(true) => {
-                display = Some(name);
-                break;
-            }
-            Some(false) => {
-                // Lost a race for this display number: try the next one.
-                tracing::debug!(display = %name, log = %tail(&log), "Xvfb exited early");
-                parts.children.pop();
-            }
-            None => {
-                return Err(StartError::Step {
-                    step: "Xvfb",
-                    message: format!("display {name} did not answer within {:?}", o.step_timeout),
-                    log: tail(&log),
-                });
-            }
+            let display = start_server(
+                parts,
+                &logs,
+                o.step_timeout,
+                XServer {
+                    step: "Xephyr",
+                    program: &xephyr,
+                    first,
+                    args: &args,
+                    host: Some(&host),
+                },
+            )?;
+            wait_for_heads(&display, heads.len(), o.step_timeout)?;
+            display
         }
-    }
-    let display = display.ok_or_else(|| StartError::Step {
-        step: "Xvfb",
-        message: "no free display between :90 and :129".to_string(),
-        log: String::new(),
-    })?;
+    };
 
     let mut env: Vec<(String, String)> = vec![
         ("DISPLAY".into(), display.clone()),

@@ -44,6 +44,36 @@ pub fn private_desktop() -> Option<VirtualDisplay> {
     )
 }
 
+/// The heads of [`two_heads`]'s desktop, left to right.
+pub const HEADS: [(u32, u32); 2] = [(1280, 800), (1024, 768)];
+
+/// A shared two-head Xinerama desktop (Xephyr nested in Xvfb, [`HEADS`] side by side: root
+/// 2304x800, RandR reporting only the first head), or `None` (with a printed SKIP) when it
+/// cannot start here. Under `CI=true` a desktop that cannot start fails the test.
+pub fn two_heads() -> Option<&'static VirtualDisplay> {
+    static DESKTOP: OnceLock<Option<VirtualDisplay>> = OnceLock::new();
+    DESKTOP
+        .get_or_init(|| {
+            let options = VirtualDisplayOptions {
+                heads: deskpilot_x11::Heads::Xinerama(HEADS.to_vec()),
+                // Two X servers start before the rest: give the loaded machine time.
+                step_timeout: Duration::from_secs(30),
+                ..Default::default()
+            };
+            match VirtualDisplay::start(options) {
+                Ok(vd) => Some(vd),
+                Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+                    panic!("CI=true and the two-head desktop did not start: {e}")
+                }
+                Err(e) => {
+                    skip(&format!("no two-head desktop ({e})"));
+                    None
+                }
+            }
+        })
+        .as_ref()
+}
+
 #[allow(clippy::print_stderr)]
 fn skip(why: &str) {
     eprintln!("SKIP desktop end-to-end tests: {why}");

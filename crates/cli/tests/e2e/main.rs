@@ -19,6 +19,7 @@ mod guard;
 mod harness;
 mod keyboard;
 mod manage;
+mod multimonitor;
 mod ocr;
 mod paint;
 mod pointer;
