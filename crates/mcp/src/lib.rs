@@ -12,6 +12,7 @@
 mod kit;
 mod profiles;
 
+pub use kit::schema::wire_line as tools_list_line;
 pub use kit::{Parameters, ToolFilter, Wording};
 pub use profiles::deskpilot::{DeskpilotServer, tools_list as deskpilot_tools_list};
 pub use profiles::dsh::DshServer;

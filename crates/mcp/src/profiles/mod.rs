@@ -180,6 +180,19 @@ mod tests {
         }
     }
 
+    /// The `deskpilot` profile's `tools/list` answer, as the one JSON-RPC line a client reads
+    /// (the benchmark reports the same figure), stays within 30 000 bytes: clients that budget
+    /// their tool lists cut or refuse longer ones. Tools still to come need room below it.
+    #[test]
+    fn the_deskpilot_tools_list_line_fits_in_30000_bytes() {
+        let line = crate::kit::schema::wire_line(deskpilot::tools_list());
+        assert!(
+            line.len() <= 30_000,
+            "tools/list of deskpilot is {} bytes on the wire; tighten wording or schemas (never drop a parameter)",
+            line.len()
+        );
+    }
+
     #[test]
     fn an_unknown_profile_lists_the_ones_that_exist() {
         let err = profile("dhs").unwrap_err().to_string();

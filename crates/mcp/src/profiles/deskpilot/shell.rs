@@ -48,12 +48,12 @@ fn two() -> u32 {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecArgs {
-    /// The command (bash on Linux, PowerShell on Windows); multi-line is fine.
+    /// bash on Linux, PowerShell on Windows; multi-line is fine.
     pub command: String,
-    /// ms before the command is killed (default 30000, max 600000).
+    /// Kill it after ms (default 30000, max 600000).
     #[serde(default = "default_timeout", alias = "timeout")]
     pub timeout_ms: u64,
-    /// Session (default main): its own shell, directory, variables.
+    /// Session (default main), each its own shell.
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -91,7 +91,7 @@ pub struct EnvGetArgs {
 pub struct EnvSetArgs {
     /// Name (letters, digits, _).
     pub name: String,
-    /// The value, exactly (any Unicode, newlines included).
+    /// The exact value (any Unicode, newlines too).
     pub value: String,
     /// Session (default main).
     #[serde(default = "main_session")]
@@ -118,7 +118,7 @@ pub struct ExpectArg {
     /// [path, text]: the file contains the text.
     #[serde(default)]
     pub file_contains: Option<(String, String)>,
-    /// The session's working directory afterwards.
+    /// The session's directory afterwards.
     #[serde(default)]
     pub cwd: Option<String>,
 }
@@ -126,14 +126,14 @@ pub struct ExpectArg {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifiedArgs {
-    /// The command, in the session's shell language.
+    /// In the session's shell language.
     pub command: String,
     /// What must hold afterwards (at least one key).
     pub expect: ExpectArg,
     /// Extra attempts when a retry can help (default 2, max 5).
     #[serde(default = "two")]
     pub retries: u32,
-    /// Milliseconds per attempt (default 30000, at most 600000).
+    /// ms per attempt (default 30000, max 600000).
     #[serde(default = "default_timeout", alias = "timeout")]
     pub timeout_ms: u64,
     /// Session (default main).
@@ -144,12 +144,12 @@ pub struct VerifiedArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DiagnoseArgs {
-    /// The error text (a message, an error code line, stderr).
+    /// The error text (message, code line, stderr).
     pub error: String,
-    /// Output around the error, if any.
+    /// Output around it.
     #[serde(default)]
     pub output: String,
-    /// The failed command, if any.
+    /// The failed command.
     #[serde(default)]
     pub command: String,
 }
@@ -331,8 +331,9 @@ impl DeskpilotServer {
 
 #[tool_router(router = shell_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Run a command in a persistent shell session: cd, variables and venvs stay. Returns the exit code, stdout and
-    /// stderr apart (huge output cut to head + tail), the directory, and a diagnosis on failure. Stdin is empty.
+    /// Run a command in a persistent shell session (cd, variables, venvs stay; stdin empty): exit
+    /// code, stdout and stderr apart (huge output cut to head + tail), directory, and a diagnosis
+    /// on failure.
     #[tool(
         name = "shell_exec",
         annotations(
@@ -362,7 +363,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Change a session's working directory (later commands run there).
+    /// Change a session's working directory for later commands.
     #[tool(
         name = "shell_cd",
         annotations(
@@ -394,7 +395,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// A session's current working directory (and the sessions that exist).
+    /// A session's working directory, and the sessions there are.
     #[tool(
         name = "shell_cwd",
         annotations(
@@ -450,7 +451,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Read an environment variable as the session's shell sees it (null when unset).
+    /// Read a variable as the session's shell sees it (null when unset).
     #[tool(
         name = "shell_env_get",
         annotations(
@@ -488,7 +489,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Set and export a variable in a session; it survives a restart after a timeout.
+    /// Set and export a variable in a session (kept across a restart after a timeout).
     #[tool(
         name = "shell_env_set",
         annotations(
@@ -522,7 +523,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Restart a session's shell from scratch (start directory, no variables).
+    /// Restart a session's shell (start directory, no variables).
     #[tool(
         name = "shell_reset",
         annotations(
@@ -557,8 +558,8 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Run a command, then check expect through the filesystem; on failure the diagnosis decides: stop, create a
-    /// missing parent directory and rerun, or retry.
+    /// Run a command, then check expect on the filesystem; on failure the diagnosis says stop,
+    /// retry, or create a missing parent directory and rerun.
     #[tool(
         name = "shell_exec_verified",
         annotations(
