@@ -1,18 +1,47 @@
 //! `app_skill` (seed 004's actions list, get, save, append, remove), shared by every profile
 //! that offers it: reads come straight from the library; writes are mutating actions through
-//! the engine's pipeline.
+//! the engine's pipeline. Declared once, on every profile's [`Server`]; a profile mounts it
+//! with [`tool`] and its own description.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use deskpilot_engine::{Check, Error, Session, VerifyTarget, WindowRef};
 use deskpilot_skills::Skill;
+use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::report::{self, Body};
-use super::{Wording, render};
+use super::server::{Profile, Server, describe};
+use super::{Parameters, Wording, render};
+
+/// `app_skill` for profile `P`'s server, described as `description`.
+pub(crate) fn tool<P: Profile>(description: &'static str) -> ToolRouter<Server<P>> {
+    let mut router = Server::<P>::skill_router();
+    describe(&mut router, "app_skill", description);
+    router
+}
+
+#[tool_router(router = skill_router, vis = "pub(crate)")]
+impl<P: Profile> Server<P> {
+    /// Per-app recipes: list, get, save, append, remove.
+    #[tool(
+        name = "app_skill",
+        annotations(
+            title = "App skills",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn app_skill(&self, Parameters(a): Parameters<AppSkillArgs>) -> CallToolResult {
+        app_skill(self.session(), P::wording(), self.request_timeout(), a).await
+    }
+}
 
 /// Seed 004's five `app_skill` actions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]

@@ -11,7 +11,8 @@ use deskpilot_engine::Engine;
 use rmcp::RoleServer;
 use rmcp::service::{DynService, ServiceExt};
 
-use crate::{ServerIdentity, ToolFilter};
+use crate::ToolFilter;
+use crate::kit::server::ServerIdentity;
 
 /// A server for one connection, ready to be served over a transport.
 pub struct Surface {
@@ -191,6 +192,47 @@ mod tests {
             "tools/list of deskpilot is {} bytes on the wire; tighten wording or schemas (never drop a parameter)",
             line.len()
         );
+    }
+
+    /// A profile is built from the kit alone: no file of one profile names another profile
+    /// (what two profiles share belongs in the kit).
+    #[test]
+    fn no_profile_imports_another() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/profiles");
+        let modules = ["deskpilot", "dsh", "ui_context"];
+        let mut files = Vec::new();
+        for m in modules {
+            let dir = root.join(m);
+            if dir.is_dir() {
+                for f in std::fs::read_dir(&dir).unwrap() {
+                    let f = f.unwrap().path();
+                    if f.extension().is_some_and(|e| e == "rs") {
+                        files.push((m, f));
+                    }
+                }
+            } else {
+                files.push((m, root.join(format!("{m}.rs"))));
+            }
+        }
+        assert!(files.len() > modules.len());
+        for (own, file) in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for line in text.lines() {
+                let line = line.trim();
+                assert!(
+                    !line.contains("crate::profiles::"),
+                    "{}: {line}",
+                    file.display()
+                );
+                for other in modules.iter().filter(|m| **m != own) {
+                    assert!(
+                        !line.contains(&format!("super::{other}")),
+                        "{} uses profile {other}: {line}",
+                        file.display()
+                    );
+                }
+            }
+        }
     }
 
     #[test]
