@@ -59,7 +59,7 @@ pub static PROFILES: &[Profile] = &[
     },
     Profile {
         name: "dsh",
-        summary: "seed 004's dsh-computer-use surface: computer, app_window, ui_element, clipboard, app_skill",
+        summary: "drop-in for dsh-computer-use: computer, app_window, ui_element, clipboard, app_skill",
         build: |engine, identity, filter| {
             let server = dsh::DshServer::new(engine, identity, filter);
             Surface {
@@ -71,7 +71,7 @@ pub static PROFILES: &[Profile] = &[
     },
     Profile {
         name: "ui-context",
-        summary: "seed 000's UI context tools: ui_context_pick, ui_context_current, ui_context_clear",
+        summary: "drop-in for the UI Context Protocol (Little Mouse Pointer): ui_context_pick, ui_context_current, ui_context_clear",
         build: |engine, identity, filter| {
             let server = ui_context::UiContextServer::new(engine, identity, filter);
             Surface {
@@ -240,5 +240,9 @@ mod tests {
         let err = profile("dhs").unwrap_err().to_string();
         assert!(err.contains("no profile \"dhs\""), "{err}");
         assert!(err.contains("deskpilot"), "{err}");
+        // A user knows the systems by name, not by where a specification came from.
+        assert!(!err.to_lowercase().contains("seed"), "{err}");
+        assert!(err.contains("dsh-computer-use"), "{err}");
+        assert!(err.contains("UI Context Protocol"), "{err}");
     }
 }
