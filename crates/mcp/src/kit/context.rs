@@ -115,7 +115,7 @@ fn picker(session: &Session) -> Result<Arc<Picker>, Error> {
     };
     let port = port_from_env().map_err(unavailable)?;
     let own = Arc::new(Session::new(session.engine().clone()));
-    let p = Picker::start(own, port, default_root()).map_err(unavailable)?;
+    let p = Picker::start(own, port, default_root(), super::pick::render).map_err(unavailable)?;
     *slot = Some(p.clone());
     Ok(p)
 }

@@ -16,6 +16,7 @@ pub(crate) mod clipboard;
 pub(crate) mod context;
 pub(crate) mod filter;
 pub use filter::ToolFilter;
+pub(crate) mod pick;
 pub(crate) mod progress;
 pub(crate) mod render;
 pub(crate) mod report;
