@@ -22,7 +22,7 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::server::{Profile, Server, describe};
+use super::server::{ProfileSpec, Server, describe};
 use super::{Parameters, Wording, render};
 
 /// How a profile describes the three tools.
@@ -34,7 +34,7 @@ pub(crate) struct ContextWording {
 }
 
 /// The three tools for profile `P`'s server, described in `w`'s words.
-pub(crate) fn tools<P: Profile>(w: &ContextWording) -> ToolRouter<Server<P>> {
+pub(crate) fn tools<P: ProfileSpec>(w: &ContextWording) -> ToolRouter<Server<P>> {
     let mut router = Server::<P>::context_router();
     describe(&mut router, "ui_context_pick", w.pick);
     describe(&mut router, "ui_context_current", w.current);
@@ -43,7 +43,7 @@ pub(crate) fn tools<P: Profile>(w: &ContextWording) -> ToolRouter<Server<P>> {
 }
 
 #[tool_router(router = context_router, vis = "pub(crate)")]
-impl<P: Profile> Server<P> {
+impl<P: ProfileSpec> Server<P> {
     /// The user picks a window, control or region and approves it; returns that context.
     #[tool(
         name = "ui_context_pick",

@@ -2,7 +2,7 @@
 //! rendering of engine reports and errors into text + image + `structuredContent`
 //! (`render`, `report`), tool filtering (`filter`), argument parsing that names the field
 //! (`args`), elicitation (`approval`) and progress notifications (`progress`); the server every
-//! profile is (`server`: [`server::Server`] over a [`server::Profile`]), and the tools several
+//! profile is (`server`: [`server::Server`] over a [`server::ProfileSpec`]), and the tools several
 //! profiles offer, declared once (`context`, `skills`).
 //!
 //! Nothing here words a tool for a profile: a profile supplies its [`Wording`] (hints, the

@@ -4,7 +4,7 @@
 //! profile's compacted tools, hidden tools refused on call, argument errors worded by the
 //! profile.
 //!
-//! A profile is a [`Profile`]: its name, instructions, default timeouts, [`Wording`] and tool
+//! A profile is a [`ProfileSpec`]: its name, instructions, default timeouts, [`Wording`] and tool
 //! router. Its tools are `#[tool_router]` impls on `Server<ItsProfile>`; tools that several
 //! profiles offer (`kit::context`, `kit::skills`) are declared once on every `Server<P>` and
 //! mounted by each profile with its own descriptions ([`describe`]).
@@ -27,7 +27,7 @@ pub struct ServerIdentity {
 }
 
 /// One tool surface: what differs between profiles is wording, defaults and tools.
-pub trait Profile: Send + Sync + Sized + 'static {
+pub trait ProfileSpec: Send + Sync + Sized + 'static {
     /// The name `serve --profile` takes and logs carry.
     const NAME: &'static str;
     /// The `initialize` answer's instructions.
@@ -66,7 +66,7 @@ impl<P> Clone for Server<P> {
     }
 }
 
-impl<P: Profile> std::fmt::Debug for Server<P> {
+impl<P: ProfileSpec> std::fmt::Debug for Server<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
             .field("profile", &P::NAME)
@@ -78,7 +78,7 @@ impl<P: Profile> std::fmt::Debug for Server<P> {
     }
 }
 
-impl<P: Profile> Server<P> {
+impl<P: ProfileSpec> Server<P> {
     /// A server for one client of `engine`, exposing the tools `filter` allows.
     pub fn new(engine: Arc<Engine>, identity: ServerIdentity, filter: &ToolFilter) -> Self {
         let (tool_router, hidden) = filter.apply(P::router());
@@ -131,7 +131,7 @@ impl<P: Profile> Server<P> {
 }
 
 /// What `tools/list` answers for profile `P` with every tool exposed.
-pub fn tools_list<P: Profile>() -> Vec<Tool> {
+pub fn tools_list<P: ProfileSpec>() -> Vec<Tool> {
     P::router()
         .list_all()
         .into_iter()
@@ -141,7 +141,7 @@ pub fn tools_list<P: Profile>() -> Vec<Tool> {
 
 /// Every tool of profile `P` as its router declares it, before compacting.
 #[cfg(test)]
-pub(crate) fn tools_list_raw<P: Profile>() -> Vec<Tool> {
+pub(crate) fn tools_list_raw<P: ProfileSpec>() -> Vec<Tool> {
     P::router().list_all()
 }
 
@@ -152,7 +152,7 @@ pub(crate) fn describe<S>(router: &mut ToolRouter<S>, name: &str, description: &
     }
 }
 
-impl<P: Profile> rmcp::ServerHandler for Server<P> {
+impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
     fn get_info(&self) -> rmcp::model::ServerConfig {
         rmcp::model::ServerConfig::new(
             rmcp::model::ServerCapabilities::builder()

@@ -15,18 +15,18 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::report::{self, Body};
-use super::server::{Profile, Server, describe};
+use super::server::{ProfileSpec, Server, describe};
 use super::{Parameters, Wording, render};
 
 /// `app_skill` for profile `P`'s server, described as `description`.
-pub(crate) fn tool<P: Profile>(description: &'static str) -> ToolRouter<Server<P>> {
+pub(crate) fn tool<P: ProfileSpec>(description: &'static str) -> ToolRouter<Server<P>> {
     let mut router = Server::<P>::skill_router();
     describe(&mut router, "app_skill", description);
     router
 }
 
 #[tool_router(router = skill_router, vis = "pub(crate)")]
-impl<P: Profile> Server<P> {
+impl<P: ProfileSpec> Server<P> {
     /// Per-app recipes: list, get, save, append, remove.
     #[tool(
         name = "app_skill",

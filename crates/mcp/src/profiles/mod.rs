@@ -1,5 +1,6 @@
 //! The table of profiles: one tool surface each over the same engine. `serve --profile NAME`
-//! looks the name up here; adding a profile is adding a module and a row.
+//! looks the name up here; adding a profile is adding a module (a `ProfileSpec`: name,
+//! instructions, timeouts, wording, tools) and a row.
 
 pub(crate) mod deskpilot;
 pub(crate) mod dsh;
@@ -12,7 +13,7 @@ use rmcp::RoleServer;
 use rmcp::service::{DynService, ServiceExt};
 
 use crate::ToolFilter;
-use crate::kit::server::ServerIdentity;
+use crate::kit::server::{ProfileSpec, Server, ServerIdentity};
 
 /// A server for one connection, ready to be served over a transport.
 pub struct Surface {
@@ -48,40 +49,33 @@ pub static PROFILES: &[Profile] = &[
     Profile {
         name: "deskpilot",
         summary: "Codex-style granular tools (the default)",
-        build: |engine, identity, filter| {
-            let server = deskpilot::DeskpilotServer::new(engine, identity, filter);
-            Surface {
-                profile: "deskpilot",
-                tools: server.tool_names(),
-                service: server.into_dyn(),
-            }
-        },
+        build: build::<deskpilot::Deskpilot>,
     },
     Profile {
         name: "dsh",
         summary: "drop-in for dsh-computer-use: computer, app_window, ui_element, clipboard, app_skill",
-        build: |engine, identity, filter| {
-            let server = dsh::DshServer::new(engine, identity, filter);
-            Surface {
-                profile: "dsh",
-                tools: server.tool_names(),
-                service: server.into_dyn(),
-            }
-        },
+        build: build::<dsh::Dsh>,
     },
     Profile {
         name: "ui-context",
         summary: "drop-in for the UI Context Protocol (Little Mouse Pointer): ui_context_pick, ui_context_current, ui_context_clear",
-        build: |engine, identity, filter| {
-            let server = ui_context::UiContextServer::new(engine, identity, filter);
-            Surface {
-                profile: "ui-context",
-                tools: server.tool_names(),
-                service: server.into_dyn(),
-            }
-        },
+        build: build::<ui_context::UiContext>,
     },
 ];
+
+/// A server of profile `P` for one new client of `engine`.
+fn build<P: ProfileSpec>(
+    engine: Arc<Engine>,
+    identity: ServerIdentity,
+    filter: &ToolFilter,
+) -> Surface {
+    let server = Server::<P>::new(engine, identity, filter);
+    Surface {
+        profile: P::NAME,
+        tools: server.tool_names(),
+        service: server.into_dyn(),
+    }
+}
 
 /// The profile called `name`, or an error listing those that exist.
 pub fn profile(name: &str) -> Result<&'static Profile, UnknownProfile> {

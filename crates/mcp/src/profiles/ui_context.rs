@@ -10,7 +10,7 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{CallToolResult, ContentBlock};
 
 use crate::kit::context::ContextWording;
-use crate::kit::server::{Profile, Server};
+use crate::kit::server::{ProfileSpec, Server};
 use crate::kit::{self, Wording};
 
 const INSTRUCTIONS: &str = "These tools let the user show you exactly what they mean on their desktop. \
@@ -77,7 +77,7 @@ impl Wording for UiContextWording {
     }
 }
 
-impl Profile for UiContext {
+impl ProfileSpec for UiContext {
     const NAME: &'static str = "ui-context";
     const INSTRUCTIONS: &'static str = INSTRUCTIONS;
     const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);

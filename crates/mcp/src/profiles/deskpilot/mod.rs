@@ -2,7 +2,7 @@
 //!
 //! Tool groups live in their own modules (`windows`, `screenshot`, `status`, `pointer`,
 //! `keyboard`, `manage`, `tree`, `elements`, `wait`, `shell`, `ocr`, `browser`), each a
-//! `#[tool_router(router = …)]` on [`DeskpilotServer`], merged in [`Profile::router`] with the
+//! `#[tool_router(router = …)]` on [`DeskpilotServer`], merged in [`ProfileSpec::router`] with the
 //! kit's shared tools (`app_skill`, the UI context tools) in this profile's words, and
 //! trimmed by the tool filter before the server answers anything. A tool maps its arguments
 //! to an engine request and the engine's answer to text through the kit; `wording` says
@@ -28,7 +28,7 @@ use std::time::Duration;
 use rmcp::handler::server::router::tool::ToolRouter;
 
 use crate::kit::context::ContextWording;
-use crate::kit::server::{Profile, Server};
+use crate::kit::server::{ProfileSpec, Server};
 use crate::kit::{self, Wording};
 
 pub(crate) use wording::error;
@@ -64,7 +64,7 @@ const CONTEXT: ContextWording = ContextWording {
 const APP_SKILL: &str = "Per-app recipes (hotkeys, menu paths, pitfalls): list, get (before driving an app a \
 screenshot hints at), save, append, remove.";
 
-impl Profile for Deskpilot {
+impl ProfileSpec for Deskpilot {
     const NAME: &'static str = "deskpilot";
     const INSTRUCTIONS: &'static str = INSTRUCTIONS;
     const REQUEST_TIMEOUT: Duration = DESKTOP_TIMEOUT;

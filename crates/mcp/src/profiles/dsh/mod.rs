@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 
-use crate::kit::server::{Profile, Server};
+use crate::kit::server::{ProfileSpec, Server};
 use crate::kit::{self, Wording};
 
 pub(crate) use wording::error;
@@ -46,7 +46,7 @@ pub type DshServer = Server<Dsh>;
 const APP_SKILL: &str = "Per-app recipes (hotkeys, menu paths, pitfalls): list, get (before driving an app a \
 screenshot hints at), save, append, remove.";
 
-impl Profile for Dsh {
+impl ProfileSpec for Dsh {
     const NAME: &'static str = "dsh";
     const INSTRUCTIONS: &'static str = INSTRUCTIONS;
     const REQUEST_TIMEOUT: Duration = REQUEST_TIMEOUT;
