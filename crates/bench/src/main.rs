@@ -576,12 +576,14 @@ async fn deskpilot_runs(
         trees.extend(element_runs(&client, n, *fixture_pid).await);
     }
     let listed = client.list_all_tools().await?;
-    let tools_list = serde_json::to_string(&listed)?.len();
+    // The answer as the one JSON-RPC line the server writes, as the unit test that holds it
+    // under 30 000 bytes measures it.
+    let tools_list = deskpilot_mcp::tools_list_line(listed.clone()).len();
     let calls = if n < 10 { 100 } else { 1000 };
     let flat = mixed_calls(&client, pid, calls, fixture.map(|(_, p)| *p)).await;
     let rss = format!(
         "{idle_rss} idle after initialize, {after_shots} after {} screenshots; over {calls} mixed calls: {flat}\n\
-         tools/list: {tools_list} bytes for {} tools",
+         tools/list: {tools_list} bytes on the wire for {} tools",
         n + 3,
         listed.len()
     );

@@ -65,7 +65,10 @@ pub use safety::{
     OverlayMode, RESUME_COOLDOWN, SafetyConfig, Stop, StopReason,
 };
 pub use session::{Session, SessionId};
-pub use shell::{ShellDone, ShellOutcome, quoted_command, shell_error};
+pub use shell::{
+    Attempt, Captured, Diagnosis, Expect, Fix, Output, ShellDone, ShellOutcome, ShellPlace,
+    VerifiedRun, quoted_command, shell_error,
+};
 pub use signature::Difference;
 pub use skills::{SkillWrite, SkillsSettings};
 pub use tree::{Element, Snapshot, TREE_TIMEOUT, TreeRequest, line as tree_line, parse_token};

@@ -1,7 +1,9 @@
-//! UI context picks (seed 000): what a person pointed at — a window, a control, or a region —
-//! as facts that each carry their source and confidence, the screen and the pick's crop as
-//! PNG, and one output directory written atomically. The endpoint and the page where the
-//! person picks and approves are `deskpilot-picker`'s; this is the desktop side.
+//! UI context picks (the UI Context Protocol): what a person pointed at — a window, a
+//! control, or a region — as typed facts ([`PickFacts`]) that each carry their source and
+//! confidence, the screen and the pick's crop as PNG, and one output directory written
+//! atomically. The endpoint and the page where the person picks and approves are
+//! `deskpilot-picker`'s; the JSON and Markdown an agent reads are rendered by the MCP kit
+//! (`kit::pick`); this is the desktop side.
 //!
 //! Sources: the window from the window system (`x11`, `win32`), a control from the platform's
 //! accessibility (`atspi`, `uia`, `msaa`), a region as drawn (`visual`), text from the tree
@@ -14,7 +16,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use deskpilot_types::{Point, Rect, WindowInfo};
 use serde::Serialize;
-use serde_json::{Value, json};
 
 use crate::coords::ViewGeometry;
 use crate::decorate::Decorations;
@@ -51,24 +52,66 @@ pub struct Hover {
     pub source: String,
 }
 
-/// An approved-to-be context: its facts, their Markdown, and the two images.
+/// An approved-to-be context: its facts and the two images.
 #[derive(Debug, Clone)]
 pub struct PickContext {
-    pub kind: PickKind,
-    pub json: Value,
-    pub markdown: String,
+    pub facts: PickFacts,
     pub screen_png: Vec<u8>,
     pub crop_png: Vec<u8>,
     /// The crop, in physical pixels.
     pub crop: Rect,
 }
 
+/// What a pick found, each fact with where it came from.
+#[derive(Debug, Clone)]
+pub struct PickFacts {
+    pub kind: PickKind,
+    /// When it was picked (`2026-12-01T20:10:05Z`).
+    pub picked_at: String,
+    /// The whole desktop, physical pixels.
+    pub screen: Rect,
+    /// The window picked, or the one under a region's centre.
+    pub window: Option<PickedWindow>,
+    /// The control picked (a control pick that found one).
+    pub control: Option<PickedControl>,
+    /// The rectangle picked (a region pick; source `visual`, confidence 1).
+    pub region: Option<Rect>,
+    /// The text there, from the tree when it has any, else read off the pixels.
+    pub text: Option<PickedText>,
+}
+
+/// A picked window, as the window system describes it (confidence 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PickedWindow {
+    pub info: WindowInfo,
+    /// `x11`, `win32`, or `visual` where the platform names none.
+    pub source: &'static str,
+}
+
+/// A picked control, as the platform's accessibility describes it (confidence 1).
+#[derive(Debug, Clone)]
+pub struct PickedControl {
+    pub element: Element,
+    /// Its bounds (the window's frame when the tree gave none).
+    pub bounds: Rect,
+    /// The states that hold, by name (`disabled`, `focusable`, `focused`, …).
+    pub states: Vec<&'static str>,
+    /// `atspi`, `uia`, `msaa`, …
+    pub source: String,
+}
+
+/// Text found at a pick.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PickedText {
+    pub value: String,
+    /// The tree's source, or `ocr`.
+    pub source: String,
+    /// 1 for the tree; the reader's mean confidence (0–1) for OCR.
+    pub confidence: f64,
+}
+
 /// The names of a pick directory's files.
 pub const PICK_FILES: [&str; 4] = ["context.json", "context.md", "screenshot.png", "crop.png"];
-
-fn rect_json(r: Rect) -> Value {
-    json!({ "x": r.x, "y": r.y, "width": r.width, "height": r.height })
-}
 
 /// `atspi-cache` → `atspi`: the platform's accessibility, whichever way it was read.
 fn tree_source(source: &str) -> &str {
@@ -361,19 +404,27 @@ impl Session {
         let desktop = self.status()?.desktop;
         let screen_png = self.native_png(desktop)?;
         let window_source = self.window_source();
-        let window_json = |w: &WindowInfo| {
-            json!({
-                "title": w.title, "process": w.process, "pid": w.pid, "class": w.class,
-                "bounds": rect_json(w.frame), "source": window_source, "confidence": 1.0,
+        let picked = |w: &WindowInfo| PickedWindow {
+            info: w.clone(),
+            source: window_source,
+        };
+        let ocr = |rect: Rect| {
+            self.ocr_text(rect).map(|(value, confidence)| PickedText {
+                value,
+                source: "ocr".into(),
+                confidence,
             })
         };
-        let mut json = json!({
-            "version": 1,
-            "pickedAt": utc_stamp(SystemTime::now()),
-            "screen": { "bounds": rect_json(desktop) },
-            "files": { "screenshot": "screenshot.png", "crop": "crop.png" },
-        });
-        let (kind, crop) = match pick {
+        let mut facts = PickFacts {
+            kind: PickKind::Region,
+            picked_at: utc_stamp(SystemTime::now()),
+            screen: desktop,
+            window: None,
+            control: None,
+            region: None,
+            text: None,
+        };
+        let crop = match pick {
             Pick::Window(p) | Pick::Control(p) => {
                 let (hover, tree) = self.hover_and_tree(p, exclude)?;
                 let Some(window) = hover.window.clone() else {
@@ -381,7 +432,7 @@ impl Session {
                         message: format!("no window at ({}, {}); pick a region instead", p.x, p.y),
                     });
                 };
-                json["window"] = window_json(&window);
+                facts.window = Some(picked(&window));
                 match (pick, &hover.control) {
                     (Pick::Control(_), Some(c)) => {
                         let bounds = c.bounds.unwrap_or(window.frame);
@@ -393,30 +444,28 @@ impl Session {
                                 Some(text_of(&subtree(&tree.elements, i)))
                             })
                             .unwrap_or_default();
-                        json["control"] = json!({
-                            "role": format!("{:?}", c.role), "platformRole": c.platform_role,
-                            "name": c.name, "value": c.value, "description": c.description,
-                            "states": states(c), "bounds": rect_json(bounds), "token": c.token,
-                            "source": hover.source, "confidence": 1.0,
+                        facts.control = Some(PickedControl {
+                            element: c.clone(),
+                            bounds,
+                            states: states(c),
+                            source: hover.source.clone(),
                         });
-                        json["text"] = match (inside.is_empty(), self.ocr_text(bounds)) {
-                            (false, _) => {
-                                json!({ "value": inside, "source": hover.source, "confidence": 1.0 })
-                            }
-                            (true, Some((t, c))) => {
-                                json!({ "value": t, "source": "ocr", "confidence": c })
-                            }
-                            (true, None) => Value::Null,
+                        facts.text = if inside.is_empty() {
+                            ocr(bounds)
+                        } else {
+                            Some(PickedText {
+                                value: inside,
+                                source: hover.source.clone(),
+                                confidence: 1.0,
+                            })
                         };
-                        (PickKind::Control, bounds)
+                        facts.kind = PickKind::Control;
+                        bounds
                     }
                     _ => {
-                        let text = self.ocr_text(window.frame);
-                        json["text"] = text.map_or(
-                            Value::Null,
-                            |(t, c)| json!({ "value": t, "source": "ocr", "confidence": c }),
-                        );
-                        (PickKind::Window, window.frame)
+                        facts.text = ocr(window.frame);
+                        facts.kind = PickKind::Window;
+                        window.frame
                     }
                 }
             }
@@ -424,14 +473,11 @@ impl Session {
                 let r = r
                     .intersect(&desktop)
                     .ok_or_else(|| Error::RegionOutsideScreen { region: r, desktop })?;
-                json["region"] = json!({
-                    "bounds": rect_json(r), "source": "visual", "confidence": 1.0,
-                });
+                facts.region = Some(r);
                 // The tree's text of the controls wholly inside, else the pixels read.
                 let (hover, tree) = self.hover_and_tree(r.center(), exclude)?;
-                let mut from_tree = String::new();
                 if let Some(w) = &hover.window {
-                    json["window"] = window_json(w);
+                    facts.window = Some(picked(w));
                     if let Some(tree) = tree {
                         let inside: Vec<&Element> = tree
                             .elements
@@ -441,31 +487,26 @@ impl Session {
                                     && e.bounds.is_some_and(|b| r.intersect(&b) == Some(b))
                             })
                             .collect();
-                        from_tree = text_of(&inside);
+                        let from_tree = text_of(&inside);
                         if !from_tree.is_empty() {
-                            json["text"] = json!({
-                                "value": from_tree, "source": tree_source(&tree.source),
-                                "confidence": 1.0,
+                            facts.text = Some(PickedText {
+                                value: from_tree,
+                                source: tree_source(&tree.source).to_string(),
+                                confidence: 1.0,
                             });
                         }
                     }
                 }
-                if from_tree.is_empty() {
-                    json["text"] = self.ocr_text(r).map_or(
-                        Value::Null,
-                        |(t, c)| json!({ "value": t, "source": "ocr", "confidence": c }),
-                    );
+                if facts.text.is_none() {
+                    facts.text = ocr(r);
                 }
-                (PickKind::Region, r)
+                facts.kind = PickKind::Region;
+                r
             }
         };
-        json["kind"] = json!(kind);
         let crop_png = self.native_png(crop)?;
-        let markdown = markdown(&json);
         Ok(PickContext {
-            kind,
-            json,
-            markdown,
+            facts,
             screen_png,
             crop_png,
             crop,
@@ -473,89 +514,21 @@ impl Session {
     }
 }
 
-/// The context as Markdown for a model: what was picked, where, its text, and each fact's
-/// source.
-pub fn markdown(j: &Value) -> String {
-    let b = |v: &Value| format!("{}×{} at ({}, {})", v["width"], v["height"], v["x"], v["y"]);
-    let sourced = |v: &Value| {
-        format!(
-            "source `{}`, confidence {}",
-            v["source"].as_str().unwrap_or("?"),
-            v["confidence"]
-        )
-    };
-    let mut md = format!(
-        "# UI context: {}\n\nPicked and approved by the user at {}.\n",
-        j["kind"].as_str().unwrap_or("?"),
-        j["pickedAt"].as_str().unwrap_or("?")
-    );
-    if let Some(w) = j.get("window").filter(|w| !w.is_null()) {
-        md.push_str(&format!(
-            "\n## Window\n- Title: {}\n- Process: {} (pid {})\n- Bounds: {}\n- {}\n",
-            w["title"].as_str().unwrap_or(""),
-            w["process"].as_str().unwrap_or("?"),
-            w["pid"],
-            b(&w["bounds"]),
-            sourced(w)
-        ));
-    }
-    if let Some(c) = j.get("control").filter(|c| !c.is_null()) {
-        md.push_str(&format!(
-            "\n## Control\n- Role: {}\n- Name: {}\n",
-            c["role"].as_str().unwrap_or("?"),
-            c["name"].as_str().unwrap_or("")
-        ));
-        if let Some(v) = c["value"].as_str() {
-            md.push_str(&format!("- Value: {v}\n"));
-        }
-        let states: Vec<&str> = c["states"]
-            .as_array()
-            .map(|s| s.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        if !states.is_empty() {
-            md.push_str(&format!("- States: {}\n", states.join(", ")));
-        }
-        md.push_str(&format!(
-            "- Bounds: {}\n- Token: `{}` (for deskpilot's element tools, while the window is unchanged)\n- {}\n",
-            b(&c["bounds"]),
-            c["token"].as_str().unwrap_or(""),
-            sourced(c)
-        ));
-    }
-    if let Some(r) = j.get("region").filter(|r| !r.is_null()) {
-        md.push_str(&format!(
-            "\n## Region\n- Bounds: {} (physical pixels)\n- {}\n",
-            b(&r["bounds"]),
-            sourced(r)
-        ));
-    }
-    match j.get("text").filter(|t| !t.is_null()) {
-        Some(t) => {
-            md.push_str(&format!("\n## Text ({})\n\n", sourced(t)));
-            for line in t["value"].as_str().unwrap_or("").lines() {
-                md.push_str("> ");
-                md.push_str(line);
-                md.push('\n');
-            }
-            if t["source"] == "ocr" {
-                md.push_str("\nRead off the pixels: it may contain recognition errors.\n");
-            }
-        }
-        None => md.push_str("\n## Text\n\nNone found.\n"),
-    }
-    md.push_str("\nFiles: `screenshot.png` (the screen), `crop.png` (the pick), `context.json`.\n");
-    md
-}
-
-/// Writes a pick's four files under `root` in a directory that appears whole or not at all
-/// (written under a temporary name, synced, then renamed). Returns the directory.
-pub fn write_pick(root: &Path, ctx: &PickContext) -> std::io::Result<PathBuf> {
+/// Writes a pick's four files under `root` — `json` and `markdown` as rendered for an agent,
+/// the two images — in a directory that appears whole or not at all (written under a
+/// temporary name, synced, then renamed). Returns the directory.
+pub fn write_pick(
+    root: &Path,
+    ctx: &PickContext,
+    json: &[u8],
+    markdown: &str,
+) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(root)?;
     let stamp = utc_stamp(SystemTime::now()).replace(':', "-");
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    let name = format!("{stamp}-{nanos:09}-{}", json_kind(ctx.kind));
+    let name = format!("{stamp}-{nanos:09}-{}", json_kind(ctx.facts.kind));
     let tmp = root.join(format!(".tmp-{name}"));
     std::fs::create_dir(&tmp)?;
     let write = |file: &str, bytes: &[u8]| -> std::io::Result<()> {
@@ -563,9 +536,8 @@ pub fn write_pick(root: &Path, ctx: &PickContext) -> std::io::Result<PathBuf> {
         f.write_all(bytes)?;
         f.sync_all()
     };
-    let json = serde_json::to_vec_pretty(&ctx.json).map_err(std::io::Error::other)?;
-    let done = write(PICK_FILES[0], &json)
-        .and_then(|()| write(PICK_FILES[1], ctx.markdown.as_bytes()))
+    let done = write(PICK_FILES[0], json)
+        .and_then(|()| write(PICK_FILES[1], markdown.as_bytes()))
         .and_then(|()| write(PICK_FILES[2], &ctx.screen_png))
         .and_then(|()| write(PICK_FILES[3], &ctx.crop_png));
     if let Err(e) = done {
@@ -642,18 +614,18 @@ mod tests {
         let ctx = s
             .pick_context(Pick::Window(Point::new(150, 150)), &[])
             .unwrap();
-        assert_eq!(ctx.kind, PickKind::Window);
-        assert_eq!(ctx.json["window"]["title"], "editor");
-        assert_eq!(ctx.json["window"]["source"], "visual");
-        assert_eq!(ctx.json["kind"], "window");
+        assert_eq!(ctx.facts.kind, PickKind::Window);
+        let window = ctx.facts.window.as_ref().unwrap();
+        assert_eq!(window.info.title, "editor");
+        assert_eq!(window.source, "visual");
+        assert!(ctx.facts.control.is_none());
         assert_eq!(ctx.crop, Rect::new(100, 100, 300, 200));
-        assert!(ctx.markdown.contains("- Title: editor"), "{}", ctx.markdown);
 
         let root = std::env::temp_dir().join(format!("deskpilot-pick-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(root.join(".tmp-left-by-a-crash")).unwrap();
         clean_partial(&root);
-        let dir = write_pick(&root, &ctx).unwrap();
+        let dir = write_pick(&root, &ctx, br#"{"kind":"window"}"#, "# UI context").unwrap();
         for f in PICK_FILES {
             assert!(dir.join(f).is_file(), "{f}");
         }
@@ -664,9 +636,14 @@ mod tests {
             .collect();
         assert_eq!(entries.len(), 1, "{entries:?}");
         assert!(!entries[0].starts_with(".tmp-"));
-        let back: Value =
-            serde_json::from_slice(&std::fs::read(dir.join("context.json")).unwrap()).unwrap();
-        assert_eq!(back["window"]["title"], "editor");
+        assert_eq!(
+            std::fs::read(dir.join("context.json")).unwrap(),
+            br#"{"kind":"window"}"#
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("context.md")).unwrap(),
+            "# UI context"
+        );
         let _ = std::fs::remove_dir_all(&root);
     }
 

@@ -12,14 +12,9 @@
 mod kit;
 mod profiles;
 
+pub use kit::schema::wire_line as tools_list_line;
+pub use kit::server::ServerIdentity;
 pub use kit::{Parameters, ToolFilter, Wording};
 pub use profiles::deskpilot::{DeskpilotServer, tools_list as deskpilot_tools_list};
 pub use profiles::dsh::DshServer;
 pub use profiles::{PROFILES, Profile, Surface, UnknownProfile, profile};
-
-/// Who the server says it is in the `initialize` handshake.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerIdentity {
-    pub name: String,
-    pub version: String,
-}

@@ -22,7 +22,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use deskpilot_engine::pick::{self, Pick, PickContext, PickKind};
+use deskpilot_engine::pick::{self, Pick, PickContext, PickFacts, PickKind};
 use deskpilot_engine::pipeline::ImageFormat;
 use deskpilot_engine::{CaptureTarget, ScreenshotRequest, Session};
 use deskpilot_types::{Point, Rect};
@@ -42,6 +42,24 @@ pub const TIMEOUT_RANGE: (u64, u64) = (1_000, 600_000);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A pick's facts as an agent reads them: JSON and Markdown. The MCP kit renders them; the
+/// picker shows them on the page and writes them to the pick's directory.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub json: Value,
+    pub markdown: String,
+}
+
+/// Renders a pick's facts.
+pub type Render = fn(&PickFacts) -> Rendered;
+
+/// A pick the person has not approved yet, as it will be written.
+#[derive(Debug)]
+struct Preview {
+    ctx: PickContext,
+    shown: Rendered,
 }
 
 /// An approved context: its directory and what is in it.
@@ -95,7 +113,7 @@ struct State {
     /// The pick request the page serves now (0: none).
     waiting: u64,
     next: u64,
-    preview: Option<PickContext>,
+    preview: Option<Preview>,
     outcomes: Vec<(u64, Outcome)>,
     latest: Option<Approved>,
     /// The page said it is going away (closed window or tab) while a pick waited.
@@ -116,6 +134,7 @@ struct Control {
 #[derive(Debug)]
 pub struct Picker {
     session: Arc<Session>,
+    render: Render,
     port: u16,
     token: String,
     /// The control window's one-time address (spent once the window loads it).
@@ -177,7 +196,13 @@ pub fn port_from_env() -> Result<u16, String> {
 
 impl Picker {
     /// Binds `127.0.0.1:port` and serves the page and its API from a thread of its own.
-    pub fn start(session: Arc<Session>, port: u16, root: PathBuf) -> Result<Arc<Picker>, String> {
+    /// `render` turns a pick's facts into what the agent and the page read.
+    pub fn start(
+        session: Arc<Session>,
+        port: u16,
+        root: PathBuf,
+        render: Render,
+    ) -> Result<Arc<Picker>, String> {
         let listener = TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
             format!(
                 "cannot serve the UI context page on 127.0.0.1:{port}: {e}; another program uses the port — set {PORT_VARIABLE} to a free one"
@@ -187,6 +212,7 @@ impl Picker {
         pick::clean_partial(&root);
         let picker = Arc::new(Picker {
             session,
+            render,
             port,
             token: random_hex(16),
             open_code: Mutex::new(None),
@@ -511,7 +537,7 @@ impl Picker {
             ("GET", "/api/screen") => self.screen(req),
             ("GET", "/api/hover") => self.hover(req),
             ("GET", "/api/crop") => match &lock(&self.state).preview {
-                Some(ctx) => Response::new(200, "image/png", ctx.crop_png.clone()),
+                Some(p) => Response::new(200, "image/png", p.ctx.crop_png.clone()),
                 None => Response::refuse(409, "nothing picked yet"),
             },
             ("POST", "/api/pick") => self.take_pick(req),
@@ -542,7 +568,7 @@ impl Picker {
             200,
             &json!({
                 "waiting": st.waiting != 0,
-                "preview": st.preview.as_ref().map(|p| json!({ "json": p.json, "markdown": p.markdown })),
+                "preview": st.preview.as_ref().map(|p| json!({ "json": p.shown.json, "markdown": p.shown.markdown })),
             }),
         )
     }
@@ -664,12 +690,13 @@ impl Picker {
             .unwrap_or_else(|| self.session.clone());
         match session.pick_context(pick, &self.control_pid()) {
             Ok(ctx) => {
-                let answer = json!({ "json": ctx.json, "markdown": ctx.markdown });
+                let shown = (self.render)(&ctx.facts);
+                let answer = json!({ "json": shown.json, "markdown": shown.markdown });
                 let mut st = lock(&self.state);
                 if st.waiting == 0 {
                     return Response::refuse(409, "the agent stopped waiting");
                 }
-                st.preview = Some(ctx);
+                st.preview = Some(Preview { ctx, shown });
                 Response::json(200, &answer)
             }
             Err(e) => Response::refuse(400, &e.to_string()),
@@ -682,10 +709,13 @@ impl Picker {
             match (st.waiting, st.preview.take()) {
                 (0, _) => return Response::refuse(409, "no agent is waiting for a pick"),
                 (_, None) => return Response::refuse(409, "pick something first"),
-                (id, Some(ctx)) => (id, ctx),
+                (id, Some(p)) => (id, p),
             }
         };
-        let dir = match pick::write_pick(&self.root, &ctx) {
+        let written = serde_json::to_vec_pretty(&ctx.shown.json)
+            .map_err(std::io::Error::other)
+            .and_then(|json| pick::write_pick(&self.root, &ctx.ctx, &json, &ctx.shown.markdown));
+        let dir = match written {
             Ok(d) => d,
             Err(e) => {
                 lock(&self.state).preview = Some(ctx);
@@ -695,10 +725,10 @@ impl Picker {
         let approved = Approved {
             files: pick::PICK_FILES.iter().map(|f| f.to_string()).collect(),
             dir: dir.clone(),
-            kind: ctx.kind,
-            json: ctx.json,
-            markdown: ctx.markdown,
-            crop_png: ctx.crop_png,
+            kind: ctx.ctx.facts.kind,
+            json: ctx.shown.json,
+            markdown: ctx.shown.markdown,
+            crop_png: ctx.ctx.crop_png,
         };
         {
             let mut st = lock(&self.state);

@@ -3,6 +3,9 @@
 //!
 //! One picker per server process, started on first use (`deskpilot-picker`). A result never
 //! carries the page's address or token: only the person approves.
+//!
+//! The tools are declared once, on every profile's [`Server`]; a profile mounts them with
+//! [`tools`] in its own words ([`ContextWording`]).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,11 +16,76 @@ use deskpilot_picker::{
     Approved, DEFAULT_TIMEOUT, PickError, Picker, TIMEOUT_RANGE, default_root, port_from_env,
 };
 use deskpilot_types::ErrorCode;
+use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Wording, render};
+use super::server::{ProfileSpec, Server, describe};
+use super::{Parameters, Wording, render};
+
+/// How a profile describes the three tools.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ContextWording {
+    pub pick: &'static str,
+    pub current: &'static str,
+    pub clear: &'static str,
+}
+
+/// The three tools for profile `P`'s server, described in `w`'s words.
+pub(crate) fn tools<P: ProfileSpec>(w: &ContextWording) -> ToolRouter<Server<P>> {
+    let mut router = Server::<P>::context_router();
+    describe(&mut router, "ui_context_pick", w.pick);
+    describe(&mut router, "ui_context_current", w.current);
+    describe(&mut router, "ui_context_clear", w.clear);
+    router
+}
+
+#[tool_router(router = context_router, vis = "pub(crate)")]
+impl<P: ProfileSpec> Server<P> {
+    /// The user picks a window, control or region and approves it; returns that context.
+    #[tool(
+        name = "ui_context_pick",
+        annotations(
+            title = "Pick UI context",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn ui_context_pick(&self, Parameters(a): Parameters<PickArgs>) -> CallToolResult {
+        pick(self.session(), P::wording(), a).await
+    }
+
+    /// The latest approved UI context.
+    #[tool(
+        name = "ui_context_current",
+        annotations(
+            title = "Current UI context",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn ui_context_current(&self, Parameters(_a): Parameters<NoArgs>) -> CallToolResult {
+        current()
+    }
+
+    /// Forget the latest UI context.
+    #[tool(
+        name = "ui_context_clear",
+        annotations(
+            title = "Clear UI context",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn ui_context_clear(&self, Parameters(_a): Parameters<NoArgs>) -> CallToolResult {
+        clear()
+    }
+}
 
 /// `ui_context_pick`'s argument (seed 000's name).
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -47,7 +115,7 @@ fn picker(session: &Session) -> Result<Arc<Picker>, Error> {
     };
     let port = port_from_env().map_err(unavailable)?;
     let own = Arc::new(Session::new(session.engine().clone()));
-    let p = Picker::start(own, port, default_root()).map_err(unavailable)?;
+    let p = Picker::start(own, port, default_root(), super::pick::render).map_err(unavailable)?;
     *slot = Some(p.clone());
     Ok(p)
 }

@@ -1,10 +1,13 @@
 //! The kit every profile is built from: blocking calls with deadlines (`render::blocking`),
 //! rendering of engine reports and errors into text + image + `structuredContent`
 //! (`render`, `report`), tool filtering (`filter`), argument parsing that names the field
-//! (`args`), elicitation (`approval`) and progress notifications (`progress`).
+//! (`args`), elicitation (`approval`) and progress notifications (`progress`); the server every
+//! profile is (`server`: [`server::Server`] over a [`server::ProfileSpec`]), and the tools several
+//! profiles offer, declared once (`context`, `skills`).
 //!
-//! Nothing here knows a tool's name or wording: a profile supplies its [`Wording`] (hints,
-//! the "unverifiable" advice, how an image is described) and its tool routers.
+//! Nothing here words a tool for a profile: a profile supplies its [`Wording`] (hints, the
+//! "unverifiable" advice, how an image is described), the descriptions of the shared tools it
+//! mounts, and its own tool routers.
 
 pub(crate) mod approval;
 pub(crate) mod args;
@@ -13,11 +16,12 @@ pub(crate) mod clipboard;
 pub(crate) mod context;
 pub(crate) mod filter;
 pub use filter::ToolFilter;
-pub(crate) mod handler;
+pub(crate) mod pick;
 pub(crate) mod progress;
 pub(crate) mod render;
 pub(crate) mod report;
 pub(crate) mod schema;
+pub(crate) mod server;
 pub(crate) mod skills;
 
 pub use args::Parameters;

@@ -1,7 +1,11 @@
 //! Tool schemas without the noise a model pays tokens for and learns nothing from:
 //! `$schema`, `format` and the integer bounds schemars derives from Rust types, one-use
-//! `$defs` of string enums (inlined as `enum`), empty defaults, and the line breaks of doc
-//! comments. Names, types, enums, required fields and meaningful defaults stay.
+//! `$defs` of string enums (inlined as `enum`), `additionalProperties: false` (the server
+//! refuses unknown fields itself, naming the valid ones), empty defaults, a default said twice,
+//! and the line breaks of doc comments. Names, types, enums, required fields and meaningful
+//! defaults stay.
+//!
+//! [`wire_line`] is `tools/list`'s answer as one JSON-RPC line, the size a client pays for.
 
 use rmcp::model::Tool;
 use serde_json::{Map, Value};
@@ -15,11 +19,6 @@ pub(crate) fn compact(mut tool: Tool) -> Tool {
         .unwrap_or(Value::Null);
     if let Some(s) = schema.as_object_mut() {
         s.remove("$schema");
-        // Unknown arguments are refused by the server with the valid names (`kit::args`);
-        // saying so in every schema costs 33 bytes a tool.
-        if s.get("additionalProperties") == Some(&Value::Bool(false)) {
-            s.remove("additionalProperties");
-        }
     }
     clean(&mut schema, &defs);
     if let Value::Object(map) = schema {
@@ -33,7 +32,7 @@ pub(crate) fn compact(mut tool: Tool) -> Tool {
         a.title = None;
         // A hint equal to the protocol's default says nothing a client does not assume
         // (readOnlyHint false, destructiveHint true, idempotentHint false, openWorldHint true;
-        // destructiveHint means nothing for a read-only tool).
+        // destructiveHint and idempotentHint mean nothing for a read-only tool).
         let read_only = a.read_only_hint == Some(true);
         if a.read_only_hint == Some(false) {
             a.read_only_hint = None;
@@ -41,7 +40,7 @@ pub(crate) fn compact(mut tool: Tool) -> Tool {
         if a.destructive_hint == Some(true) || read_only {
             a.destructive_hint = None;
         }
-        if a.idempotent_hint == Some(false) {
+        if a.idempotent_hint == Some(false) || read_only {
             a.idempotent_hint = None;
         }
         if a.open_world_hint == Some(true) {
@@ -92,6 +91,12 @@ fn clean(v: &mut Value, defs: &Value) {
             }
             enum_of_consts(map);
             not_null(map);
+            // Unknown arguments are refused by the server with the valid names (`kit::args`);
+            // saying so in every object costs 28 bytes.
+            if map.get("additionalProperties") == Some(&Value::Bool(false)) {
+                map.remove("additionalProperties");
+            }
+            default_of_enum(map);
             // What schemars derives from Rust integer types says nothing to a model.
             if map.remove("format").is_some() {
                 if map.get("minimum") == Some(&Value::from(0)) {
@@ -177,20 +182,57 @@ fn not_null(map: &mut Map<String, Value>) {
     }
 }
 
-/// `oneOf` of string `const`s → `enum` (the per-value descriptions belong in the field's).
+/// `oneOf` of string `const`s (and of string `enum`s, which schemars makes of the variants
+/// without a doc comment) → one `enum` (the per-value descriptions belong in the field's).
 fn enum_of_consts(map: &mut Map<String, Value>) {
     let Some(Value::Array(variants)) = map.get("oneOf") else {
         return;
     };
-    let consts: Option<Vec<Value>> = variants
-        .iter()
-        .map(|v| v.get("const").filter(|c| c.is_string()).cloned())
-        .collect();
-    if let Some(consts) = consts {
-        map.remove("oneOf");
-        map.insert("type".into(), Value::from("string"));
-        map.insert("enum".into(), Value::Array(consts));
+    let mut values = Vec::new();
+    for v in variants {
+        match (v.get("const"), v.get("enum")) {
+            (Some(c @ Value::String(_)), None) => values.push(c.clone()),
+            (None, Some(Value::Array(e))) if e.iter().all(Value::is_string) => {
+                values.extend(e.iter().cloned())
+            }
+            _ => return,
+        }
     }
+    map.remove("oneOf");
+    map.insert("type".into(), Value::from("string"));
+    map.insert("enum".into(), Value::Array(values));
+}
+
+/// An enum described only as "Default X." with X one of its values: the default said as
+/// `default`, which is shorter and machine-readable.
+fn default_of_enum(map: &mut Map<String, Value>) {
+    let (Some(Value::Array(values)), Some(Value::String(d))) =
+        (map.get("enum"), map.get("description"))
+    else {
+        return;
+    };
+    let Some(v) = d
+        .strip_prefix("Default ")
+        .and_then(|v| v.strip_suffix('.'))
+        .map(Value::from)
+    else {
+        return;
+    };
+    if values.contains(&v) && !map.contains_key("default") {
+        map.remove("description");
+        map.insert("default".into(), v);
+    }
+}
+
+/// `tools` as the one JSON-RPC line a server writes for a `tools/list` answer (request id 1),
+/// newline included: what a client reads, and what the size limit is about.
+pub fn wire_line(tools: Vec<Tool>) -> String {
+    use rmcp::model::{ListToolsResult, RequestId, ServerJsonRpcMessage, ServerResult};
+    let message = ServerJsonRpcMessage::response(
+        ServerResult::ListToolsResult(ListToolsResult::with_all_items(tools)),
+        RequestId::Number(1),
+    );
+    serde_json::to_string(&message).unwrap_or_default() + "\n"
 }
 
 #[cfg(test)]
@@ -220,7 +262,14 @@ mod tests {
                 "format": { "type": "string", "description": "a parameter named like a keyword" },
                 "default": { "type": "integer", "format": "uint8", "minimum": 0 },
                 "x": { "type": ["number", "null"], "description": "X." },
-                "region": { "anyOf": [{ "type": "object", "description": "A rect." }, { "type": "null" }], "description": "Where." }
+                "region": { "anyOf": [{ "type": "object", "description": "A rect." }, { "type": "null" }], "description": "Where." },
+                "hit": { "anyOf": [{ "$ref": "#/$defs/Mode" }, { "type": "null" }], "description": "Default off." },
+                "action": { "description": "What.", "oneOf": [
+                    { "enum": ["min", "max"], "type": "string" },
+                    { "const": "close", "description": "Closes.", "type": "string" }
+                ] },
+                "mark": { "type": "object", "additionalProperties": false,
+                    "properties": { "x": { "type": "integer" } }, "required": ["x"] }
             },
             "required": ["mode"]
         });
@@ -243,7 +292,10 @@ mod tests {
                     "format": { "type": "string", "description": "a parameter named like a keyword" },
                     "default": { "type": "integer" },
                     "x": { "type": "number", "description": "X." },
-                    "region": { "type": "object", "description": "Where." }
+                    "region": { "type": "object", "description": "Where." },
+                    "hit": { "type": "string", "enum": ["fail", "off"], "default": "off" },
+                    "action": { "type": "string", "enum": ["min", "max", "close"], "description": "What." },
+                    "mark": { "type": "object", "properties": { "x": { "type": "integer" } }, "required": ["x"] }
                 },
                 "required": ["mode"]
             })

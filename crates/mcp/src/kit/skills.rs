@@ -1,24 +1,64 @@
 //! `app_skill` (seed 004's actions list, get, save, append, remove), shared by every profile
 //! that offers it: reads come straight from the library; writes are mutating actions through
-//! the engine's pipeline.
+//! the engine's pipeline. Declared once, on every profile's [`Server`]; a profile mounts it
+//! with [`tool`] and its own description.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use deskpilot_engine::{Check, Error, Session, VerifyTarget, WindowRef};
 use deskpilot_skills::Skill;
+use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::report::{self, Body};
-use super::{Wording, render};
+use super::server::{ProfileSpec, Server, describe};
+use super::{Parameters, Wording, render};
 
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+/// `app_skill` for profile `P`'s server, described as `description`.
+pub(crate) fn tool<P: ProfileSpec>(description: &'static str) -> ToolRouter<Server<P>> {
+    let mut router = Server::<P>::skill_router();
+    describe(&mut router, "app_skill", description);
+    router
+}
+
+#[tool_router(router = skill_router, vis = "pub(crate)")]
+impl<P: ProfileSpec> Server<P> {
+    /// Per-app recipes: list, get, save, append, remove.
+    #[tool(
+        name = "app_skill",
+        annotations(
+            title = "App skills",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn app_skill(&self, Parameters(a): Parameters<AppSkillArgs>) -> CallToolResult {
+        app_skill(self.session(), P::wording(), self.request_timeout(), a).await
+    }
+}
+
+/// Seed 004's five `app_skill` actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SkillAction {
+    List,
+    Get,
+    Save,
+    Append,
+    Remove,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppSkillArgs {
     /// list, get, save, append or remove.
-    pub action: String,
+    pub action: SkillAction,
     /// App or exe name (Excel, EXCEL.EXE); get without it: the last screenshot's app.
     #[serde(default)]
     pub app: String,
@@ -74,72 +114,59 @@ pub(crate) async fn app_skill(
     timeout: Duration,
     a: AppSkillArgs,
 ) -> CallToolResult {
-    let action = a.action.trim().to_ascii_lowercase();
     if a.refresh
         && let Err(e) = session.skills().refresh()
     {
         return render::error(&Error::from(e), wording);
     }
-    match action.as_str() {
-        "list" => list(&session),
-        "get" => get(session, wording, timeout, a.app).await,
-        "save" | "append" | "remove" => {
-            if let Err(e) = need_app(&action, &a.app) {
-                return render::error(&e, wording);
-            }
-            let what = match action.as_str() {
-                "save" => "app_skill save",
-                "append" => "app_skill append",
-                _ => "app_skill remove",
-            };
-            report::act(
-                    session,
-                    wording,
-                    report::Step {
-                        what,
-                        timeout,
-                        check: Check::default(),
-                        target: VerifyTarget::Screen,
-                    },
-                    move |s| match action.as_str() {
-                        "save" => s.skill_save(&a.app, &a.content, &a.summary, &a.matches, a.overwrite),
-                        "append" => s.skill_append(&a.app, &a.content),
-                        _ => s.skill_remove(&a.app),
-                    },
-                    |o| {
-                        let w = &o.written;
-                        let text = match o.action {
-                            "remove" => format!(
-                                "Removed the user skill for \"{}\" ({}); a built-in of the same app, if any, applies again.",
-                                w.app,
-                                w.path.display()
-                            ),
-                            verb => format!(
-                                "{} the skill for \"{}\" (id {}, {} characters) in {}; the next screenshot of the app carries its hint.",
-                                if verb == "save" { "Saved" } else { "Appended to" },
-                                w.app,
-                                w.id,
-                                w.chars,
-                                w.path.display()
-                            ),
-                        };
-                        Body::new(
-                            text,
-                            json!({ "action": o.action, "app": w.app, "id": w.id, "path": w.path, "chars": w.chars }),
-                        )
-                    },
-                )
-                .await
-        }
-        other => render::error(
-            &Error::InvalidArgument {
-                message: format!(
-                    "action: \"{other}\" is not one of list, get, save, append, remove"
-                ),
-            },
-            wording,
-        ),
+    let (what, verb) = match a.action {
+        SkillAction::List => return list(&session),
+        SkillAction::Get => return get(session, wording, timeout, a.app).await,
+        SkillAction::Save => ("app_skill save", "save"),
+        SkillAction::Append => ("app_skill append", "append"),
+        SkillAction::Remove => ("app_skill remove", "remove"),
+    };
+    if let Err(e) = need_app(verb, &a.app) {
+        return render::error(&e, wording);
     }
+    report::act(
+        session,
+        wording,
+        report::Step {
+            what,
+            timeout,
+            check: Check::default(),
+            target: VerifyTarget::Screen,
+        },
+        move |s| match a.action {
+            SkillAction::Save => s.skill_save(&a.app, &a.content, &a.summary, &a.matches, a.overwrite),
+            SkillAction::Append => s.skill_append(&a.app, &a.content),
+            _ => s.skill_remove(&a.app),
+        },
+        |o| {
+            let w = &o.written;
+            let text = match o.action {
+                "remove" => format!(
+                    "Removed the user skill for \"{}\" ({}); a built-in of the same app, if any, applies again.",
+                    w.app,
+                    w.path.display()
+                ),
+                verb => format!(
+                    "{} the skill for \"{}\" (id {}, {} characters) in {}; the next screenshot of the app carries its hint.",
+                    if verb == "save" { "Saved" } else { "Appended to" },
+                    w.app,
+                    w.id,
+                    w.chars,
+                    w.path.display()
+                ),
+            };
+            Body::new(
+                text,
+                json!({ "action": o.action, "app": w.app, "id": w.id, "path": w.path, "chars": w.chars }),
+            )
+        },
+    )
+    .await
 }
 
 fn list(session: &Session) -> CallToolResult {

@@ -1,5 +1,6 @@
 //! The table of profiles: one tool surface each over the same engine. `serve --profile NAME`
-//! looks the name up here; adding a profile is adding a module and a row.
+//! looks the name up here; adding a profile is adding a module (a `ProfileSpec`: name,
+//! instructions, timeouts, wording, tools) and a row.
 
 pub(crate) mod deskpilot;
 pub(crate) mod dsh;
@@ -11,7 +12,8 @@ use deskpilot_engine::Engine;
 use rmcp::RoleServer;
 use rmcp::service::{DynService, ServiceExt};
 
-use crate::{ServerIdentity, ToolFilter};
+use crate::ToolFilter;
+use crate::kit::server::{ProfileSpec, Server, ServerIdentity};
 
 /// A server for one connection, ready to be served over a transport.
 pub struct Surface {
@@ -47,40 +49,33 @@ pub static PROFILES: &[Profile] = &[
     Profile {
         name: "deskpilot",
         summary: "Codex-style granular tools (the default)",
-        build: |engine, identity, filter| {
-            let server = deskpilot::DeskpilotServer::new(engine, identity, filter);
-            Surface {
-                profile: "deskpilot",
-                tools: server.tool_names(),
-                service: server.into_dyn(),
-            }
-        },
+        build: build::<deskpilot::Deskpilot>,
     },
     Profile {
         name: "dsh",
-        summary: "seed 004's dsh-computer-use surface: computer, app_window, ui_element, clipboard, app_skill",
-        build: |engine, identity, filter| {
-            let server = dsh::DshServer::new(engine, identity, filter);
-            Surface {
-                profile: "dsh",
-                tools: server.tool_names(),
-                service: server.into_dyn(),
-            }
-        },
+        summary: "drop-in for dsh-computer-use: computer, app_window, ui_element, clipboard, app_skill",
+        build: build::<dsh::Dsh>,
     },
     Profile {
         name: "ui-context",
-        summary: "seed 000's UI context tools: ui_context_pick, ui_context_current, ui_context_clear",
-        build: |engine, identity, filter| {
-            let server = ui_context::UiContextServer::new(engine, identity, filter);
-            Surface {
-                profile: "ui-context",
-                tools: server.tool_names(),
-                service: server.into_dyn(),
-            }
-        },
+        summary: "drop-in for the UI Context Protocol (Little Mouse Pointer): ui_context_pick, ui_context_current, ui_context_clear",
+        build: build::<ui_context::UiContext>,
     },
 ];
+
+/// A server of profile `P` for one new client of `engine`.
+fn build<P: ProfileSpec>(
+    engine: Arc<Engine>,
+    identity: ServerIdentity,
+    filter: &ToolFilter,
+) -> Surface {
+    let server = Server::<P>::new(engine, identity, filter);
+    Surface {
+        profile: P::NAME,
+        tools: server.tool_names(),
+        service: server.into_dyn(),
+    }
+}
 
 /// The profile called `name`, or an error listing those that exist.
 pub fn profile(name: &str) -> Result<&'static Profile, UnknownProfile> {
@@ -180,10 +175,68 @@ mod tests {
         }
     }
 
+    /// The `deskpilot` profile's `tools/list` answer, as the one JSON-RPC line a client reads
+    /// (the benchmark reports the same figure), stays within 30 000 bytes: clients that budget
+    /// their tool lists cut or refuse longer ones. Tools still to come need room below it.
+    #[test]
+    fn the_deskpilot_tools_list_line_fits_in_30000_bytes() {
+        let line = crate::kit::schema::wire_line(deskpilot::tools_list());
+        assert!(
+            line.len() <= 30_000,
+            "tools/list of deskpilot is {} bytes on the wire; tighten wording or schemas (never drop a parameter)",
+            line.len()
+        );
+    }
+
+    /// A profile is built from the kit alone: no file of one profile names another profile
+    /// (what two profiles share belongs in the kit).
+    #[test]
+    fn no_profile_imports_another() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/profiles");
+        let modules = ["deskpilot", "dsh", "ui_context"];
+        let mut files = Vec::new();
+        for m in modules {
+            let dir = root.join(m);
+            if dir.is_dir() {
+                for f in std::fs::read_dir(&dir).unwrap() {
+                    let f = f.unwrap().path();
+                    if f.extension().is_some_and(|e| e == "rs") {
+                        files.push((m, f));
+                    }
+                }
+            } else {
+                files.push((m, root.join(format!("{m}.rs"))));
+            }
+        }
+        assert!(files.len() > modules.len());
+        for (own, file) in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for line in text.lines() {
+                let line = line.trim();
+                assert!(
+                    !line.contains("crate::profiles::"),
+                    "{}: {line}",
+                    file.display()
+                );
+                for other in modules.iter().filter(|m| **m != own) {
+                    assert!(
+                        !line.contains(&format!("super::{other}")),
+                        "{} uses profile {other}: {line}",
+                        file.display()
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn an_unknown_profile_lists_the_ones_that_exist() {
         let err = profile("dhs").unwrap_err().to_string();
         assert!(err.contains("no profile \"dhs\""), "{err}");
         assert!(err.contains("deskpilot"), "{err}");
+        // A user knows the systems by name, not by where a specification came from.
+        assert!(!err.to_lowercase().contains("seed"), "{err}");
+        assert!(err.contains("dsh-computer-use"), "{err}");
+        assert!(err.contains("UI Context Protocol"), "{err}");
     }
 }

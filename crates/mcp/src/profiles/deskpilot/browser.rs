@@ -182,7 +182,7 @@ pub struct WaitArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EvalArgs {
-    /// JavaScript expression; promises are awaited.
+    /// Promises are awaited.
     pub expression: String,
     /// Page (default last).
     #[serde(default)]
@@ -300,7 +300,7 @@ impl DeskpilotServer {
 
 #[tool_router(router = browser_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Start the installed Chromium (throw-away profile) for page work by ref.
+    /// Start the installed Chromium (throw-away profile).
     #[tool(
         name = "browser_launch",
         annotations(
@@ -474,7 +474,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Type text into an element by ref (any Unicode); submit presses Enter.
+    /// Type text (any Unicode) into an element by ref.
     #[tool(
         name = "browser_type",
         annotations(
@@ -570,7 +570,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Press a key or chord (Enter, ctrl+a) in the page's focused element.
+    /// Press a key or chord in the page's focused element.
     #[tool(
         name = "browser_press_key",
         annotations(
@@ -667,7 +667,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Close a browser deskpilot launched (process and profile go); an attached one is only detached.
+    /// Close a browser deskpilot launched (process and profile go); detach an attached one.
     #[tool(
         name = "browser_close",
         annotations(

@@ -36,7 +36,7 @@ pub struct FindArgs {
     /// Only this role ("Button", "Edit", …).
     #[serde(default)]
     pub role: String,
-    /// Most candidates to return (default 5, at most 50).
+    /// Most candidates (default 5, max 50).
     #[serde(default = "five")]
     pub limit: usize,
     /// + screenshot (default true).
@@ -158,8 +158,8 @@ impl DeskpilotServer {
 
 #[tool_router(router = elements_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Find controls by description ("the save button", "保存"): CJK-aware ranking; the best few with score, reason,
-    /// token and centre in the screenshot's pixels; OCR text where the tree lacks it.
+    /// Find controls by description ("the save button", "保存"), CJK-aware: the best few with score,
+    /// reason, token and centre in screenshot pixels; OCR text where the tree lacks it.
     #[tool(
         name = "find_elements",
         annotations(
@@ -284,8 +284,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Run one of an element's actions=[…], or toggle / expand / collapse / select / focus, its effect checked in
-    /// its states.
+    /// Run an element's action; the effect is checked in its states.
     #[tool(
         name = "perform_action",
         annotations(

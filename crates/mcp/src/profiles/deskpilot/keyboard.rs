@@ -29,7 +29,6 @@ pub struct PressKeyArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TypeTextArgs {
-    /// The text.
     pub text: String,
     /// Pixel diff.
     #[serde(default)]
@@ -84,7 +83,7 @@ fn parse_keys(names: &[String]) -> Result<Vec<Key>, Error> {
 
 #[tool_router(router = keyboard_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Press a key or chord in the focused window (released in reverse); unknown names are refused with the list.
+    /// Press a key or chord in the focused window (released in reverse).
     #[tool(
         name = "press_key",
         annotations(
@@ -123,7 +122,8 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Type into the focused window as real key input: any Unicode, newlines and tabs, exactly. At most 20000 characters.
+    /// Type into the focused window as real keys: any Unicode, newlines and tabs, exactly (at most
+    /// 20000 characters).
     #[tool(
         name = "type_text",
         annotations(

@@ -43,29 +43,29 @@ pub enum WindowActionArg {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WindowArgs {
-    /// What to do.
+    /// What to do; close is like its close button (unsaved work may prompt).
     pub action: WindowActionArg,
-    /// The window (list_windows id); preferred over title_match.
+    /// The window (list_windows id).
     #[serde(default)]
     pub window_id: u64,
     /// Or title/process.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
-    /// move: new left edge of the frame, physical pixels.
+    /// move: frame's left edge (physical px).
     pub x: Option<i32>,
-    /// move: new top edge of the frame, physical pixels.
+    /// move: frame's top edge (physical px).
     pub y: Option<i32>,
-    /// resize: new frame width, physical pixels.
+    /// resize: frame width (physical px).
     pub width: Option<u32>,
-    /// resize: new frame height, physical pixels.
+    /// resize: frame height (physical px).
     pub height: Option<u32>,
-    /// launch: program name (on PATH) or path; no shell.
+    /// launch: program on PATH, or a path.
     #[serde(default)]
     pub command: String,
-    /// launch: arguments, one per entry, no shell quoting needed.
+    /// launch: arguments, one per entry (no shell quoting).
     #[serde(default)]
     pub args: Vec<String>,
-    /// launch: ms to wait for a window (default 10000, at most 60000).
+    /// launch: ms to wait for a window (default 10000, max 60000).
     #[serde(default = "ten_seconds")]
     pub wait_ms: u64,
     /// Pixel diff.
@@ -83,7 +83,7 @@ fn ten_seconds() -> u64 {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClipboardWriteArgs {
-    /// The exact text to put on the clipboard (any Unicode).
+    /// The exact text (any Unicode).
     pub text: String,
 }
 
@@ -218,8 +218,8 @@ fn launch_body(o: &LaunchOutcome, wait: Duration) -> Body {
 
 #[tool_router(router = manage_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Focus, minimize, maximize, restore, close, move or resize a window (checked with the window
-    /// manager), or launch a program (no shell) and report its windows.
+    /// Focus, minimize, maximize, restore, close, move or resize a window (the effect is checked),
+    /// or launch a program (no shell) and report its windows.
     #[tool(
         name = "window",
         annotations(

@@ -1,14 +1,14 @@
 //! The `deskpilot` profile: Codex-style granular tools.
 //!
 //! Tool groups live in their own modules (`windows`, `screenshot`, `status`, `pointer`,
-//! `keyboard`, `manage`, `tree`, `elements`, `wait`, `shell`), each a
-//! `#[tool_router(router = …)]`, merged in [`DeskpilotServer::new`] and trimmed by the
-//! [`ToolFilter`] before the server answers anything. A tool maps its arguments to an engine
-//! request and the engine's answer to text through the kit; `wording` says everything in
-//! this profile's words.
+//! `keyboard`, `manage`, `tree`, `elements`, `wait`, `shell`, `ocr`, `browser`), each a
+//! `#[tool_router(router = …)]` on [`DeskpilotServer`], merged in [`ProfileSpec::router`] with the
+//! kit's shared tools (`app_skill`, the UI context tools) in this profile's words, and
+//! trimmed by the tool filter before the server answers anything. A tool maps its arguments
+//! to an engine request and the engine's answer to text through the kit; `wording` says
+//! everything in this profile's words.
 
 mod browser;
-mod context;
 mod elements;
 mod keyboard;
 mod manage;
@@ -16,7 +16,6 @@ mod ocr;
 mod pointer;
 mod screenshot;
 mod shell;
-mod skills;
 mod status;
 mod targets;
 mod tree;
@@ -24,37 +23,18 @@ mod wait;
 mod windows;
 pub(crate) mod wording;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use deskpilot_engine::{Engine, Session};
 use rmcp::handler::server::router::tool::ToolRouter;
 
-use crate::ServerIdentity;
-use crate::kit::{self, ToolFilter};
+use crate::kit::context::ContextWording;
+use crate::kit::server::{ProfileSpec, Server};
+use crate::kit::{self, Wording};
 
 pub(crate) use wording::error;
 
 /// How long one desktop call may take before the tool reports a timeout.
 const DESKTOP_TIMEOUT: Duration = Duration::from_secs(30);
-
-impl DeskpilotServer {
-    /// How long a desktop call may take: the deployment's `requestTimeoutMs`, else 30 s.
-    fn request_timeout(&self) -> Duration {
-        self.session()
-            .config()
-            .request_timeout
-            .unwrap_or(DESKTOP_TIMEOUT)
-    }
-
-    /// How long a capture may take: the deployment's `screenshotTimeoutMs`, else 30 s.
-    fn screenshot_timeout(&self) -> Duration {
-        self.session()
-            .config()
-            .screenshot_timeout
-            .unwrap_or(DESKTOP_TIMEOUT)
-    }
-}
 
 const INSTRUCTIONS: &str = "deskpilot drives this computer's desktop. Typical loop: list_windows, then screenshot \
 (a window_id or the screen) or get_window_state (its controls, with tokens like s3:12), then act. \
@@ -67,98 +47,59 @@ effect (confirmed, unverifiable, suspected_noop, refused); verify: true compares
 observe: true adds a fresh screenshot. A human can stop you with Esc (STOPPED_BY_HUMAN): stop and wait for them. \
 Errors carry a stable code and a Hint line saying what to do next.";
 
-/// The MCP server for the `deskpilot` profile: one per connection, over its own [`Session`].
-#[derive(Clone)]
-pub struct DeskpilotServer {
-    session: Arc<Session>,
-    identity: ServerIdentity,
-    tool_router: ToolRouter<Self>,
-    /// What `tools/list` answers: the router's tools with compact schemas.
-    tools: Arc<Vec<rmcp::model::Tool>>,
-    hidden: Arc<Vec<String>>,
-}
+/// The `deskpilot` profile.
+#[derive(Debug)]
+pub struct Deskpilot;
 
-impl std::fmt::Debug for DeskpilotServer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeskpilotServer")
-            .field("identity", &self.identity)
-            .field("session", &self.session.id())
-            .field("tools", &self.tool_names())
-            .field("hidden", &self.hidden)
-            .finish()
-    }
-}
+/// The MCP server for the `deskpilot` profile: one per connection, over its own session.
+pub type DeskpilotServer = Server<Deskpilot>;
 
-impl DeskpilotServer {
-    /// A server for one client of `engine`, exposing the tools `filter` allows.
-    pub fn new(engine: Arc<Engine>, identity: ServerIdentity, filter: &ToolFilter) -> Self {
-        let router = Self::router();
-        let (tool_router, hidden) = filter.apply(router);
-        let tools = tool_router
-            .list_all()
-            .into_iter()
-            .map(kit::schema::compact)
-            .collect();
-        DeskpilotServer {
-            session: Arc::new(Session::new(engine)),
-            identity,
-            tool_router,
-            tools: Arc::new(tools),
-            hidden: Arc::new(hidden),
-        }
+/// The UI context tools in this profile's words.
+const CONTEXT: ContextWording = ContextWording {
+    pick: "The user points at a window, control or region and approves it; returns that context.",
+    current: "The latest approved UI context and its directory (empty when none).",
+    clear: "Forget the latest UI context (its files stay on disk).",
+};
+
+const APP_SKILL: &str = "Per-app recipes (hotkeys, menu paths, pitfalls): list, get (before driving an app a \
+screenshot hints at), save, append, remove.";
+
+impl ProfileSpec for Deskpilot {
+    const NAME: &'static str = "deskpilot";
+    const INSTRUCTIONS: &'static str = INSTRUCTIONS;
+    const REQUEST_TIMEOUT: Duration = DESKTOP_TIMEOUT;
+    const SCREENSHOT_TIMEOUT: Duration = DESKTOP_TIMEOUT;
+
+    fn wording() -> &'static dyn Wording {
+        &wording::WORDING
     }
 
-    fn router() -> ToolRouter<Self> {
-        Self::windows_router()
-            + Self::screenshot_router()
-            + Self::ocr_router()
-            + Self::skills_router()
-            + Self::status_router()
-            + Self::pointer_router()
-            + Self::keyboard_router()
-            + Self::manage_router()
-            + Self::tree_router()
-            + Self::elements_router()
-            + Self::wait_router()
-            + Self::shell_router()
-            + Self::browser_router()
-            + Self::context_router()
-    }
-
-    /// Names of the tools this server exposes, sorted.
-    pub fn tool_names(&self) -> Vec<String> {
-        kit::filter::names(&self.tool_router)
-    }
-
-    pub(crate) fn session(&self) -> Arc<Session> {
-        self.session.clone()
-    }
-
-    /// This connection's session.
-    pub fn client_session(&self) -> &Arc<Session> {
-        &self.session
+    fn router() -> ToolRouter<DeskpilotServer> {
+        DeskpilotServer::windows_router()
+            + DeskpilotServer::screenshot_router()
+            + DeskpilotServer::ocr_router()
+            + kit::skills::tool::<Self>(APP_SKILL)
+            + DeskpilotServer::status_router()
+            + DeskpilotServer::pointer_router()
+            + DeskpilotServer::keyboard_router()
+            + DeskpilotServer::manage_router()
+            + DeskpilotServer::tree_router()
+            + DeskpilotServer::elements_router()
+            + DeskpilotServer::wait_router()
+            + DeskpilotServer::shell_router()
+            + DeskpilotServer::browser_router()
+            + kit::context::tools::<Self>(&CONTEXT)
     }
 }
 
 /// Every tool as the routers declare it, before compacting.
 #[cfg(test)]
 pub(crate) fn tools_list_raw() -> Vec<rmcp::model::Tool> {
-    DeskpilotServer::router().list_all()
+    kit::server::tools_list_raw::<Deskpilot>()
 }
 
 /// What `tools/list` answers with every tool exposed (for the snapshot test and the
 /// benchmark's size row).
 pub fn tools_list() -> Vec<rmcp::model::Tool> {
-    DeskpilotServer::router()
-        .list_all()
-        .into_iter()
-        .map(kit::schema::compact)
-        .collect()
+    kit::server::tools_list::<Deskpilot>()
 }
-
-crate::kit::handler::profile_handler!(
-    DeskpilotServer,
-    "deskpilot",
-    INSTRUCTIONS,
-    &wording::WORDING
-);

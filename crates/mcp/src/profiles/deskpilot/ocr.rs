@@ -39,10 +39,10 @@ pub struct OcrArgs {
     /// Drop words below it, 0–100 (default 50).
     #[serde(default = "default_confidence", alias = "minConfidence")]
     pub min_confidence: f32,
-    /// Lines listed in the text (default 200).
+    /// Lines listed (default 200).
     #[serde(default, alias = "maxLines")]
     pub max_lines: usize,
-    /// Also return the image, lines boxed.
+    /// + image, lines boxed.
     #[serde(default)]
     pub annotate: bool,
 }
@@ -208,8 +208,8 @@ pub(crate) fn rendered(read: &OcrResult, max_lines: usize, with_image: bool) -> 
 
 #[tool_router(router = ocr_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// OCR: text read off pixels (terminals, canvases), lines with confidence and centres in the pixels of
-    /// the screenshot it registers.
+    /// Read text off pixels (terminals, canvases): lines with confidence and centres in the pixels
+    /// of the screenshot it registers.
     #[tool(
         name = "ocr",
         annotations(

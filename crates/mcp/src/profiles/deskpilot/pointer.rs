@@ -56,7 +56,6 @@ pub enum ButtonArg {
 pub struct PointArgs {
     /// Screenshot pixels.
     pub x: f64,
-    /// Y in screenshot pixels.
     pub y: f64,
     /// x/y source (0: last).
     #[serde(default)]
@@ -119,7 +118,6 @@ pub struct ClickArgs {
 pub struct ScrollArgs {
     /// Screenshot pixels.
     pub x: f64,
-    /// Y in screenshot pixels.
     pub y: f64,
     /// Wheel notches down (negative: up).
     #[serde(default)]
@@ -151,13 +149,10 @@ pub struct ScrollArgs {
 pub struct DragArgs {
     /// Start X in screenshot pixels.
     pub from_x: f64,
-    /// Start Y.
     pub from_y: f64,
-    /// End X.
     pub to_x: f64,
-    /// End Y.
     pub to_y: f64,
-    /// Moves between press and release, 1–200 (default 12).
+    /// Moves, 1–200 (default 12).
     #[serde(default = "twelve")]
     pub steps: u32,
     /// Default left.
@@ -318,8 +313,8 @@ impl DeskpilotServer {
 
 #[tool_router(router = pointer_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Click at x/y of the last screenshot (or screenshot_id), or an element token. Refused when its window moved
-    /// or vanished, or another window covers the point; says where the pointer landed.
+    /// Click at x/y of the last screenshot (or screenshot_id); refused when its window moved or
+    /// vanished or another covers the point. Says where the pointer landed.
     #[tool(
         name = "click",
         annotations(
@@ -438,7 +433,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Scroll at x/y: dy notches down (negative: up), dx right (negative: left).
+    /// Turn the mouse wheel at x/y by dy and dx notches.
     #[tool(
         name = "scroll",
         annotations(
@@ -461,7 +456,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Drag from (from_x, from_y) to (to_x, to_y): press, move in steps, release.
+    /// Press at from_x/from_y, move in steps to to_x/to_y, release.
     #[tool(
         name = "drag",
         annotations(

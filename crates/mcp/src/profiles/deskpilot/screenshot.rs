@@ -34,40 +34,40 @@ pub enum FormatArg {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScreenshotArgs {
-    /// This window (id from list_windows); default: the whole screen.
+    /// This window (list_windows id); default: the screen.
     #[serde(default)]
     pub window_id: u64,
     /// Or title/process.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
-    /// Or this rectangle, physical screen pixels.
+    /// Or this physical-pixel rectangle.
     #[serde(default)]
     pub region: Option<RegionArg>,
-    /// Only this monitor (index from status); -1: all.
+    /// Or this monitor (see status); -1: all.
     #[serde(default = "all_monitors")]
     pub monitor: i64,
     /// Widest image, 64–8192 (default 1280).
     #[serde(default, alias = "maxWidth")]
     pub max_width: u32,
-    /// Default jpeg (quality 80); png is lossless.
+    /// Default jpeg.
     #[serde(default)]
     pub format: Option<FormatArg>,
-    /// Draw a grid labelled in image pixels (clickable as read).
+    /// Draw a grid labelled in clickable image pixels.
     #[serde(default)]
     pub grid: bool,
-    /// Grid spacing in image pixels (default ~width/10).
+    /// Grid spacing (default ~width/10).
     #[serde(default, alias = "gridStep")]
     pub grid_step: u32,
-    /// Draw a crosshair at this image point.
+    /// Crosshair at this image point.
     #[serde(default)]
     pub mark: Option<PointArg>,
-    /// Darken everything outside this image rectangle.
+    /// Darken outside this image rectangle.
     #[serde(default)]
     pub dim: Option<RegionArg>,
-    /// Say whether it changed since the previous capture.
+    /// Say if it changed since the last capture.
     #[serde(default)]
     pub compare: bool,
-    /// "summary" or "tree": a text outline of the window's controls (default none).
+    /// "summary" or "tree": outline the window's controls as text.
     #[serde(default, alias = "uiSummary")]
     pub summary: String,
 }
@@ -87,9 +87,7 @@ pub struct ZoomArgs {
     pub x: f64,
     /// Top edge.
     pub y: f64,
-    /// Width.
     pub width: f64,
-    /// Height.
     pub height: f64,
     /// Source (0: last).
     #[serde(default)]
@@ -160,8 +158,8 @@ impl ScreenshotArgs {
 
 #[tool_router(router = screenshot_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Screenshot of the screen, a monitor, a window or a region, scaled to ≤1280 px wide and ≤600000 px. x/y read
-    /// off it map back exactly (physical = origin + image / scale); its screenshot_id names it.
+    /// Capture the screen, a monitor, a window or a region, scaled to ≤1280 px wide and ≤600000 px;
+    /// x/y read off it map back to exact screen pixels, and its screenshot_id names it.
     #[tool(
         name = "screenshot",
         annotations(

@@ -4,18 +4,18 @@
 //!
 //! Every tool that changes a session is an engine action (`Session::shell_*` through
 //! `Session::act`): the same gates as desktop actions (kill switch, blocklist on the command
-//! text, approval, dry run), and an effect the engine judges. Calls run on the blocking pool;
-//! one session's calls queue on its lock, different sessions run in parallel.
+//! text, approval, dry run), and an effect the engine judges. The reads (`shell_cwd`,
+//! `shell_env_get`, `diagnose`) are engine operations too; this module only words their
+//! results. Calls run on the blocking pool; one session's calls queue on its lock, different
+//! sessions run in parallel.
 
-use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::kit::Parameters;
 use deskpilot_engine::{
-    ActionReport, Check, Error, Session as EngineSession, ShellDone, ShellOutcome, VerifyTarget,
+    ActionReport, Captured, Check, Error, Expect, Output, Session as EngineSession, ShellDone,
+    ShellOutcome, ShellPlace, VerifiedRun, VerifyTarget,
 };
-use deskpilot_shell::{Captured, Expect, Output, Session, ShellError, Shells, diagnose};
 use deskpilot_types::ErrorCode;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
@@ -48,12 +48,12 @@ fn two() -> u32 {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecArgs {
-    /// The command (bash on Linux, PowerShell on Windows); multi-line is fine.
+    /// bash on Linux, PowerShell on Windows; multi-line is fine.
     pub command: String,
-    /// ms before the command is killed (default 30000, max 600000).
+    /// Kill it after ms (default 30000, max 600000).
     #[serde(default = "default_timeout", alias = "timeout")]
     pub timeout_ms: u64,
-    /// Session (default main): its own shell, directory, variables.
+    /// Session (default main), each its own shell.
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -91,7 +91,7 @@ pub struct EnvGetArgs {
 pub struct EnvSetArgs {
     /// Name (letters, digits, _).
     pub name: String,
-    /// The value, exactly (any Unicode, newlines included).
+    /// The exact value (any Unicode, newlines too).
     pub value: String,
     /// Session (default main).
     #[serde(default = "main_session")]
@@ -118,7 +118,7 @@ pub struct ExpectArg {
     /// [path, text]: the file contains the text.
     #[serde(default)]
     pub file_contains: Option<(String, String)>,
-    /// The session's working directory afterwards.
+    /// The session's directory afterwards.
     #[serde(default)]
     pub cwd: Option<String>,
 }
@@ -126,14 +126,14 @@ pub struct ExpectArg {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifiedArgs {
-    /// The command, in the session's shell language.
+    /// In the session's shell language.
     pub command: String,
     /// What must hold afterwards (at least one key).
     pub expect: ExpectArg,
     /// Extra attempts when a retry can help (default 2, max 5).
     #[serde(default = "two")]
     pub retries: u32,
-    /// Milliseconds per attempt (default 30000, at most 600000).
+    /// ms per attempt (default 30000, max 600000).
     #[serde(default = "default_timeout", alias = "timeout")]
     pub timeout_ms: u64,
     /// Session (default main).
@@ -144,12 +144,12 @@ pub struct VerifiedArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DiagnoseArgs {
-    /// The error text (a message, an error code line, stderr).
+    /// The error text (message, code line, stderr).
     pub error: String,
-    /// Output around the error, if any.
+    /// Output around it.
     #[serde(default)]
     pub output: String,
-    /// The failed command, if any.
+    /// The failed command.
     #[serde(default)]
     pub command: String,
 }
@@ -159,22 +159,6 @@ fn coded(code: ErrorCode, message: impl Into<String>) -> Error {
         code,
         message: message.into(),
     }
-}
-
-fn shell_error(e: ShellError) -> Error {
-    deskpilot_engine::shell_error(e, "the command")
-}
-
-fn env_name(name: &str) -> Result<(), Error> {
-    if deskpilot_shell::valid_env_name(name) {
-        return Ok(());
-    }
-    Err(coded(
-        ErrorCode::InvalidArgument,
-        format!(
-            "{name:?} is not a variable name (letters, digits, underscore; not starting with a digit)"
-        ),
-    ))
 }
 
 fn timeout(ms: u64) -> Result<Duration, Error> {
@@ -266,10 +250,6 @@ fn shell_failure(session: &str, e: &Error) -> CallToolResult {
 }
 
 impl DeskpilotServer {
-    fn shells(&self) -> Arc<Shells> {
-        self.session.shells().clone()
-    }
-
     /// Runs a shell action of this client's session through the action pipeline on the
     /// blocking pool (the gates may wait for a human's approval).
     async fn shell_report<F>(
@@ -311,28 +291,13 @@ impl DeskpilotServer {
             Err(e) => shell_failure(session, &e),
         }
     }
-
-    /// Runs `f` on session `name` (created when missing) on the blocking pool: the reads.
-    async fn with_session<T, F>(&self, name: String, budget: Duration, f: F) -> Result<T, Error>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut Session) -> Result<T, Error> + Send + 'static,
-    {
-        let shells = self.shells();
-        render::blocking(budget + Duration::from_secs(15), "shell", move || {
-            let session = shells.session(&name, true).map_err(shell_error)?;
-            let session = session.ok_or_else(|| coded(ErrorCode::Internal, "no session"))?;
-            let mut guard = session.lock().unwrap_or_else(|e| e.into_inner());
-            f(&mut guard)
-        })
-        .await
-    }
 }
 
 #[tool_router(router = shell_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Run a command in a persistent shell session: cd, variables and venvs stay. Returns the exit code, stdout and
-    /// stderr apart (huge output cut to head + tail), the directory, and a diagnosis on failure. Stdin is empty.
+    /// Run a command in a persistent shell session (cd, variables, venvs stay; stdin empty): exit
+    /// code, stdout and stderr apart (huge output cut to head + tail), directory, and a diagnosis
+    /// on failure.
     #[tool(
         name = "shell_exec",
         annotations(
@@ -362,7 +327,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Change a session's working directory (later commands run there).
+    /// Change a session's working directory for later commands.
     #[tool(
         name = "shell_cd",
         annotations(
@@ -394,7 +359,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// A session's current working directory (and the sessions that exist).
+    /// A session's working directory, and the sessions there are.
     #[tool(
         name = "shell_cwd",
         annotations(
@@ -406,51 +371,19 @@ impl DeskpilotServer {
         )
     )]
     pub async fn shell_cwd(&self, Parameters(a): Parameters<SessionArgs>) -> CallToolResult {
-        let shells = self.shells();
+        let session = self.session();
         let name = a.session.clone();
         let found = render::blocking(Duration::from_secs(5), "shell_cwd", move || {
-            let s = shells.session(&name, false).map_err(shell_error)?;
-            Ok((
-                s.map(|s| {
-                    let g = s.lock().unwrap_or_else(|e| e.into_inner());
-                    (g.cwd().to_string(), g.recorded_env().len())
-                }),
-                shells.names(),
-            ))
+            session.shell_cwd(&name)
         })
         .await;
         match found {
-            Ok((Some((cwd, vars)), names)) => {
-                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
-                    "Session {} is in {cwd} ({vars} variable(s) set with shell_env_set). Sessions: {}.",
-                    a.session,
-                    names.join(", ")
-                ))]);
-                r.structured_content =
-                    Some(json!({ "session": a.session, "cwd": cwd, "sessions": names }));
-                r
-            }
-            Ok((None, names)) => {
-                let start = self.shells().start_dir().to_string_lossy().into_owned();
-                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
-                    "Session {} has not run anything yet; it will start in {start}. Sessions: {}.",
-                    a.session,
-                    if names.is_empty() {
-                        "none".to_string()
-                    } else {
-                        names.join(", ")
-                    }
-                ))]);
-                r.structured_content = Some(
-                    json!({ "session": a.session, "cwd": start, "started": false, "sessions": names }),
-                );
-                r
-            }
+            Ok(place) => cwd_result(&place),
             Err(e) => error(&e),
         }
     }
 
-    /// Read an environment variable as the session's shell sees it (null when unset).
+    /// Read a variable as the session's shell sees it (null when unset).
     #[tool(
         name = "shell_env_get",
         annotations(
@@ -462,16 +395,11 @@ impl DeskpilotServer {
         )
     )]
     pub async fn shell_env_get(&self, Parameters(a): Parameters<EnvGetArgs>) -> CallToolResult {
-        if let Err(e) = env_name(&a.name) {
-            return error(&e);
-        }
-        let name = a.name.clone();
-        let result = self
-            .with_session(a.session.clone(), Duration::from_secs(10), move |s| {
-                s.get_env(&name, Duration::from_secs(10))
-                    .map_err(shell_error)
-            })
-            .await;
+        let (session, name, var) = (self.session(), a.session.clone(), a.name.clone());
+        let result = render::blocking(Duration::from_secs(25), "shell", move || {
+            session.shell_env_get(&name, &var)
+        })
+        .await;
         match result {
             Ok(value) => {
                 let text = match &value {
@@ -488,7 +416,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Set and export a variable in a session; it survives a restart after a timeout.
+    /// Set and export a variable in a session (kept across a restart after a timeout).
     #[tool(
         name = "shell_env_set",
         annotations(
@@ -500,9 +428,6 @@ impl DeskpilotServer {
         )
     )]
     pub async fn shell_env_set(&self, Parameters(a): Parameters<EnvSetArgs>) -> CallToolResult {
-        if let Err(e) = env_name(&a.name) {
-            return error(&e);
-        }
         let (name, var, value) = (a.session.clone(), a.name.clone(), a.value.clone());
         self.shell_action(
             "shell_env_set",
@@ -522,7 +447,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Restart a session's shell from scratch (start directory, no variables).
+    /// Restart a session's shell (start directory, no variables).
     #[tool(
         name = "shell_reset",
         annotations(
@@ -557,8 +482,8 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Run a command, then check expect through the filesystem; on failure the diagnosis decides: stop, create a
-    /// missing parent directory and rerun, or retry.
+    /// Run a command, then check expect on the filesystem; on failure the diagnosis says stop,
+    /// retry, or create a missing parent directory and rerun.
     #[tool(
         name = "shell_exec_verified",
         annotations(
@@ -631,24 +556,7 @@ impl DeskpilotServer {
         )
     )]
     pub async fn diagnose(&self, Parameters(a): Parameters<DiagnoseArgs>) -> CallToolResult {
-        let shells = self.shells();
-        let cwd = shells
-            .session("main", false)
-            .ok()
-            .flatten()
-            .and_then(|s| s.try_lock().ok().map(|g| g.cwd().to_string()))
-            .or_else(|| {
-                std::env::current_dir()
-                    .ok()
-                    .map(|d| d.to_string_lossy().into_owned())
-            });
-        let d = diagnose(
-            &a.error,
-            &a.output,
-            &a.command,
-            None,
-            cwd.as_deref().map(Path::new),
-        );
+        let d = self.session.diagnose(&a.error, &a.output, &a.command);
         let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
             "{}: {}.\nHint: {}.\nNext: {}\nRetrying as is {}.{}",
             d.category,
@@ -670,8 +578,39 @@ impl DeskpilotServer {
     }
 }
 
+/// `shell_cwd`'s answer, in this profile's words.
+fn cwd_result(p: &ShellPlace) -> CallToolResult {
+    if p.started {
+        let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+            "Session {} is in {} ({} variable(s) set with shell_env_set). Sessions: {}.",
+            p.session,
+            p.cwd,
+            p.recorded_vars,
+            p.sessions.join(", ")
+        ))]);
+        r.structured_content =
+            Some(json!({ "session": p.session, "cwd": p.cwd, "sessions": p.sessions }));
+        r
+    } else {
+        let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+            "Session {} has not run anything yet; it will start in {}. Sessions: {}.",
+            p.session,
+            p.cwd,
+            if p.sessions.is_empty() {
+                "none".to_string()
+            } else {
+                p.sessions.join(", ")
+            }
+        ))]);
+        r.structured_content = Some(
+            json!({ "session": p.session, "cwd": p.cwd, "started": false, "sessions": p.sessions }),
+        );
+        r
+    }
+}
+
 /// A verified run that passed, in this profile's words.
-fn verified_body(run: &deskpilot_shell::VerifiedRun, session: &str, command: &str) -> Body {
+fn verified_body(run: &VerifiedRun, session: &str, command: &str) -> Body {
     let n = run.attempts.len();
     let fixes: Vec<&str> = run
         .attempts
@@ -697,11 +636,7 @@ fn verified_body(run: &deskpilot_shell::VerifiedRun, session: &str, command: &st
 }
 
 /// A verified run whose expectations still fail: `VERIFICATION_FAILED` with every attempt.
-fn render_verified_failure(
-    run: &deskpilot_shell::VerifiedRun,
-    session: &str,
-    command: &str,
-) -> CallToolResult {
+fn render_verified_failure(run: &VerifiedRun, session: &str, command: &str) -> CallToolResult {
     let n = run.attempts.len();
     let failed: Vec<String> = run
         .attempts

@@ -26,7 +26,7 @@ pub struct WindowStateArgs {
     /// + screenshot (default true).
     #[serde(default = "yes")]
     pub include_screenshot: bool,
-    /// Most elements to read (default 600, at most 10000).
+    /// Most elements to read (default 600, max 10000).
     #[serde(default = "six_hundred")]
     pub max_elements: usize,
     /// Deepest level to read (default 64).
@@ -44,7 +44,7 @@ pub struct WindowStateArgs {
     /// ms the app may take (default 5000, max 30000); then a partial tree.
     #[serde(default = "five_seconds")]
     pub timeout_ms: u64,
-    /// Re-read the whole tree instead of reusing it.
+    /// Re-read the whole tree (no reuse).
     #[serde(default)]
     pub fresh: bool,
 }
@@ -88,8 +88,8 @@ pub(crate) fn with_notes_and_screenshot(
 
 #[tool_router(router = tree_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// A window's controls as an indexed tree (`<index> <Role> "<name>" value=… <flags> actions=[…]`) plus its
-    /// screenshot. Tokens s<snapshot>:<index> hold while the structure is unchanged.
+    /// A window's controls as an indexed tree (`<index> <Role> "<name>" value=… <flags>
+    /// actions=[…]`) and its screenshot; tokens s<snapshot>:<index> last while its structure does.
     #[tool(
         name = "get_window_state",
         annotations(

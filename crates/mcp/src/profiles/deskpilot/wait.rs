@@ -34,10 +34,10 @@ pub struct WaitForArgs {
     /// OCR).
     #[serde(alias = "waitKind")]
     pub wait_kind: String,
-    /// Give up after this many ms (default 10000, at most 60000).
+    /// Give up after ms (default 10000, max 60000).
     #[serde(default = "ten_seconds", alias = "timeoutMs")]
     pub timeout_ms: u64,
-    /// stable: how long the pixels must stay quiet (default 500 ms).
+    /// stable: ms the pixels must stay quiet (default 500).
     #[serde(default = "half_second", alias = "stableMs")]
     pub stable_ms: u64,
     /// Default: the screen for stable, else the window last looked at.
@@ -46,10 +46,10 @@ pub struct WaitForArgs {
     /// Or title/process.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
-    /// element: a substring of the element's name.
+    /// element: substring of its name.
     #[serde(default)]
     pub name: String,
-    /// window: a substring of the title or process; text: a substring of an element's text.
+    /// window: substring of title or process; text: the text to find.
     #[serde(default)]
     pub text: String,
     /// text: OCR languages when the tree lacks it ("eng+chi_sim").
@@ -101,8 +101,8 @@ impl DeskpilotServer {
         r
     }
 
-    /// Poll until something holds instead of sleeping: stable, window, element or text. WAIT_TIMEOUT says what kept
-    /// changing or what is there instead.
+    /// Poll until the screen is stable or a window, element or text appears; WAIT_TIMEOUT says what
+    /// kept changing or what is there instead.
     #[tool(
         name = "wait_for",
         annotations(

@@ -14,7 +14,7 @@ use crate::kit::render;
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListWindowsArgs {
-    /// Substring of title, process or class (e.g. "mousepad", "记事本"); empty: all.
+    /// Substring of title, process or class ("mousepad", "记事本").
     #[serde(default)]
     pub filter: String,
 }
@@ -51,7 +51,7 @@ pub(crate) fn window_line(w: &WindowInfo) -> String {
 
 #[tool_router(router = windows_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Top-level windows, topmost first: id, title, process, pid, class, frame and client rectangles, state.
+    /// Top-level windows, topmost first: id, title, process, pid, class, frame, client rect, state.
     #[tool(
         name = "list_windows",
         annotations(

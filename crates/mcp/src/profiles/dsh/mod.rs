@@ -15,14 +15,12 @@ mod others;
 mod windows;
 mod wording;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use deskpilot_engine::{Engine, Session};
 use rmcp::handler::server::router::tool::ToolRouter;
 
-use crate::ServerIdentity;
-use crate::kit::{self, ToolFilter};
+use crate::kit::server::{ProfileSpec, Server};
+use crate::kit::{self, Wording};
 
 pub(crate) use wording::error;
 
@@ -38,91 +36,43 @@ name (find or tree, then act by path). When a screenshot envelope says an app sk
 before driving the app. observe: true appends a fresh screenshot, verify: true says whether the screen changed. A human \
 can stop you with Esc (STOPPED_BY_HUMAN): stop, report, and wait until they ask you to continue.";
 
-/// The MCP server for the `dsh` profile: one per connection, over its own [`Session`].
-#[derive(Clone)]
-pub struct DshServer {
-    session: Arc<Session>,
-    identity: ServerIdentity,
-    tool_router: ToolRouter<Self>,
-    tools: Arc<Vec<rmcp::model::Tool>>,
-    hidden: Arc<Vec<String>>,
-}
+/// The `dsh` profile.
+#[derive(Debug)]
+pub struct Dsh;
 
-impl std::fmt::Debug for DshServer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DshServer")
-            .field("identity", &self.identity)
-            .field("session", &self.session.id())
-            .field("tools", &self.tool_names())
-            .finish()
-    }
-}
+/// The MCP server for the `dsh` profile: one per connection, over its own session.
+pub type DshServer = Server<Dsh>;
 
-impl DshServer {
-    /// A server for one client of `engine`, exposing the tools `filter` allows.
-    pub fn new(engine: Arc<Engine>, identity: ServerIdentity, filter: &ToolFilter) -> Self {
-        let (tool_router, hidden) = filter.apply(Self::router());
-        let tools = tool_router
-            .list_all()
-            .into_iter()
-            .map(kit::schema::compact)
-            .collect();
-        DshServer {
-            session: Arc::new(Session::new(engine)),
-            identity,
-            tool_router,
-            tools: Arc::new(tools),
-            hidden: Arc::new(hidden),
-        }
+const APP_SKILL: &str = "Per-app recipes (hotkeys, menu paths, pitfalls): list, get (before driving an app a \
+screenshot hints at), save, append, remove.";
+
+impl ProfileSpec for Dsh {
+    const NAME: &'static str = "dsh";
+    const INSTRUCTIONS: &'static str = INSTRUCTIONS;
+    const REQUEST_TIMEOUT: Duration = REQUEST_TIMEOUT;
+    const SCREENSHOT_TIMEOUT: Duration = SCREENSHOT_TIMEOUT;
+
+    fn wording() -> &'static dyn Wording {
+        &wording::WORDING
     }
 
-    fn router() -> ToolRouter<Self> {
-        Self::computer_router()
-            + Self::windows_router()
-            + Self::elements_router()
-            + Self::others_router()
-    }
-
-    /// Names of the tools this server exposes, sorted.
-    pub fn tool_names(&self) -> Vec<String> {
-        kit::filter::names(&self.tool_router)
-    }
-
-    pub(crate) fn session(&self) -> Arc<Session> {
-        self.session.clone()
-    }
-
-    /// How long a desktop call may take: `requestTimeoutMs`, else seed 004's 20 s.
-    fn request_timeout(&self) -> Duration {
-        self.session
-            .config()
-            .request_timeout
-            .unwrap_or(REQUEST_TIMEOUT)
-    }
-
-    /// How long a capture may take: `screenshotTimeoutMs`, else seed 004's 30 s.
-    fn screenshot_timeout(&self) -> Duration {
-        self.session
-            .config()
-            .screenshot_timeout
-            .unwrap_or(SCREENSHOT_TIMEOUT)
+    fn router() -> ToolRouter<DshServer> {
+        DshServer::computer_router()
+            + DshServer::windows_router()
+            + DshServer::elements_router()
+            + DshServer::others_router()
+            + kit::skills::tool::<Self>(APP_SKILL)
     }
 }
 
 /// Every tool as the routers declare it, before compacting.
 #[cfg(test)]
 pub(crate) fn tools_list_raw() -> Vec<rmcp::model::Tool> {
-    DshServer::router().list_all()
+    kit::server::tools_list_raw::<Dsh>()
 }
 
 /// What `tools/list` answers with every tool exposed.
 #[cfg(test)]
 pub(crate) fn tools_list() -> Vec<rmcp::model::Tool> {
-    DshServer::router()
-        .list_all()
-        .into_iter()
-        .map(kit::schema::compact)
-        .collect()
+    kit::server::tools_list::<Dsh>()
 }
-
-crate::kit::handler::profile_handler!(DshServer, "dsh", INSTRUCTIONS, &wording::WORDING);

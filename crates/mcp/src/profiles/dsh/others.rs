@@ -1,5 +1,5 @@
-//! `clipboard` (get, set) and `app_skill` (list, get, save, append, remove): the kit's shared
-//! implementations in seed 004's words.
+//! `clipboard` (get, set): the kit's clipboard in seed 004's words. (`app_skill` is the kit's
+//! shared declaration, mounted in `mod.rs`.)
 
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
@@ -7,7 +7,6 @@ use serde::Deserialize;
 
 use super::wording::WORDING;
 use super::{DshServer, error};
-use crate::kit::skills::{self, AppSkillArgs};
 use crate::kit::{Parameters, clipboard};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
@@ -69,21 +68,5 @@ impl DshServer {
                 .await
             }
         }
-    }
-
-    /// Per-app recipes (hotkeys, menu paths, pitfalls): list, get (before driving an app a screenshot hints at),
-    /// save, append, remove.
-    #[tool(
-        name = "app_skill",
-        annotations(
-            title = "App skills",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
-    )]
-    pub async fn app_skill(&self, Parameters(a): Parameters<AppSkillArgs>) -> CallToolResult {
-        skills::app_skill(self.session(), &WORDING, self.request_timeout(), a).await
     }
 }
