@@ -640,6 +640,16 @@ mod tests {
             let last = remembering
                 .read(&fixture(&format!("xterm-{font}-2.png")), &langs)
                 .unwrap();
+            eprintln!(
+                "xterm-{font}-2.png again: band memory {:.1} ms ({} of {} bands reused)",
+                last.elapsed.as_secs_f64() * 1e3,
+                last.reused.0,
+                last.reused.1
+            );
+            assert_eq!(
+                last.reused.0, last.reused.1,
+                "an unchanged screen is not read again"
+            );
             assert!(
                 last.lines
                     .iter()
