@@ -292,7 +292,7 @@ enum Compare {
 }
 
 /// A name that is a whole-word part of the query counts when it carries at least this share
-/// of the query's characters: "Save" in "save file", not "to" in "go to settings".
+/// of the query's characters: "Save" in "save file", not "go" in "go back to settings".
 const PART_SHARE: f64 = 0.4;
 
 /// How well `field` matches `query` (both folded): 0..=1 and a reason.
