@@ -3,6 +3,10 @@
 //! Text is folded first (case, full-width forms, punctuation), then compared per field
 //! (name, value, description, role) by exact match, containment, and word / CJK-bigram
 //! overlap — so "保存" finds "保存并关闭" and "the search box" finds an Edit named "Search".
+//! Latin text matches in whole words only: "in" is no part of "retain", and a name that is a
+//! whole-word part of the query counts only when it is a fair share of it. Text read by OCR
+//! is also compared as OCR reads it ([`text_match`]: spaces inside words and digit runs,
+//! `0`/`O`, `1`/`l`/`I`), always scoring below an exact match.
 //! Kind words ("button", "按钮", "field", "输入框" …) are taken out of the text and turned into
 //! a role preference. Disabled and off-screen elements are demoted, not hidden. With
 //! `annotate`, the window's screenshot is taken after ranking with the candidates drawn on it
@@ -107,6 +111,71 @@ pub fn fold(s: &str) -> String {
         }
     }
     out.trim().to_string()
+}
+
+/// [`fold`], then as OCR reads text: without spaces (it splits "9271" into "927 1" and joins
+/// words), and with look-alikes made one (`o` → `0`; `l`, `i` → `1`). Only for comparing.
+pub fn ocr_fold(s: &str) -> String {
+    fold(s)
+        .chars()
+        .filter(|c| *c != ' ')
+        .map(|c| match c {
+            'o' => '0',
+            'l' | 'i' => '1',
+            c => c,
+        })
+        .collect()
+}
+
+/// How a text matched a wanted text: better is greater.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TextMatch {
+    /// Only as OCR reads text ([`ocr_fold`]).
+    Tolerant,
+    /// The folded text contains the folded needle.
+    Exact,
+}
+
+/// Shortest needle (characters after [`ocr_fold`]) matched tolerantly: shorter ones match
+/// too much once spaces and look-alikes no longer count.
+const MIN_TOLERANT: usize = 3;
+
+/// Whether `text` (read by OCR) contains `needle`, and how: [`TextMatch::Exact`] when the
+/// folded text contains the folded needle, else [`TextMatch::Tolerant`] when it does as OCR
+/// reads text. `None` for an empty needle.
+pub fn text_match(text: &str, needle: &str) -> Option<TextMatch> {
+    let n = fold(needle);
+    if n.is_empty() {
+        return None;
+    }
+    if fold(text).contains(&n) {
+        return Some(TextMatch::Exact);
+    }
+    let n = ocr_fold(needle);
+    (n.chars().count() >= MIN_TOLERANT && ocr_fold(text).contains(&n))
+        .then_some(TextMatch::Tolerant)
+}
+
+/// Whether `needle` occurs in `hay` (both folded) on word boundaries: at the ends, beside a
+/// space, or where the text on either side is CJK (which has no spaces between words).
+fn contains_words(hay: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return false;
+    }
+    let first_cjk = needle.chars().next().is_some_and(is_cjk);
+    let last_cjk = needle.chars().next_back().is_some_and(is_cjk);
+    hay.match_indices(needle).any(|(at, _)| {
+        let before = hay[..at].chars().next_back();
+        let after = hay[at + needle.len()..].chars().next();
+        let left = first_cjk || before.is_none_or(|c| c == ' ' || is_cjk(c));
+        let right = last_cjk || after.is_none_or(|c| c == ' ' || is_cjk(c));
+        left && right
+    })
+}
+
+/// Characters that carry the text (spaces not counted).
+fn letters(s: &str) -> usize {
+    s.chars().filter(|c| *c != ' ').count()
 }
 
 fn is_cjk(c: char) -> bool {
@@ -214,20 +283,58 @@ fn kinds(description: &str) -> (String, Vec<Role>, Vec<&'static str>) {
     (rest.join(" "), roles, seen)
 }
 
+/// How `similarity` compares: exactly, or also as OCR reads text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compare {
+    Exact,
+    /// The field was read by OCR.
+    Ocr,
+}
+
+/// A name that is a whole-word part of the query counts when it carries at least this share
+/// of the query's characters: "Save" in "save file", not "go" in "go back to settings".
+const PART_SHARE: f64 = 0.4;
+
 /// How well `field` matches `query` (both folded): 0..=1 and a reason.
-fn similarity(query: &str, qterms: &[String], field: &str) -> (f64, &'static str) {
+///
+/// Exact beats tolerant: equal 1.0, contains 0.75–0.95; as OCR reads it (with [`Compare::Ocr`])
+/// equal 0.74, contains 0.66–0.72; a whole-word part of the query 0.6; shared words up to
+/// 0.65 by their share.
+fn similarity(
+    query: &str,
+    qterms: &[String],
+    field: &str,
+    compare: Compare,
+) -> (f64, &'static str) {
     if field.is_empty() || query.is_empty() {
         return (0.0, "");
     }
     if field == query {
-        return (1.0, "equals");
+        return (1.0, "equals the query");
     }
-    if field.contains(query) {
+    if contains_words(field, query) {
         let ratio = query.chars().count() as f64 / field.chars().count() as f64;
-        return (0.75 + 0.2 * ratio, "contains");
+        return (0.75 + 0.2 * ratio, "contains the query");
     }
-    if query.contains(field) && field.chars().count() >= 2 {
-        return (0.6, "is part of");
+    if compare == Compare::Ocr {
+        let (f, q) = (ocr_fold(field), ocr_fold(query));
+        if q.chars().count() >= MIN_TOLERANT && f.contains(&q) {
+            if f == q {
+                return (0.74, "equals the query as OCR reads text");
+            }
+            let ratio = q.chars().count() as f64 / f.chars().count() as f64;
+            return (0.66 + 0.06 * ratio, "contains the query as OCR reads text");
+        }
+    }
+    let cjk = field.chars().any(is_cjk);
+    let part = if cjk {
+        // CJK: no word boundaries to respect; two characters make a word.
+        query.contains(field) && field.chars().count() >= 2
+    } else {
+        contains_words(query, field) && letters(field) as f64 >= PART_SHARE * letters(query) as f64
+    };
+    if part {
+        return (0.6, "is part of the query");
     }
     let fterms = terms(field);
     let hits = qterms.iter().filter(|t| fterms.contains(t)).count();
@@ -236,12 +343,26 @@ fn similarity(query: &str, qterms: &[String], field: &str) -> (f64, &'static str
     }
     (
         0.65 * hits as f64 / qterms.len() as f64,
-        "shares words with",
+        "shares words with the query",
     )
 }
 
 /// Ranks `elements` for `description`; kept when the score is at least 0.2.
 pub fn rank(elements: &[Element], description: &str) -> Vec<(f64, String, usize)> {
+    rank_with(elements, description, Compare::Exact)
+}
+
+/// [`rank`] for lines read by OCR: a line that matches only as OCR reads text ("LATER 927 1"
+/// for "later 9271") still counts, below every exact match.
+fn rank_ocr(lines: &[Element], description: &str) -> Vec<(f64, String, usize)> {
+    rank_with(lines, description, Compare::Ocr)
+}
+
+fn rank_with(
+    elements: &[Element],
+    description: &str,
+    compare: Compare,
+) -> Vec<(f64, String, usize)> {
     let (rest, roles, seen) = kinds(description);
     let qterms = terms(&rest);
     let mut out = Vec::new();
@@ -253,9 +374,9 @@ pub fn rank(elements: &[Element], description: &str) -> Vec<(f64, String, usize)
         ];
         let mut best = (0.0, String::new());
         for (label, text, weight) in &fields {
-            let (s, how) = similarity(&rest, &qterms, text);
+            let (s, how) = similarity(&rest, &qterms, text, compare);
             if s * weight > best.0 {
-                best = (s * weight, format!("{label} {how} the query"));
+                best = (s * weight, format!("{label} {how}"));
             }
         }
         let mut score = best.0;
@@ -434,14 +555,21 @@ impl Session {
             .map(|(i, l)| text_element(i, &l.line.text, l.line.bounds))
             .collect();
         let ranked: Vec<(f64, String, usize)> = if request.name_contains.trim().is_empty() {
-            rank(&lines, &request.description)
+            rank_ocr(&lines, &request.description)
         } else {
-            let needle = fold(&request.name_contains);
-            lines
+            let mut found: Vec<(f64, String, usize)> = lines
                 .iter()
-                .filter(|e| fold(&e.name).contains(&needle))
-                .map(|e| (1.0, "contains the text".to_string(), e.index))
-                .collect()
+                .filter_map(|e| match text_match(&e.name, &request.name_contains)? {
+                    TextMatch::Exact => Some((1.0, "contains the text".to_string(), e.index)),
+                    TextMatch::Tolerant => Some((
+                        0.9,
+                        "contains the text, as OCR reads it".to_string(),
+                        e.index,
+                    )),
+                })
+                .collect();
+            found.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+            found
         };
         let found = ranked.len();
         for (score, why, i) in ranked {
@@ -554,5 +682,138 @@ mod tests {
             "full-width folds; the enabled exact match leads: {r:?}"
         );
         assert!(r[0].1.contains("name equals"));
+    }
+
+    /// Ranks Text elements named `names` for `query` and renders the result, one candidate a
+    /// line: score, name, reason.
+    fn ranked(compare: Compare, names: &[&str], query: &str) -> String {
+        let elements: Vec<Element> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| el(i, Role::Text, n, true))
+            .collect();
+        rank_with(&elements, query, compare)
+            .iter()
+            .map(|(score, why, i)| format!("{score:.2} \"{}\" {why}\n", names[*i]))
+            .collect()
+    }
+
+    #[test]
+    fn latin_matches_whole_words_and_a_part_must_be_a_fair_share() {
+        use Compare::Exact;
+        // (query, names, ranking)
+        let cases: &[(&str, &[&str], &str)] = &[
+            // Regression (issue 22): a Chromium page's "in" was offered for "retain".
+            ("retain", &["in", "Text", "retained"], ""),
+            (
+                "retain",
+                &["in", "Retain cycles", "retain"],
+                "1.00 \"retain\" name equals the query\n\
+                 0.84 \"Retain cycles\" name contains the query\n",
+            ),
+            ("save", &["Unsaved changes", "autosave"], ""),
+            (
+                "save file",
+                &["Save", "file"],
+                "0.60 \"Save\" name is part of the query\n\
+                 0.60 \"file\" name is part of the query\n",
+            ),
+            // "open" is a whole word of the query but a small share of it: only shared words.
+            (
+                "open recent files",
+                &["Open"],
+                "0.22 \"Open\" name shares words with the query\n",
+            ),
+            // CJK keeps substring and bigram rules.
+            (
+                "保存文件",
+                &["保存", "文"],
+                "0.60 \"保存\" name is part of the query\n",
+            ),
+            (
+                "保存",
+                &["保存并关闭", "关闭"],
+                "0.83 \"保存并关闭\" name contains the query\n",
+            ),
+            (
+                "保存 file",
+                &["保存file"],
+                "0.65 \"保存file\" name shares words with the query\n",
+            ),
+        ];
+        let wrong: Vec<String> = cases
+            .iter()
+            .filter(|(query, names, want)| ranked(Exact, names, query) != *want)
+            .map(|(query, names, _)| {
+                format!("{query:?} over {names:?}:\n{}", ranked(Exact, names, query))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    #[test]
+    fn ocr_lines_match_as_ocr_reads_text_below_every_exact_match() {
+        let cases: &[(&str, &[&str], &str)] = &[
+            // Regression (issue 22): OCR split "9271" into "927 1".
+            (
+                "LATER 9271",
+                &["LATER 927 1 READY", "LATER 9271 READY", "Invoice 4711"],
+                "0.88 \"LATER 9271 READY\" name contains the query\n\
+                 0.70 \"LATER 927 1 READY\" name contains the query as OCR reads text\n",
+            ),
+            (
+                "Invoice 4711",
+                &["lnvoice 47I1", "Invoice 4711"],
+                "1.00 \"Invoice 4711\" name equals the query\n\
+                 0.74 \"lnvoice 47I1\" name equals the query as OCR reads text\n",
+            ),
+            (
+                "total 98.50",
+                &["T0TAL 98. 50"],
+                "0.74 \"T0TAL 98. 50\" name equals the query as OCR reads text\n",
+            ),
+            // Full-width forms fold before anything else: an exact match.
+            (
+                "LATER 9271",
+                &["ＬＡＴＥＲ　９２７１"],
+                "1.00 \"ＬＡＴＥＲ　９２７１\" name equals the query\n",
+            ),
+        ];
+        let wrong: Vec<String> = cases
+            .iter()
+            .filter(|(query, names, want)| ranked(Compare::Ocr, names, query) != *want)
+            .map(|(query, names, _)| {
+                format!(
+                    "{query:?} over {names:?}:\n{}",
+                    ranked(Compare::Ocr, names, query)
+                )
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        // The tree is never matched tolerantly: only the shared word counts there.
+        assert_eq!(
+            ranked(Compare::Exact, &["LATER 927 1 READY"], "LATER 9271"),
+            "0.33 \"LATER 927 1 READY\" name shares words with the query\n"
+        );
+    }
+
+    #[test]
+    fn text_match_prefers_exact_and_tolerates_what_ocr_does() {
+        use TextMatch::{Exact, Tolerant};
+        let cases: &[(&str, &str, Option<TextMatch>)] = &[
+            ("LATER 9271 READY", "later 9271", Some(Exact)),
+            ("LATER 927 1 READY", "LATER 9271", Some(Tolerant)),
+            ("LATER 9Z71 READY", "LATER 9271", None),
+            ("Build 0K, l0g saved", "build ok, log saved", Some(Tolerant)),
+            ("ＴＯＴＡＬ　９８.５０", "total 98.50", Some(Exact)),
+            ("I1 items", "11 items", Some(Tolerant)),
+            // Too short to match once spaces and look-alikes stop counting.
+            ("o l", "0l", None),
+            ("anything", "  ", None),
+        ];
+        for (text, needle, want) in cases {
+            assert_eq!(text_match(text, needle), *want, "{needle:?} in {text:?}");
+        }
+        assert!(Exact > Tolerant);
     }
 }

@@ -79,16 +79,20 @@ pub struct OcrResult {
 }
 
 impl OcrResult {
-    /// Lines whose text contains `needle` (case- and width-folded), best confidence first.
+    /// Lines whose text contains `needle`: exact matches (case- and width-folded) first, then
+    /// lines that match only as OCR reads text ([`crate::find::text_match`]: "LATER 927 1" for
+    /// "later 9271"), each best confidence first.
     pub fn matching(&self, needle: &str) -> Vec<&TextLine> {
-        let needle = crate::find::fold(needle);
-        let mut found: Vec<&TextLine> = self
+        let mut found: Vec<(crate::find::TextMatch, &TextLine)> = self
             .lines
             .iter()
-            .filter(|l| !needle.is_empty() && crate::find::fold(&l.line.text).contains(&needle))
+            .filter_map(|l| Some((crate::find::text_match(&l.line.text, needle)?, l)))
             .collect();
-        found.sort_by(|a, b| b.line.confidence.total_cmp(&a.line.confidence));
-        found
+        found.sort_by(|a, b| {
+            b.0.cmp(&a.0)
+                .then(b.1.line.confidence.total_cmp(&a.1.line.confidence))
+        });
+        found.into_iter().map(|(_, l)| l).collect()
     }
 }
 
@@ -109,14 +113,12 @@ pub(crate) struct Reading {
 }
 
 impl Reading {
-    /// Whether a line contains `needle` (case- and width-folded).
+    /// Whether a line contains `needle`, exactly or as OCR reads text
+    /// ([`crate::find::text_match`]).
     pub(crate) fn contains(&self, needle: &str) -> bool {
-        let needle = crate::find::fold(needle);
-        !needle.is_empty()
-            && self
-                .lines
-                .iter()
-                .any(|l| crate::find::fold(&l.text).contains(&needle))
+        self.lines
+            .iter()
+            .any(|l| crate::find::text_match(&l.text, needle).is_some())
     }
 }
 
@@ -438,5 +440,40 @@ mod tests {
             .unwrap_or_else(|| panic!("a screenshot id in {matched:?}"));
         let next = s.ocr(&OcrRequest::new(CaptureTarget::Window(id))).unwrap();
         assert_eq!(next.screenshot.id, shot + 1);
+    }
+
+    /// Regression (issue 22): OCR read "LATER 9271" as "LATER 927 1", and `wait_for` text
+    /// timed out beside it. What OCR does to text is tolerated; an exact reading still wins.
+    #[test]
+    fn waits_and_matches_tolerate_ocr_spacing_and_prefer_the_exact_line() {
+        let fake = FakeDesktop::new(1000, 700);
+        let id = fake.add_window(FakeWindow::new("terminal", Rect::new(100, 100, 600, 400)));
+        fake.paint(Rect::new(150, 200, 160, 14), [70, 70, 70]);
+        fake.ocr().write(70, "LATER 927 1 READY", 97.0);
+        let s = session(&fake, Vec::new());
+        let o = s
+            .wait_for(&crate::WaitRequest {
+                kind: crate::WaitKind::Text("LATER 9271".to_string()),
+                window: Some(crate::WindowRef::Id(id)),
+                languages: Vec::new(),
+                timeout: Duration::from_secs(2),
+            })
+            .unwrap();
+        assert_eq!(o.source, Some("ocr"));
+        assert!(
+            o.matched.as_deref().unwrap().contains("LATER 927 1 READY"),
+            "{o:?}"
+        );
+        // A second line with the exact text, read with less confidence, comes first.
+        fake.paint(Rect::new(150, 240, 160, 14), [71, 71, 71]);
+        fake.ocr().write(71, "LATER 9271 READY", 60.0);
+        let read = s.ocr(&OcrRequest::new(CaptureTarget::Window(id))).unwrap();
+        let found: Vec<&str> = read
+            .matching("later 9271")
+            .iter()
+            .map(|l| l.line.text.as_str())
+            .collect();
+        assert_eq!(found, ["LATER 9271 READY", "LATER 927 1 READY"]);
+        assert!(read.matching("LATER 9Z71").is_empty());
     }
 }

@@ -1,6 +1,11 @@
 //! Reading a gray image with Tesseract: bands in parallel, one warm engine per language set
 //! per thread, and the words of unchanged bands remembered.
 //!
+//! A band is remembered by every pixel its read looks at (the band and the context rows
+//! around it) and where the band sits in them, so an answer from memory is the answer a cold
+//! read of the same screen gives; a band whose neighbour changed within its context is read
+//! again.
+//!
 //! This runs inside the OCR worker process (`worker`), where `OMP_THREAD_LIMIT=1` keeps
 //! Tesseract from spinning up OpenMP threads that only slow it down on a small machine; the
 //! parallelism is ours, one band per thread.
@@ -71,7 +76,10 @@ impl Default for Tuning {
     }
 }
 
-type CacheKey = (u64, String, u32, i32);
+/// What a band's reading depends on: the fingerprint of every row read (the band and its
+/// context), where the band sits in them (rows above, rows of the band), the languages, the
+/// scale and the segmentation mode.
+type CacheKey = (u64, u32, u32, String, u32, i32);
 /// Lines of words per band fingerprint, and the order they were remembered in.
 type Cache = (HashMap<CacheKey, Vec<Vec<OcrWord>>>, VecDeque<CacheKey>);
 
@@ -262,7 +270,15 @@ impl Reader {
                     results[i] = Some(Vec::new());
                     continue;
                 }
-                let key = (prepare::fingerprint(image, *band), set.clone(), scale, psm);
+                let read = rows_read(image, *band);
+                let key = (
+                    prepare::fingerprint(image, read),
+                    band.top - read.top,
+                    band.height,
+                    set.clone(),
+                    scale,
+                    psm,
+                );
                 match cache.0.get(&key).filter(|_| self.remember) {
                     Some(lines) => results[i] = Some(lines.clone()),
                     None => todo.push((i, key)),
@@ -357,6 +373,18 @@ impl Reader {
 /// neighbour): a cut close under a line otherwise leaves Tesseract too little margin.
 const CONTEXT: u32 = 8;
 
+/// The rows read for `band`: the band and up to [`CONTEXT`] rows on each side. Nothing else
+/// of the image is looked at while reading it, so these rows are what its words are
+/// remembered by.
+fn rows_read(image: &GrayImage, band: Band) -> Band {
+    let top = band.top.saturating_sub(CONTEXT);
+    let bottom = (band.top + band.height + CONTEXT).min(image.height);
+    Band {
+        top,
+        height: bottom - top,
+    }
+}
+
 /// How a language set is read: English first over everything (its model is the fastest), then
 /// the other languages only on the lines English read poorly. Reading every line with
 /// `eng+chi_sim` costs Tesseract a Chinese retry on each uncertain word, twice the time.
@@ -407,6 +435,11 @@ fn read_band(
             b.width + 2 * pad as u32,
             b.height + 2 * pad as u32,
         );
+        // Within the rows read for the band: the words are remembered by those alone.
+        let rows = rows_read(image, band);
+        let area = area
+            .intersect(&Rect::new(0, rows.top as i32, image.width, rows.height))
+            .unwrap_or_default();
         let (crop, placed) = prepare::sub_image(image, area);
         if crop.width == 0 || crop.height == 0 {
             continue;
@@ -450,12 +483,8 @@ fn read_band(
 /// Reads one band with one engine.
 fn read_rows(api: &mut Api, image: &GrayImage, band: Band, scale: u32) -> Vec<Vec<OcrWord>> {
     let scale = scale.max(1);
-    let top = band.top.saturating_sub(CONTEXT);
-    let bottom = (band.top + band.height + CONTEXT).min(image.height);
-    let padded = Band {
-        top,
-        height: bottom - top,
-    };
+    let padded = rows_read(image, band);
+    let top = padded.top;
     let prepared = prepare::crop_scaled(image, padded, scale);
     let words = api.recognize(&prepared.data, prepared.width, prepared.height, 96 * scale);
     let mut lines: Vec<Vec<OcrWord>> = Vec::new();
@@ -524,5 +553,110 @@ mod tests {
             !worth_retrying(&[word(5, 12, 20.0)]),
             "thinner than a glyph"
         );
+    }
+
+    /// A capture in `fixtures/ocr/` as the worker gets it: the gray copy of its pixels (the
+    /// engine's `GrayImage::from_frame` weights).
+    fn fixture(name: &str) -> GrayImage {
+        let path = format!("{}/../../fixtures/ocr/{name}", env!("CARGO_MANIFEST_DIR"));
+        let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut png = png::Decoder::new(std::io::BufReader::new(file))
+            .read_info()
+            .unwrap();
+        let mut buf = vec![0; png.output_buffer_size().unwrap()];
+        let info = png.next_frame(&mut buf).unwrap();
+        let data = buf[..info.buffer_size()]
+            .chunks_exact(info.color_type.samples())
+            .map(|p| ((p[0] as u32 * 77 + p[1] as u32 * 150 + p[2] as u32 * 29) >> 8) as u8)
+            .collect();
+        GrayImage {
+            width: info.width,
+            height: info.height,
+            data,
+        }
+    }
+
+    fn texts(read: &Read) -> Vec<String> {
+        read.lines
+            .iter()
+            .map(|l| format!("{} {:?} {:.1}", l.text, l.bounds, l.confidence))
+            .collect()
+    }
+
+    /// Regression (issue 22, OCR after the screen changed): a band whose own pixels had not
+    /// changed was answered from memory although the rows read around it (its context) had,
+    /// so the first line of `xterm-dejavu-1` came back as it was read beside the cursor of
+    /// `xterm-dejavu-0` ("和 4711 TOTAL 98.50", its box stretched over the line below), where
+    /// a cold read of the same pixels says "Invoice 4711 …". Real xterm captures, each read
+    /// in order through the band memory and again cold: the answers must be the same.
+    #[test]
+    #[allow(clippy::print_stderr)]
+    fn a_changed_screen_reads_through_the_band_memory_exactly_as_cold() {
+        if let Err(e) = tesseract::version() {
+            eprintln!("SKIP: no Tesseract here ({e})");
+            return;
+        }
+        let langs = langs(&["eng", "chi_sim"]);
+        if let Err(e) = Reader::new(Tuning::default()).languages(&langs) {
+            eprintln!("SKIP: {e:?}");
+            return;
+        }
+        for font in ["dejavu", "fixed"] {
+            let remembering = Reader::new(Tuning::default());
+            let cold = Reader {
+                remember: false,
+                ..Reader::new(Tuning::default())
+            };
+            // Start every engine first, so the times compare reading, not start-up.
+            remembering.warm(&langs).unwrap();
+            cold.warm(&langs).unwrap();
+            let mut reused = 0;
+            for step in 0..3 {
+                let name = format!("xterm-{font}-{step}.png");
+                let image = fixture(&name);
+                let warm = remembering.read(&image, &langs).unwrap();
+                let fresh = cold.read(&image, &langs).unwrap();
+                eprintln!(
+                    "{name}: band memory {:.0} ms ({} of {} bands reused), cold {:.0} ms",
+                    warm.elapsed.as_secs_f64() * 1e3,
+                    warm.reused.0,
+                    warm.reused.1,
+                    fresh.elapsed.as_secs_f64() * 1e3
+                );
+                assert_eq!(
+                    fresh.reused.0, 0,
+                    "{name}: the cold reader remembers nothing"
+                );
+                assert_eq!(
+                    texts(&warm),
+                    texts(&fresh),
+                    "{name}: memory and cold differ"
+                );
+                reused += warm.reused.0;
+            }
+            assert!(reused > 0, "{font}: no band was answered from memory");
+            // The line the agent waited for is read (spaces inside it are the matcher's
+            // business, not the reader's).
+            let last = remembering
+                .read(&fixture(&format!("xterm-{font}-2.png")), &langs)
+                .unwrap();
+            eprintln!(
+                "xterm-{font}-2.png again: band memory {:.1} ms ({} of {} bands reused)",
+                last.elapsed.as_secs_f64() * 1e3,
+                last.reused.0,
+                last.reused.1
+            );
+            assert_eq!(
+                last.reused.0, last.reused.1,
+                "an unchanged screen is not read again"
+            );
+            assert!(
+                last.lines
+                    .iter()
+                    .any(|l| l.text.replace(' ', "").contains("LATER9271READY")),
+                "{font}: {:?}",
+                texts(&last)
+            );
+        }
     }
 }

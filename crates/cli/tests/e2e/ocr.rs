@@ -269,25 +269,7 @@ async fn text_in_an_xterm_is_found_and_waited_for_through_ocr() {
          sleep 1; printf 'late line ready 9931\\n'; sleep 600",
         go = go.display()
     );
-    let mut cmd = std::process::Command::new("xterm");
-    cmd.args([
-        "-T",
-        "deskpilot ocr term",
-        "-fa",
-        "DejaVu Sans Mono",
-        "-fs",
-        "12",
-        "-geometry",
-        "70x12",
-        "-e",
-        "sh",
-        "-c",
-        &script,
-    ])
-    .stdout(Stdio::null())
-    .stderr(Stdio::null());
-    desktop.configure(&mut cmd);
-    let term = harness::App(cmd.spawn().expect("xterm"));
+    let term = xterm(desktop, "deskpilot ocr term", &script);
     window_of(&server, term.0.id()).await;
     let found = wait_for(Duration::from_secs(30), "find_elements to read the xterm", || async {
         let r = server
@@ -325,6 +307,169 @@ async fn text_in_an_xterm_is_found_and_waited_for_through_ocr() {
     );
     assert!(text(&r).contains("Found by: ocr"), "{}", text(&r));
     let _ = std::fs::remove_file(&go);
+    server.finish().await;
+}
+
+/// The lines of an `ocr` result as text and box, for comparing two reads.
+fn read_lines(read: &Value) -> Vec<String> {
+    read["lines"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| format!("{} {}", l["text"], l["bounds"]))
+        .collect()
+}
+
+/// Regression (issue 22, OCR after the screen changed): an xterm showed `Invoice 4711 TOTAL
+/// 98.50`; after an `ocr` and a `find_elements` of it, it printed `LATER 9271 READY`, and
+/// `wait_for` text "LATER 9271" timed out after 15 s while `ocr` read "LATER 927 1 READY".
+/// The OCR worker answered bands from memory that had been read beside rows changed since,
+/// and the match took OCR's spacing literally. The same sequence on a real xterm; then a
+/// fresh server (a cold OCR worker) reads the window, and the warm one must read the same.
+#[tokio::test(flavor = "multi_thread")]
+async fn after_the_screen_changed_wait_for_finds_the_new_line_and_ocr_reads_it_as_cold() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let go = std::env::temp_dir().join(format!("deskpilot-ocr-later-{}", std::process::id()));
+    let _ = std::fs::remove_file(&go);
+    let script = format!(
+        "printf 'Invoice 4711 TOTAL 98.50\\n'; while [ ! -e '{go}' ]; do sleep 0.1; done; \
+         printf 'LATER 9271 READY\\n'; sleep 600",
+        go = go.display()
+    );
+    const TERM: &str = "deskpilot ocr later";
+    let term = xterm(desktop, TERM, &script);
+    window_of(&server, term.0.id()).await;
+    wait_for(
+        Duration::from_secs(30),
+        "ocr to read the invoice",
+        || async {
+            let r = server.call("ocr", json!({ "title_match": TERM })).await;
+            line_with(ok(&r), "4711 TOTAL").map(|_| ())
+        },
+    )
+    .await;
+    let r = server
+        .call(
+            "find_elements",
+            json!({ "title_match": TERM, "description": "Invoice 4711", "include_screenshot": false }),
+        )
+        .await;
+    let found = ok(&r)["candidates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["source"] == "ocr" && c["name"].as_str().unwrap_or("").contains("4711"));
+    assert!(found, "{}", text(&r));
+
+    std::fs::write(&go, b"go").unwrap();
+    let r = server
+        .call(
+            "wait_for",
+            json!({ "wait_kind": "text", "text": "LATER 9271", "title_match": TERM, "timeout_ms": 15000 }),
+        )
+        .await;
+    let v = ok(&r);
+    assert_eq!(v["source"], "ocr", "{}", text(&r));
+    let r = server.call("ocr", json!({ "title_match": TERM })).await;
+    let warm = ok(&r).clone();
+    assert!(
+        line_with(&warm, "LATER 9271 READY").is_some(),
+        "{}",
+        text(&r)
+    );
+    // A cold worker reads the same pixels the same.
+    reads_as_cold(desktop, TERM, &warm).await;
+    let _ = std::fs::remove_file(&go);
+    server.finish().await;
+}
+
+/// An xterm titled `title` running `script` in `sh` (DejaVu Sans Mono 12, 70x12).
+fn xterm(desktop: &deskpilot_x11::VirtualDisplay, title: &str, script: &str) -> harness::App {
+    let mut cmd = std::process::Command::new("xterm");
+    cmd.args([
+        "-T",
+        title,
+        "-fa",
+        "DejaVu Sans Mono",
+        "-fs",
+        "12",
+        "-geometry",
+        "70x12",
+        "-e",
+        "sh",
+        "-c",
+        script,
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    desktop.configure(&mut cmd);
+    harness::App(cmd.spawn().expect("xterm"))
+}
+
+/// Asserts that a fresh server (a cold OCR worker) reads `title`'s window as `warm` says.
+async fn reads_as_cold(desktop: &deskpilot_x11::VirtualDisplay, title: &str, warm: &Value) {
+    let fresh = serve(Some(desktop), &[], &[]).await;
+    let r = fresh.call("ocr", json!({ "title_match": title })).await;
+    let cold = ok(&r).clone();
+    assert_eq!(
+        read_lines(warm),
+        read_lines(&cold),
+        "warm and cold reads differ"
+    );
+    fresh.finish().await;
+}
+
+/// The band memory across a line rewritten in place (a progress line, a status): the line
+/// above it keeps its pixels while the rows read around it change, and must be read again.
+/// Before the fix, the warm server kept the invoice line as read beside the cursor.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_line_rewritten_in_place_reads_through_the_band_memory_as_cold() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let go =
+        |n: u32| std::env::temp_dir().join(format!("deskpilot-ocr-step{n}-{}", std::process::id()));
+    let _ = std::fs::remove_file(go(1));
+    let _ = std::fs::remove_file(go(2));
+    let script = format!(
+        "printf 'Invoice 4711 TOTAL 98.50\\n'; while [ ! -e '{one}' ]; do sleep 0.1; done; \
+         printf 'WAITING FOR 0000 NOW'; while [ ! -e '{two}' ]; do sleep 0.1; done; \
+         printf '\\r\\033[KLATER 9271 READY\\n'; sleep 600",
+        one = go(1).display(),
+        two = go(2).display()
+    );
+    const TERM: &str = "deskpilot ocr rewrite";
+    let term = xterm(desktop, TERM, &script);
+    window_of(&server, term.0.id()).await;
+    wait_for(
+        Duration::from_secs(30),
+        "ocr to read the invoice",
+        || async {
+            let r = server.call("ocr", json!({ "title_match": TERM })).await;
+            line_with(ok(&r), "4711 TOTAL").map(|_| ())
+        },
+    )
+    .await;
+    for (step, shows) in [(1, "WAITING FOR"), (2, "LATER 9271")] {
+        std::fs::write(go(step), b"go").unwrap();
+        let r = server
+            .call(
+                "wait_for",
+                json!({ "wait_kind": "text", "text": shows, "title_match": TERM, "timeout_ms": 15000 }),
+            )
+            .await;
+        assert_eq!(ok(&r)["source"], "ocr", "{}", text(&r));
+        let r = server.call("ocr", json!({ "title_match": TERM })).await;
+        reads_as_cold(desktop, TERM, ok(&r)).await;
+    }
+    let _ = std::fs::remove_file(go(1));
+    let _ = std::fs::remove_file(go(2));
     server.finish().await;
 }
 

@@ -174,7 +174,11 @@ impl Accessibility for X11Desktop {
                 .map_err(dbus_err("GetInterfaces"))?;
             if ifaces.contains(Interface::Text) {
                 let t = proxy_at::<TextProxy>(conn, &o).await?;
-                return t.get_text(0, -1).await.map_err(dbus_err("GetText"));
+                return t
+                    .get_text(0, -1)
+                    .await
+                    .map(|t| text::strip(&t))
+                    .map_err(dbus_err("GetText"));
             }
             if ifaces.contains(Interface::Value) {
                 let v = proxy_at::<ValueProxy>(conn, &o).await?;
@@ -188,6 +192,7 @@ impl Accessibility for X11Desktop {
                 .await?
                 .name()
                 .await
+                .map(|n| text::clean(&n))
                 .map_err(dbus_err("Name"))
         })
     }

@@ -2,6 +2,7 @@
 //! missing names; bare elements for nodes the deadline left unanswered; logical → physical
 //! bounds for scaled apps.
 
+use super::text::{clean, clean_value};
 use super::*;
 
 /// Extents, actions and a value for every node, all in flight together.
@@ -32,8 +33,8 @@ pub(super) fn bare(n: &Node, window: &WindowInfo) -> RawElement {
         depth: n.depth,
         role: role(n.role),
         platform_role: n.role.name().to_string(),
-        name: n.name.trim().to_string(),
-        description: n.description.clone().unwrap_or_default().trim().to_string(),
+        name: clean(&n.name),
+        description: clean(n.description.as_deref().unwrap_or_default()),
         value: None,
         states: states(n.states, None, window.frame),
         actions: Vec::new(),
@@ -109,7 +110,7 @@ pub(super) async fn enrich_one(
                 (None, false) => (None, p.description().await.ok()),
             };
             let name = match name {
-                Some(name) if name.trim().is_empty() && label => {
+                Some(name) if clean(&name).is_empty() && label => {
                     let t = proxy_at::<TextProxy>(conn, o).await.ok()?;
                     t.get_text(0, EXCERPT).await.ok()
                 }
@@ -124,16 +125,17 @@ pub(super) async fn enrich_one(
         .await;
         let (better_name, description) = names.unwrap_or_default();
         let name = better_name
-            .filter(|s| !s.trim().is_empty())
-            .unwrap_or_else(|| n.name.clone());
+            .map(|s| clean(&s))
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| clean(&n.name));
         RawElement {
             parent: n.parent,
             depth: n.depth,
             role: role(n.role),
             platform_role: n.role.name().to_string(),
-            name: name.trim().to_string(),
-            description: description.unwrap_or_default().trim().to_string(),
-            value,
+            name,
+            description: clean(description.as_deref().unwrap_or_default()),
+            value: clean_value(value),
             states: states(n.states, bounds, window.frame),
             actions,
             bounds,

@@ -18,13 +18,15 @@
 //!
 //! This module holds the bus connection, the shared plumbing (deadlines, error mapping,
 //! handles, proxies) and the node type; each concern has a module of its own: `roles`,
-//! `frame`, `cache` and `walk` (the two read strategies), `enrich`, `tree`, `actions`.
+//! `frame`, `cache` and `walk` (the two read strategies), `enrich`, `tree`, `actions`, and
+//! `text` (U+FFFC object characters taken out of every name, value and text).
 
 mod actions;
 mod cache;
 mod enrich;
 mod frame;
 mod roles;
+mod text;
 mod tree;
 mod walk;
 
