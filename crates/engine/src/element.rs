@@ -16,6 +16,7 @@ use deskpilot_types::{Point, Role, WindowInfo};
 use crate::action::{Effect, Outcome, Route};
 use crate::pointer::Receipt;
 use crate::tree::Element;
+use crate::verify::VerifyTarget;
 use crate::{Error, HitTestMode, Mutation, Session};
 
 /// Action names that mean "click", best first.
@@ -202,6 +203,7 @@ impl Session {
                 now: now.pid,
             });
         }
+        self.aim(VerifyTarget::Window(now.id));
         Ok((seen, now, element))
     }
 

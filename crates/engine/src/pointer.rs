@@ -18,6 +18,7 @@ use serde::Serialize;
 use crate::action::{Outcome, Route};
 use crate::registry::ScreenshotRecord;
 use crate::safety::on;
+use crate::verify::VerifyTarget;
 use crate::{Error, Mutation, Session};
 
 /// How long one move may take to show up in the pointer position.
@@ -154,7 +155,16 @@ impl Session {
                 }
             });
         }
-        self.hit_check(&points, reference.and_then(|r| r.window), mode)
+        let checked = self.hit_check(&points, reference.as_ref().and_then(|r| r.window), mode)?;
+        // What `verify` samples: the screenshot the point was read in, else the window under it.
+        self.aim(
+            match (&reference, checked.first().and_then(|c| c.window.as_ref())) {
+                (Some(r), _) => VerifyTarget::Screenshot(r.id),
+                (None, Some(w)) => VerifyTarget::Window(w.id),
+                (None, None) => VerifyTarget::Screen,
+            },
+        );
+        Ok(checked)
     }
 
     /// Steps 2–3 for physical points: re-check the window `pin` names (when any) and hit test

@@ -27,6 +27,7 @@ mod safety;
 mod screenshot;
 mod shell;
 mod skills;
+mod verify;
 mod wait;
 mod windows;
 mod wine;
