@@ -10,13 +10,11 @@ use crate::Error;
 use crate::Session;
 use crate::coords::{ImageBudget, ViewGeometry};
 use crate::decorate::{Decorations, Pin};
+use crate::note::{Cover, Fallback, Note};
 use crate::pipeline::{self, EncodedImage, ImageFormat};
 use crate::registry::{ScreenshotId, ScreenshotRecord};
 use crate::safety::{GuardStatus, SafetyConfig};
 use crate::session::IdKind;
-
-/// Smallest and largest `max_width` a caller may ask for.
-pub const MAX_WIDTH_RANGE: (u32, u32) = (64, 8192);
 
 /// Deployment settings the engine applies to every call.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,10 +115,20 @@ pub struct Screenshot {
     /// How many privacy masks were painted.
     pub masked_regions: usize,
     /// Things the caller should know (clamped arguments, clipped regions, covered windows).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     pub capture_time: Duration,
     /// Change against the previous capture of the same target, when there was one.
     pub change: Option<Change>,
+}
+
+impl Screenshot {
+    /// What this capture shows instead of exactly what was asked for, when anything.
+    pub fn fallback(&self) -> Option<&Fallback> {
+        self.notes.iter().find_map(|n| match n {
+            Note::Fallback(f) => Some(f),
+            _ => None,
+        })
+    }
 }
 
 /// How a capture differs from the previous capture of the same target.
@@ -139,7 +147,7 @@ pub(crate) struct Resolved {
     pub rect: Rect,
     pub window: Option<WindowInfo>,
     pub drawn: Option<Frame>,
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// The newest signature of one capture target.
@@ -163,11 +171,12 @@ pub(crate) struct Captured {
 impl Captured {
     /// The screenshot a surface is handed: this capture with the window it is pinned to and
     /// the notes gathered on the way.
-    pub(crate) fn into_screenshot(
+    pub(crate) fn into_screenshot<N: Into<Note>>(
         self,
         window: Option<WindowInfo>,
-        notes: Vec<String>,
+        notes: Vec<N>,
     ) -> Screenshot {
+        let notes = notes.into_iter().map(Into::into).collect();
         Screenshot {
             id: self.id,
             view: self.view,
@@ -226,16 +235,7 @@ pub struct StatusReport {
     pub guard: GuardStatus,
 }
 
-pub(crate) fn clamp_max_width(requested: u32, notes: &mut Vec<String>) -> u32 {
-    let (lo, hi) = MAX_WIDTH_RANGE;
-    let clamped = requested.clamp(lo, hi);
-    if clamped != requested {
-        notes.push(format!(
-            "max_width {requested} is outside {lo}..={hi}; used {clamped}"
-        ));
-    }
-    clamped
-}
+pub(crate) use crate::note::clamp_max_width;
 
 /// The platform-neutral core. Cheap to share behind an `Arc`; every method blocks.
 #[derive(Debug)]
@@ -414,9 +414,7 @@ impl Session {
                     .intersect(&desktop)
                     .ok_or(Error::RegionOutsideScreen { region, desktop })?;
                 if clipped != region {
-                    notes.push(format!(
-                        "region {region} was clipped to the desktop: {clipped}"
-                    ));
+                    notes.push(Note::RegionClipped { region, clipped });
                 }
                 clipped
             }
@@ -440,42 +438,32 @@ impl Session {
                     });
                 };
                 if clipped != w.frame {
-                    notes.push(format!(
-                        "only the part of the window on screen is shown: {clipped}"
-                    ));
+                    notes.push(Note::PartlyOffScreen { shown: clipped });
                 }
-                let covering: Vec<_> = windows
+                let by: Vec<Cover> = windows
                     .iter()
                     .filter(|o| {
                         o.z < w.z && o.state.visible && o.frame.intersect(&clipped).is_some()
                     })
-                    .map(|o| format!("\"{}\" ({})", o.title, o.id))
+                    .map(|o| Cover {
+                        id: o.id,
+                        title: o.title.clone(),
+                    })
                     .collect();
-                if !covering.is_empty() {
+                if !by.is_empty() {
                     let own = self.desktop.capture.capture_window(w, clipped);
-                    let covered = covering.join(", ");
-                    notes.push(match own {
+                    notes.push(Note::Fallback(match own {
                         Ok(WindowCapture::Captured(frame)) => {
                             drawn = Some(frame);
-                            format!(
-                                "the window is partly covered by {covered}; this image is the \
-                                 window's own drawing (PrintWindow), without them"
-                            )
+                            Fallback::OwnDrawing { covered_by: by }
                         }
-                        Ok(WindowCapture::Blank) => format!(
-                            "the window is partly covered by {covered}; capturing the window \
-                             alone gave a blank image, so this is a screen grab that shows \
-                             them: focus it first to see all of it"
-                        ),
-                        Ok(WindowCapture::Unsupported) => format!(
-                            "the window is partly covered by {covered}; focus it first to see \
-                             all of it"
-                        ),
-                        Err(e) => format!(
-                            "the window is partly covered by {covered} and capturing it alone \
-                             failed ({e}); focus it first to see all of it"
-                        ),
-                    });
+                        Ok(WindowCapture::Blank) => Fallback::Blank { by },
+                        Ok(WindowCapture::Unsupported) => Fallback::Covered { by },
+                        Err(e) => Fallback::CaptureFailed {
+                            by,
+                            error: e.to_string(),
+                        },
+                    }));
                 }
                 window = Some(w.clone());
                 clipped
@@ -614,10 +602,11 @@ impl Session {
         }
         let windows = self.desktop.windows.list_windows()?;
         let window = crate::pointer::recheck_pin(&windows, source.window)?;
-        let mut notes = vec![format!(
-            "zoom of screenshot {} at image ({x}, {y}, {w}x{h}) = physical {rect}",
-            source.id
-        )];
+        let mut notes = vec![Note::Zoomed {
+            of: source.id,
+            region: request.region,
+            physical: rect,
+        }];
         let mut budget = self.config.budget;
         if let Some(requested) = request.max_width {
             budget.max_width = clamp_max_width(requested, &mut notes);
@@ -641,10 +630,7 @@ impl Session {
         })?;
         let view = c.view;
         if view.scale < source.view.scale {
-            notes.push(format!(
-                "the region is too large to show closer than the source within the image budget (scale {:.3})",
-                view.scale
-            ));
+            notes.push(Note::ZoomNotCloser { scale: view.scale });
         }
         Ok(c.into_screenshot(window, notes))
     }
@@ -765,7 +751,7 @@ mod tests {
             fill: [0, 255, 0],
             ..FakeWindow::new("below", Rect::new(0, 0, 400, 300))
         });
-        fake.add_window(FakeWindow {
+        let above = fake.add_window(FakeWindow {
             fill: [255, 0, 0],
             ..FakeWindow::new("above", Rect::new(200, 0, 400, 300))
         });
@@ -775,21 +761,44 @@ mod tests {
             let i = ((50 * w + x) * 3) as usize;
             [px[i], px[i + 1], px[i + 2]]
         };
+        let by = vec![Cover {
+            id: above,
+            title: "above".to_string(),
+        }];
         // No window capture on this platform: the screen, covering window included.
         let shot = e.screenshot(&req(CaptureTarget::Window(below))).unwrap();
         assert_eq!(pixel(&shot, 300), [255, 0, 0]);
-        assert!(shot.notes[0].contains("focus it first"), "{:?}", shot.notes);
-        // A blank answer: still the screen, and the note says why.
+        assert_eq!(shot.fallback(), Some(&Fallback::Covered { by: by.clone() }));
+        assert!(shot.notes[0].to_string().contains("focus it first"));
+        // A blank answer: still the screen, and the fallback says why.
         fake.set_own_drawing(below, None);
         let shot = e.screenshot(&req(CaptureTarget::Window(below))).unwrap();
         assert_eq!(pixel(&shot, 300), [255, 0, 0]);
-        assert!(shot.notes[0].contains("blank image"), "{:?}", shot.notes);
+        assert_eq!(shot.fallback(), Some(&Fallback::Blank { by: by.clone() }));
+        assert!(shot.notes[0].to_string().contains("blank image"));
         // The window's own drawing, without what covers it.
         fake.set_own_drawing(below, Some([0, 0, 255]));
         let shot = e.screenshot(&req(CaptureTarget::Window(below))).unwrap();
         assert_eq!(pixel(&shot, 300), [0, 0, 255]);
         assert_eq!(shot.view.capture, Rect::new(0, 0, 400, 300));
-        assert!(shot.notes[0].contains("PrintWindow"), "{:?}", shot.notes);
+        assert_eq!(
+            shot.fallback(),
+            Some(&Fallback::OwnDrawing {
+                covered_by: by.clone()
+            })
+        );
+        assert!(shot.notes[0].to_string().contains("PrintWindow"));
+        // Capturing it alone fails: the screen, and the error is kept.
+        fake.fail_own_drawing(below);
+        let shot = e.screenshot(&req(CaptureTarget::Window(below))).unwrap();
+        assert_eq!(pixel(&shot, 300), [255, 0, 0]);
+        match shot.fallback() {
+            Some(Fallback::CaptureFailed { by: b, error }) => {
+                assert_eq!(b, &by);
+                assert!(error.contains("did not finish"), "{error}");
+            }
+            other => panic!("{other:?}"),
+        }
         // An uncovered window is never captured alone.
         let alone = fake.add_window(FakeWindow {
             fill: [9, 9, 9],
@@ -798,6 +807,7 @@ mod tests {
         fake.set_own_drawing(alone, Some([0, 0, 255]));
         let shot = e.screenshot(&req(CaptureTarget::Window(alone))).unwrap();
         assert!(shot.notes.is_empty(), "{:?}", shot.notes);
+        assert_eq!(shot.fallback(), None);
         assert_eq!(pixel(&shot, 50), [9, 9, 9]);
     }
 
@@ -851,7 +861,14 @@ mod tests {
             .screenshot(&req(CaptureTarget::Region(Rect::new(700, 500, 200, 200))))
             .unwrap();
         assert_eq!(clipped.view.capture, Rect::new(700, 500, 100, 100));
-        assert!(clipped.notes[0].contains("clipped"), "{:?}", clipped.notes);
+        assert_eq!(
+            clipped.notes,
+            [Note::RegionClipped {
+                region: Rect::new(700, 500, 200, 200),
+                clipped: Rect::new(700, 500, 100, 100)
+            }]
+        );
+        assert!(clipped.notes[0].to_string().contains("clipped"));
     }
 
     #[test]
@@ -867,7 +884,10 @@ mod tests {
             .unwrap();
         assert_eq!(shot.view.width, 64);
         assert!(
-            shot.notes.iter().any(|n| n.contains("max_width 10")),
+            shot.notes.contains(&Note::MaxWidthClamped {
+                requested: 10,
+                used: 64
+            }),
             "{:?}",
             shot.notes
         );
@@ -884,7 +904,9 @@ mod tests {
         let e = engine(&fake, EngineConfig::default());
         let shot = e.screenshot(&req(CaptureTarget::Window(below))).unwrap();
         assert!(
-            shot.notes.iter().any(|n| n.contains("\"Above\"")),
+            shot.notes
+                .iter()
+                .any(|n| n.to_string().contains("\"Above\"")),
             "{:?}",
             shot.notes
         );

@@ -365,7 +365,7 @@ impl Session {
                 Ok(shot) => snapshot.screenshot = Some(shot),
                 Err(e) => snapshot
                     .notes
-                    .push(format!("no screenshot: {} ({e})", e.code())),
+                    .push(format!("no screenshot: {} ({e})", e.code()).into()),
             }
         }
         let view = snapshot.screenshot.as_ref().map(|s| s.view);
@@ -415,18 +415,19 @@ impl Session {
         snapshot: &mut Snapshot,
         candidates: &mut Vec<Candidate>,
     ) {
-        let read = match self.ocr(&crate::OcrRequest::new(CaptureTarget::Window(
-            snapshot.window.id,
-        ))) {
-            Ok(read) => read,
-            Err(e) => {
-                snapshot.notes.push(format!(
+        let read =
+            match self.ocr(&crate::OcrRequest::new(CaptureTarget::Window(
+                snapshot.window.id,
+            ))) {
+                Ok(read) => read,
+                Err(e) => {
+                    snapshot.notes.push(format!(
                     "the tree has no close match and OCR could not read the window: {} ({e})",
                     e.code()
-                ));
-                return;
-            }
-        };
+                ).into());
+                    return;
+                }
+            };
         let lines: Vec<Element> = read
             .lines
             .iter()
@@ -471,7 +472,7 @@ impl Session {
              point with that screenshot_id",
             read.lines.len(),
             read.screenshot.id
-        ));
+        ).into());
     }
 }
 

@@ -102,7 +102,7 @@ pub(crate) struct Reading {
     rect: Rect,
     window: Option<deskpilot_types::WindowInfo>,
     frame: deskpilot_backend::Frame,
-    notes: Vec<String>,
+    notes: Vec<crate::Note>,
     pub(crate) lines: Vec<OcrLine>,
     dropped_words: usize,
     page: deskpilot_backend::OcrPage,
@@ -402,7 +402,7 @@ mod tests {
             .unwrap();
         assert!(Rect::new(150, 200, 120, 14).contains(p), "{p:?}");
         assert!(
-            snapshot.notes.iter().any(|n| n.contains("OCR")),
+            snapshot.notes.iter().any(|n| n.to_string().contains("OCR")),
             "{:?}",
             snapshot.notes
         );

@@ -17,6 +17,7 @@ use deskpilot_backend::{ElementHandle, ElementStates, TreeLimits};
 use deskpilot_types::{Rect, Role, WindowId, WindowInfo};
 use serde::Serialize;
 
+use crate::note::{NearlyEmpty, Note};
 use crate::session::IdKind;
 use crate::window::WindowRef;
 use crate::{CaptureTarget, Error, Screenshot, ScreenshotRequest, Session};
@@ -103,7 +104,7 @@ pub struct Snapshot {
     pub shown: usize,
     pub source: String,
     pub complete: bool,
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     pub screenshot: Option<Screenshot>,
     pub tree_time: Duration,
 }
@@ -335,7 +336,7 @@ fn render(
     elements: &[Element],
     query: Option<&str>,
     max_chars: usize,
-) -> (String, usize, Vec<String>) {
+) -> (String, usize, Vec<Note>) {
     let mut keep = vec![query.is_none(); elements.len()];
     if let Some(q) = query {
         for e in elements.iter().filter(|e| matches(e, q)) {
@@ -356,21 +357,23 @@ fn render(
     for e in elements.iter().filter(|e| keep[e.index]) {
         let l = format!("{}{}\n", "\t".repeat(e.depth as usize), line(e));
         if text.len() + l.len() > max_chars {
-            notes.push(format!(
-                "tree text truncated at max_chars {max_chars}: showing {shown} of {candidates} elements; narrow it with query or raise max_chars"
-            ));
+            notes.push(Note::TextTruncated {
+                max_chars,
+                shown,
+                candidates,
+            });
             break;
         }
         text.push_str(&l);
         shown += 1;
     }
     if let Some(q) = query {
-        notes.push(format!(
-            "query \"{q}\": {} matching elements shown with their ancestors ({} of {} elements); indexes are the full tree's",
-            elements.iter().filter(|e| matches(e, q)).count(),
+        notes.push(Note::Query {
+            query: q.to_string(),
+            matching: elements.iter().filter(|e| matches(e, q)).count(),
             candidates,
-            elements.len()
-        ));
+            total: elements.len(),
+        });
     }
     (text, shown, notes)
 }
@@ -393,7 +396,10 @@ impl Session {
             }) {
                 Ok(s) => Some(s),
                 Err(e) => {
-                    notes.push(format!("no screenshot: {} ({e})", e.code()));
+                    notes.push(Note::NoScreenshot {
+                        code: e.code(),
+                        error: e.to_string(),
+                    });
                     None
                 }
             }
@@ -418,10 +424,11 @@ impl Session {
                     .unwrap_or_else(|e| e.into_inner())
                     .newest_of(window.id);
                 if let Some((id, elements, age)) = previous {
-                    notes.push(format!(
-                        "no fresh accessibility tree: {e}. Shown instead: the tree read {:.1} s ago (snapshot s{id}); it may be out of date, and acting on it waits for the app. The screenshot is current.",
-                        age.as_secs_f64()
-                    ));
+                    notes.push(Note::PreviousTree {
+                        error: e.to_string(),
+                        age,
+                        snapshot: id,
+                    });
                     let (text, shown, render_notes) =
                         render(&elements, request.query.as_deref(), request.max_chars);
                     notes.extend(render_notes);
@@ -438,9 +445,9 @@ impl Session {
                         tree_time: started.elapsed(),
                     });
                 }
-                notes.push(format!(
-                    "no accessibility tree: {e}. Work from the screenshot (click by coordinates)."
-                ));
+                notes.push(Note::NoTree {
+                    error: e.to_string(),
+                });
                 deskpilot_backend::RawTree {
                     source: "none".to_string(),
                     ..Default::default()
@@ -485,19 +492,16 @@ impl Session {
             });
         self.observe_window(window.id, "snapshot");
         if unchanged {
-            notes.push(format!(
-                "the window's structure is unchanged since snapshot s{id}: same id, its tokens still work (names, values, states and bounds are fresh)"
-            ));
+            notes.push(Note::TokensKept { snapshot: id });
         }
-        notes.extend(raw.notes);
+        notes.extend(raw.notes.into_iter().map(Note::Other));
         // A timeout explains itself in the backend's notes; a budget cut is said here.
         if !raw.complete && elements.len() >= request.max_elements {
-            notes.push(format!(
-                "the tree was cut at {} elements (max_elements {}, max_depth {}); raise them or use query",
-                elements.len(),
-                request.max_elements,
-                request.max_depth
-            ));
+            notes.push(Note::TreeCut {
+                elements: elements.len(),
+                max_elements: request.max_elements,
+                max_depth: request.max_depth,
+            });
         }
         let big = window.frame.width >= 300 && window.frame.height >= 200;
         if big && elements.len() < 5 && raw.source != "none" {
@@ -512,13 +516,11 @@ impl Session {
                         .iter()
                         .any(|k| s.contains(k))
                 });
-            notes.push(match (port, chromium) {
-                (Some(port), _) => format!(
-                    "this large window exposes almost no accessible elements, but its process listens for DevTools on port {port}: browser_attach (port {port}, or this window_id) drives its pages by ref"
-                ),
-                (None, true) => "this large window exposes almost no accessible elements: Chromium and Electron apps build their tree only with accessibility enabled. For web content, restart it with --remote-debugging-port=9222 (Electron apps too) and browser_attach, or browser_launch a fresh Chromium; else work from the screenshot and ocr".to_string(),
-                (None, false) => "this large window exposes almost no accessible elements — work from the screenshot (and ocr)".to_string(),
-            });
+            notes.push(Note::NearlyEmpty(match (port, chromium) {
+                (Some(port), _) => NearlyEmpty::DevTools { port },
+                (None, true) => NearlyEmpty::Chromium,
+                (None, false) => NearlyEmpty::Plain,
+            }));
         }
         let (text, shown, render_notes) =
             render(&elements, request.query.as_deref(), request.max_chars);
@@ -674,6 +676,17 @@ mod tests {
         let again = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
         assert_eq!(again.id, first.id);
         assert!(e.element(&first.elements[2].token).is_ok());
+        assert!(
+            !first
+                .notes
+                .iter()
+                .any(|n| matches!(n, Note::TokensKept { .. }))
+        );
+        assert!(
+            again
+                .notes
+                .contains(&Note::TokensKept { snapshot: first.id })
+        );
         // A structural change makes a new snapshot; the old tokens say what changed.
         let mut tree = fake_tree(&fake, w);
         tree.elements.push(el(Some(0), 1, Role::Button, "New"));
@@ -716,7 +729,12 @@ mod tests {
                 "\t\t2 Button \"保存并关闭\" actions=[click]"
             ]
         );
-        assert!(second.notes.iter().any(|n| n.contains("query")));
+        assert!(
+            second
+                .notes
+                .iter()
+                .any(|n| matches!(n, Note::Query { matching: 1, .. }))
+        );
     }
 
     #[test]
@@ -730,7 +748,14 @@ mod tests {
             .unwrap();
         assert_eq!(s.elements.len(), 2);
         assert!(
-            s.notes.iter().any(|n| n.contains("cut at 2")),
+            s.notes.iter().any(|n| matches!(
+                n,
+                Note::TreeCut {
+                    elements: 2,
+                    max_elements: 2,
+                    ..
+                }
+            )),
             "{:?}",
             s.notes
         );
@@ -741,13 +766,17 @@ mod tests {
             })
             .unwrap();
         assert_eq!(s.shown, 1);
-        assert!(s.notes.iter().any(|n| n.contains("max_chars 25")));
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| matches!(n, Note::TextTruncated { max_chars: 25, .. }))
+        );
         let bare = fake.add_window(FakeWindow::new("Bare", Rect::new(0, 0, 600, 400)));
         let s = e
             .window_state(&TreeRequest::new(WindowRef::Id(bare)))
             .unwrap();
         assert!(s.elements.is_empty() && s.screenshot.is_some());
-        assert!(s.notes.iter().any(|n| n.contains("no accessibility tree")));
+        assert!(s.notes.iter().any(|n| matches!(n, Note::NoTree { .. })));
     }
 
     #[test]
@@ -814,9 +843,7 @@ mod tests {
         let e = Session::standalone(fake.desktop(), EngineConfig::default());
         let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
         assert!(
-            s.notes
-                .iter()
-                .any(|n| n.contains("--remote-debugging-port") && n.contains("browser_attach")),
+            s.notes.contains(&Note::NearlyEmpty(NearlyEmpty::Chromium)),
             "{:?}",
             s.notes
         );
@@ -832,6 +859,6 @@ mod tests {
             },
         );
         let s = e.window_state(&TreeRequest::new(WindowRef::Id(d))).unwrap();
-        assert!(!s.notes.iter().any(|n| n.contains("almost no accessible")));
+        assert!(!s.notes.iter().any(|n| matches!(n, Note::NearlyEmpty(_))));
     }
 }

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use deskpilot_types::{Rect, WindowId};
 
 use crate::engine::{CaptureTarget, Screenshot, ScreenshotRequest};
+use crate::note::{Fallback, Note};
 use crate::registry::ScreenshotId;
 use crate::signature::{Signature, difference, signature};
 use crate::{Error, Session, pipeline};
@@ -213,17 +214,22 @@ impl Session {
                 format: None,
             });
             // The window may have gone (a close, a minimize): show its area instead.
-            let shot = match shot {
-                Err(Error::WindowNotFound(_) | Error::WindowMinimized { .. })
-                    if before.window.is_some() =>
-                {
-                    self.screenshot(&ScreenshotRequest {
+            let shot = match (shot, before.window) {
+                (Err(e @ (Error::WindowNotFound(_) | Error::WindowMinimized { .. })), Some(id)) => {
+                    let mut area = self.screenshot(&ScreenshotRequest {
                         target: CaptureTarget::Region(before.rect),
                         max_width: None,
                         format: None,
-                    })
+                    })?;
+                    let instead = Fallback::AreaInstead {
+                        window: id,
+                        minimized: matches!(e, Error::WindowMinimized { .. }),
+                        area: before.rect,
+                    };
+                    area.notes.insert(0, Note::Fallback(instead));
+                    Ok(area)
                 }
-                other => other,
+                (other, _) => other,
             };
             Some(shot?)
         } else {
@@ -314,7 +320,29 @@ mod tests {
         assert!(v.changed && v.ratio > 0.3, "{v:?}");
         assert!(v.waited < SETTLE);
         let shot = v.screenshot.unwrap();
-        assert_eq!(shot.window.unwrap().id, id);
+        assert_eq!(shot.window.as_ref().unwrap().id, id);
+        assert_eq!(shot.fallback(), None);
+
+        // Minimized meanwhile: the observation shows its area instead, and says so.
+        let before = e.verify_before(VerifyTarget::Window(id)).unwrap();
+        let state = e.window(id).unwrap().state;
+        fake.set_state(
+            id,
+            deskpilot_types::WindowState {
+                minimized: true,
+                ..state
+            },
+        );
+        let shot = e.verify_after(&before, true).unwrap().screenshot.unwrap();
+        assert_eq!(
+            shot.fallback(),
+            Some(&Fallback::AreaInstead {
+                window: id,
+                minimized: true,
+                area: Rect::new(0, 0, 100, 100)
+            })
+        );
+        fake.set_state(id, state);
 
         // Outside the target, nothing counts.
         let before = e.verify_before(VerifyTarget::Window(id)).unwrap();

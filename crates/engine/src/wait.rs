@@ -58,7 +58,7 @@ pub struct WaitOutcome {
     /// Where an `Element` or `Text` wait found it: `accessibility` or `ocr`.
     pub source: Option<&'static str>,
     /// What the caller should know (which window was watched when none was named).
-    pub notes: Vec<String>,
+    pub notes: Vec<crate::Note>,
 }
 
 impl Session {
@@ -198,7 +198,9 @@ impl Session {
                                 }
                             }
                             Err(e) if e.code() == deskpilot_types::ErrorCode::OcrUnavailable => {
-                                notes.push(format!("looked in the accessibility tree only: {e}"));
+                                notes.push(
+                                    format!("looked in the accessibility tree only: {e}").into(),
+                                );
                                 ocr_works = false;
                             }
                             Err(

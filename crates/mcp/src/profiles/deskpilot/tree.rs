@@ -73,7 +73,7 @@ pub(crate) fn with_notes_and_screenshot(
 ) -> (Vec<ContentBlock>, serde_json::Value) {
     for n in &snapshot.notes {
         text.push_str("Note: ");
-        text.push_str(n);
+        text.push_str(&n.to_string());
         text.push('\n');
     }
     let mut content = vec![ContentBlock::text(text)];

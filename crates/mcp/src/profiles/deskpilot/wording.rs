@@ -218,7 +218,7 @@ pub(crate) fn image_result(kind: &str, shot: &Screenshot, what: &str) -> CallToo
     }
     for note in &shot.notes {
         text.push_str("\nNote: ");
-        text.push_str(note);
+        text.push_str(&note.to_string());
     }
     let data = base64::engine::general_purpose::STANDARD.encode(&shot.image.bytes);
     let mut result = CallToolResult::success(vec![

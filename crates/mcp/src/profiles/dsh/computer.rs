@@ -880,7 +880,7 @@ impl DshServer {
                 );
                 for n in &o.notes {
                     text.push_str("\nNote: ");
-                    text.push_str(n);
+                    text.push_str(&n.to_string());
                 }
                 let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
                 r.structured_content = Some(json!({

@@ -187,7 +187,7 @@ fn head(kind: &str, shot: &Screenshot, what: &str) -> String {
     }
     for note in &shot.notes {
         text.push_str("\nNote: ");
-        text.push_str(note);
+        text.push_str(&note.to_string());
     }
     text
 }
@@ -333,11 +333,7 @@ pub(crate) fn screenshot(
     for line in &lines {
         crate::kit::render::append_text(&mut result, line);
     }
-    let fallback = shot
-        .notes
-        .iter()
-        .find(|n| n.contains("covered") || n.contains("blank") || n.contains("instead"))
-        .cloned();
+    let fallback = shot.fallback().map(ToString::to_string);
     if let Some(s) = result.structured_content.as_mut() {
         s["cursor"] = cursor;
         s["change"] = change;
