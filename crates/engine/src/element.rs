@@ -215,6 +215,7 @@ impl Session {
         count: u8,
         mode: HitTestMode,
     ) -> Result<ElementOutcome, Error> {
+        crate::pointer::check_count(count)?;
         let (seen, now, element) = self.live_element(token)?;
         self.gate(Mutation::Other, &label("click", &element, &now))?;
         let mut notes = Vec::new();

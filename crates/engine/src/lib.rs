@@ -24,6 +24,7 @@ mod error;
 mod find;
 mod keyboard;
 mod launch;
+pub mod limits;
 mod note;
 mod ocr;
 mod outline;

@@ -16,6 +16,7 @@ use deskpilot_types::{Key, Point, WindowInfo};
 use serde::Serialize;
 
 use crate::action::{Outcome, Route};
+use crate::limits::CLICK_COUNT;
 use crate::registry::ScreenshotRecord;
 use crate::safety::on;
 use crate::verify::VerifyTarget;
@@ -329,7 +330,8 @@ impl Session {
         self.click_checked(checked.remove(0), button, count, modifiers)
     }
 
-    /// Step 4 and the clicks, for a point that passed the checks.
+    /// Step 4 and the clicks, for a point that passed the checks (and a count that passed
+    /// [`check_count`]).
     pub(crate) fn click_checked(
         &self,
         c: Checked,
@@ -337,7 +339,6 @@ impl Session {
         count: u8,
         modifiers: &[Key],
     ) -> Result<PointerOutcome, Error> {
-        check_count(count)?;
         let times = match count {
             1 => "",
             2 => "double ",
@@ -489,15 +490,14 @@ pub(crate) type Pin = (
     deskpilot_types::Rect,
 );
 
-/// One, two or three clicks.
-fn check_count(count: u8) -> Result<(), Error> {
-    if (1..=3).contains(&count) {
-        Ok(())
-    } else {
-        Err(Error::InvalidArgument {
-            message: format!("count {count} must be 1, 2 or 3"),
+/// One, two or three clicks ([`CLICK_COUNT`]).
+pub(crate) fn check_count(count: u8) -> Result<(), Error> {
+    CLICK_COUNT
+        .check(count.into())
+        .map(drop)
+        .map_err(|r| Error::InvalidArgument {
+            message: format!("count {} must be {}", r.value, r.limit.words()),
         })
-    }
 }
 
 /// Only ctrl, shift, alt and super may be held during a pointer action.

@@ -17,6 +17,7 @@ use deskpilot_backend::{ElementHandle, ElementStates, TreeLimits};
 use deskpilot_types::{Rect, Role, WindowId, WindowInfo};
 use serde::Serialize;
 
+use crate::limits::TREE_TIMEOUT_MS;
 use crate::note::{NearlyEmpty, Note};
 use crate::session::IdKind;
 use crate::window::WindowRef;
@@ -44,6 +45,12 @@ pub struct TreeRequest {
 }
 
 impl TreeRequest {
+    /// How long the tree read may take: `timeout` within [`TREE_TIMEOUT_MS`] (the one rule;
+    /// a profile's deadline for the call is built on it).
+    pub fn read_timeout(&self) -> Duration {
+        crate::limits::clamp_duration(TREE_TIMEOUT_MS, self.timeout)
+    }
+
     pub fn new(window: WindowRef) -> Self {
         TreeRequest {
             window,
@@ -410,7 +417,7 @@ impl Session {
         let limits = TreeLimits {
             max_elements: request.max_elements,
             max_depth: request.max_depth,
-            timeout: request.timeout.min(Duration::from_secs(30)),
+            timeout: request.read_timeout(),
             fresh: request.fresh,
         };
         let raw = match self.desktop.accessibility.tree(&window, &limits) {

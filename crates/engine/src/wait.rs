@@ -76,7 +76,10 @@ impl Session {
         let started = Instant::now();
         let deadline = started + request.timeout;
         match &request.kind {
-            WaitKind::Stable { quiet } => self.wait_stable(request, *quiet, started, deadline),
+            WaitKind::Stable { quiet } => {
+                let quiet = crate::limits::clamp_duration(crate::limits::STABLE_MS, *quiet);
+                self.wait_stable(request, quiet, started, deadline)
+            }
             WaitKind::Window(needle) => {
                 let needle = needle.to_lowercase();
                 let mut polls = 0;
