@@ -15,6 +15,7 @@ use deskpilot_types::{Point, Role, WindowInfo};
 
 use crate::action::{Effect, Outcome, Route};
 use crate::pointer::Receipt;
+use crate::registry::Pin;
 use crate::tree::Element;
 use crate::verify::VerifyTarget;
 use crate::{Error, HitTestMode, Mutation, Session};
@@ -284,7 +285,7 @@ impl Session {
         let centre = Point::new(b.x + b.width as i32 / 2, b.y + b.height as i32 / 2);
         // The same checks as a screenshot click, pinned to the window as the snapshot saw it:
         // moved → TARGET_WINDOW_MOVED, covered → CLICK_WRONG_WINDOW.
-        let mut checked = self.hit_check(&[centre], Some((seen.id, seen.pid, seen.frame)), mode)?;
+        let mut checked = self.hit_check(&[centre], Some(Pin::of(seen)), mode)?;
         let outcome = self.click_checked(checked.remove(0), button, count, &[])?;
         Ok(outcome.receipt)
     }

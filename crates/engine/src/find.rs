@@ -12,7 +12,7 @@ use deskpilot_types::{Rect, Role};
 use serde::Serialize;
 
 use crate::coords::ViewGeometry;
-use crate::decorate::Pin;
+use crate::decorate::Marker;
 use crate::tree::{Element, Snapshot, TreeRequest};
 use crate::{CaptureTarget, Error, ScreenshotRequest, Session};
 
@@ -349,7 +349,7 @@ impl Session {
                     .iter()
                     .enumerate()
                     .filter_map(|(n, b)| {
-                        Some(Pin {
+                        Some(Marker {
                             number: n + 1,
                             rect: view.physical_rect_to_image((*b)?)?,
                         })

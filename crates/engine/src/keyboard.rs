@@ -7,7 +7,7 @@
 use crate::action::{Outcome, Route};
 use deskpilot_types::{Key, WindowInfo};
 
-use crate::pointer::recheck_pin;
+use crate::registry::recheck_pin;
 use crate::safety::{on, quoted};
 use crate::{Error, Mutation, Session};
 
@@ -55,7 +55,7 @@ impl Session {
         let pinned = match recheck_pin(&windows, pin) {
             Err(Error::TargetWindowMoved { .. }) => windows
                 .iter()
-                .find(|w| Some(w.id) == pin.map(|p| p.0))
+                .find(|w| Some(w.id) == pin.map(|p| p.window))
                 .cloned(),
             other => other?,
         };

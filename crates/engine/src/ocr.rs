@@ -11,9 +11,9 @@ use std::time::Duration;
 use deskpilot_backend::{GrayImage, OcrRequest as EngineRequest};
 use deskpilot_types::{OcrLine, Point, Rect};
 
+use crate::capture::Resolved;
 use crate::coords::ViewGeometry;
-use crate::decorate::{Decorations, Pin};
-use crate::engine::Resolved;
+use crate::decorate::{Decorations, Marker};
 use crate::pipeline::{self, ImageFormat};
 use crate::{CaptureTarget, Error, Screenshot, Session};
 
@@ -207,9 +207,9 @@ impl Session {
         } = reading;
         let mut budget = self.config().budget;
         if let Some(requested) = request.max_width {
-            budget.max_width = crate::engine::clamp_max_width(requested, &mut notes);
+            budget.max_width = crate::note::clamp_max_width(requested, &mut notes);
         }
-        let pin = window.as_ref().map(|w| (w.id, w.pid, w.frame));
+        let pin = window.as_ref().map(crate::registry::Pin::of);
         let format = request.format.unwrap_or(self.config().format);
         let annotate = request.annotate;
         let boxes: Vec<Rect> = physical.iter().map(|l| l.bounds).collect();
@@ -222,7 +222,7 @@ impl Session {
                     .iter()
                     .enumerate()
                     .filter_map(|(i, b)| {
-                        Some(Pin {
+                        Some(Marker {
                             number: i + 1,
                             rect: view.physical_rect_to_image(*b)?,
                         })

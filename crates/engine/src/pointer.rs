@@ -16,8 +16,9 @@ use deskpilot_types::{Key, Point, WindowInfo};
 use serde::Serialize;
 
 use crate::action::{Outcome, Route};
+use crate::config::HitTestMode;
 use crate::limits::CLICK_COUNT;
-use crate::registry::ScreenshotRecord;
+use crate::registry::{Pin, ScreenshotRecord, recheck_pin};
 use crate::safety::on;
 use crate::verify::VerifyTarget;
 use crate::{Error, Mutation, Session};
@@ -38,18 +39,6 @@ pub enum CoordinateSpace {
     Image { screenshot_id: Option<u64> },
     /// Physical virtual-desktop pixels.
     Physical,
-}
-
-/// What the hit test does with a point that would land on the wrong window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum HitTestMode {
-    /// Refuse the action (default).
-    #[default]
-    Fail,
-    /// Act, but say what is under the point.
-    Warn,
-    /// Do not check (points off every monitor are still refused).
-    Off,
 }
 
 /// A point as a tool received it.
@@ -483,13 +472,6 @@ impl Session {
     }
 }
 
-/// A screenshot's pin: the window, its pid and its frame when the screenshot was taken.
-pub(crate) type Pin = (
-    deskpilot_types::WindowId,
-    Option<u32>,
-    deskpilot_types::Rect,
-);
-
 /// One, two or three clicks ([`CLICK_COUNT`]).
 pub(crate) fn check_count(count: u8) -> Result<(), Error> {
     CLICK_COUNT
@@ -513,40 +495,6 @@ fn check_modifiers(modifiers: &[Key]) -> Result<(), Error> {
         });
     }
     Ok(())
-}
-
-/// Step 2: the window a screenshot was pinned to must still be there, with the same owner,
-/// at the same place. Returns it as it is now.
-pub(crate) fn recheck_pin(
-    windows: &[WindowInfo],
-    pin: Option<(
-        deskpilot_types::WindowId,
-        Option<u32>,
-        deskpilot_types::Rect,
-    )>,
-) -> Result<Option<WindowInfo>, Error> {
-    let Some((id, pid, frame)) = pin else {
-        return Ok(None);
-    };
-    let now = windows
-        .iter()
-        .find(|w| w.id == id)
-        .ok_or(Error::TargetWindowGone(id))?;
-    if now.pid != pid {
-        return Err(Error::TargetWindowChanged {
-            id,
-            was: pid,
-            now: now.pid,
-        });
-    }
-    if now.frame != frame {
-        return Err(Error::TargetWindowMoved {
-            id,
-            was: frame,
-            now: now.frame,
-        });
-    }
-    Ok(Some(now.clone()))
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use deskpilot_types::{Rect, WindowId};
 
-use crate::engine::{CaptureTarget, Screenshot, ScreenshotRequest};
+use crate::capture::{CaptureTarget, Screenshot, ScreenshotRequest};
 use crate::note::{Fallback, Note};
 use crate::registry::ScreenshotId;
 use crate::signature::{Signature, difference, signature};
@@ -149,7 +149,7 @@ impl Session {
             VerifyTarget::Screenshot(id) => {
                 let shot = self.screenshot_record(id)?;
                 let pinned = match shot.window {
-                    Some(pin) => windows()?.into_iter().find(|w| w.id == pin.0),
+                    Some(pin) => windows()?.into_iter().find(|w| w.id == pin.window),
                     None => None,
                 };
                 match pinned {
