@@ -515,15 +515,7 @@ impl DshServer {
             }
         );
         text.push_str("\nScreens:");
-        for m in &report.monitors {
-            text.push_str(&format!(
-                "\n  {} {} {}{}",
-                m.index,
-                m.name,
-                m.rect,
-                if m.primary { " primary" } else { "" }
-            ));
-        }
+        render::monitor_lines(&mut text, &report.monitors);
         let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
         r.structured_content = Some(json!({
             "host": "ready",

@@ -179,16 +179,9 @@ fn head(kind: &str, shot: &Screenshot, what: &str) -> String {
         v.capture,
         mapping_line(shot)
     );
-    if shot.masked_regions > 0 {
-        text.push_str(&format!(
-            "\n{} privacy-masked regions are blacked out.",
-            shot.masked_regions
-        ));
-    }
-    for note in &shot.notes {
-        text.push_str("\nNote: ");
-        text.push_str(&note.to_string());
-    }
+    crate::kit::render::masks_and_notes(&mut text, shot.masked_regions, &shot.notes, |n| {
+        format!("{n} privacy-masked regions are blacked out.")
+    });
     text
 }
 
