@@ -80,7 +80,9 @@ pub use shell::{ShellDone, ShellOutcome, quoted_command, shell_error};
 pub use signature::Difference;
 pub use skills::SkillWrite;
 pub use status::StatusReport;
-pub use tree::{Element, Snapshot, TREE_TIMEOUT, TreeRequest, line as tree_line, parse_token};
+pub use tree::{
+    Element, Snapshot, TREE_TIMEOUT, Tokens, TreeRequest, line as tree_line, parse_token,
+};
 pub use verify::{Before, SETTLE, Verdict, VerifyTarget};
 pub use wait::{MAX_WAIT, WaitKind, WaitOutcome, WaitRequest};
 pub use window::{WindowAction, WindowOutcome, WindowRef, describe_state};

@@ -63,6 +63,17 @@ impl TreeRequest {
     }
 }
 
+/// What a snapshot means for the tokens an agent already holds for its window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tokens {
+    /// A new snapshot id: tokens of earlier snapshots of the window are stale.
+    New,
+    /// The window's structure is unchanged: same id, its tokens still work.
+    Kept,
+    /// No fresh tree could be read; this is the previous snapshot, whose tokens stay valid.
+    Previous,
+}
+
 /// A point-in-time observation of one window.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -75,6 +86,8 @@ pub struct Snapshot {
     pub shown: usize,
     pub source: String,
     pub complete: bool,
+    /// Whether the tokens of an earlier read of this window still work.
+    pub tokens: Tokens,
     pub notes: Vec<Note>,
     pub screenshot: Option<Screenshot>,
     pub tree_time: Duration,
@@ -249,6 +262,7 @@ impl Session {
                         shown,
                         source: "previous-snapshot".to_string(),
                         complete: false,
+                        tokens: Tokens::Previous,
                         notes,
                         screenshot,
                         tree_time: started.elapsed(),
@@ -342,6 +356,7 @@ impl Session {
             shown,
             source: raw.source,
             complete: raw.complete,
+            tokens: if unchanged { Tokens::Kept } else { Tokens::New },
             notes,
             screenshot,
             tree_time,
@@ -496,6 +511,7 @@ mod tests {
                 .notes
                 .contains(&Note::TokensKept { snapshot: first.id })
         );
+        assert_eq!((first.tokens, again.tokens), (Tokens::New, Tokens::Kept));
         // A structural change makes a new snapshot; the old tokens say what changed.
         let mut tree = fake_tree(&fake, w);
         tree.elements.push(el(Some(0), 1, Role::Button, "New"));
