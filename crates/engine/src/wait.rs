@@ -136,8 +136,9 @@ impl Session {
                     let snapshot = self.window_state(&TreeRequest {
                         include_screenshot: false,
                         max_elements: 2000,
-                        timeout: remaining
-                            .clamp(Duration::from_millis(200), Duration::from_secs(5)),
+                        // One poll's read within the default read time; the lower
+                        // bound is the tree request's own (`limits::TREE_TIMEOUT_MS`).
+                        timeout: remaining.min(crate::TREE_TIMEOUT),
                         ..TreeRequest::new(window.clone())
                     })?;
                     let hit = snapshot.elements.iter().find(|e| {
