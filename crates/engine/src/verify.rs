@@ -343,6 +343,22 @@ mod tests {
             })
         );
         fake.set_state(id, state);
+        // Gone meanwhile: the same, and it says gone.
+        let before = e.verify_before(VerifyTarget::Window(id)).unwrap();
+        fake.remove_window(id);
+        let shot = e.verify_after(&before, true).unwrap().screenshot.unwrap();
+        assert!(
+            matches!(
+                shot.fallback(),
+                Some(Fallback::AreaInstead {
+                    minimized: false,
+                    ..
+                })
+            ),
+            "{:?}",
+            shot.notes
+        );
+        let id = fake.add_window(FakeWindow::new("Editor", Rect::new(0, 0, 100, 100)));
 
         // Outside the target, nothing counts.
         let before = e.verify_before(VerifyTarget::Window(id)).unwrap();
