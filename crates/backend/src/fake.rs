@@ -48,6 +48,8 @@ struct State {
     tree_reads: usize,
     /// What `capture_window` answers per window (see `set_own_drawing`).
     own_drawings: Vec<(WindowId, Option<[u8; 3]>)>,
+    /// Windows whose `capture_window` fails (see `fail_own_drawing`).
+    own_drawing_fails: Vec<WindowId>,
     hit: Option<WindowId>,
 }
 
@@ -137,6 +139,7 @@ impl FakeDesktop {
                 trees: Vec::new(),
                 tree_reads: 0,
                 own_drawings: Vec::new(),
+                own_drawing_fails: Vec::new(),
                 hit: None,
             })),
             overlay: FakeOverlay::default(),
@@ -314,6 +317,11 @@ impl FakeDesktop {
         s.own_drawings.push((window, rgb));
     }
 
+    /// Makes capturing `window` alone fail with a timeout (a hung window's `PrintWindow`).
+    pub fn fail_own_drawing(&self, window: WindowId) {
+        self.lock().own_drawing_fails.push(window);
+    }
+
     /// Makes the platform hit test answer `window` for every point (`None`: no answer, so the
     /// engine decides from the stacking order).
     pub fn set_hit(&self, window: Option<WindowId>) {
@@ -350,6 +358,12 @@ impl Windows for FakeDesktop {
 impl Capture for FakeDesktop {
     fn capture_window(&self, window: &WindowInfo, rect: Rect) -> Result<WindowCapture, Error> {
         let s = self.lock();
+        if s.own_drawing_fails.contains(&window.id) {
+            return Err(Error::Timeout {
+                operation: "capturing the window alone".to_string(),
+                after: std::time::Duration::from_secs(1),
+            });
+        }
         Ok(match s.own_drawings.iter().find(|(w, _)| *w == window.id) {
             None => WindowCapture::Unsupported,
             Some((_, None)) => WindowCapture::Blank,

@@ -188,14 +188,33 @@ impl Session {
     /// Runs a mutating operation through the pipeline: with a check, `target` is sampled
     /// before; `act` resolves its target, passes the gates and acts; then the screen is judged
     /// and the effect decided. A failed action returns its error (no verdict is taken).
+    ///
+    /// With [`VerifyTarget::Auto`] the sample is of what the operation resolved — the
+    /// screenshot its x/y were read in, its element's window, the window under its point —
+    /// taken the moment it resolved it, before anything reaches the desktop.
     pub fn act<T: Outcome>(
         &self,
         check: Check,
         target: VerifyTarget,
         act: impl FnOnce(&Session) -> Result<T, Error>,
     ) -> Result<ActionReport<T>, Error> {
-        let before = check.on().then(|| self.verify_before(target));
-        let outcome = act(self)?;
+        let (outcome, before) = match (check.on(), target) {
+            (false, _) => (act(self), None),
+            (true, VerifyTarget::Auto) => {
+                let (outcome, before) = self.aimed(|| act(self));
+                let before = before.unwrap_or_else(|| {
+                    Err(Error::Internal {
+                        message: "the action resolved no target to verify".to_string(),
+                    })
+                });
+                (outcome, Some(before))
+            }
+            (true, target) => {
+                let before = self.verify_before(target);
+                (act(self), Some(before))
+            }
+        };
+        let outcome = outcome?;
         let verdict = before.map(|b| b.and_then(|b| self.verify_after(&b, check.observe)));
         Ok(ActionReport::new(outcome, verdict))
     }
@@ -320,6 +339,83 @@ mod tests {
             .unwrap();
         assert_eq!(own.effect, Effect::SuspectedNoop);
         assert_eq!(own.evidence, Evidence::Outcome("the element's states"));
+    }
+
+    /// Issue 22: a click read off window A's screenshot after a screenshot of window B was
+    /// verified against B (B repainting made a false confirmation).
+    #[test]
+    fn verify_samples_the_screenshot_the_click_named_not_the_last_one() {
+        let fake = FakeDesktop::new(400, 200);
+        let a = fake.add_window(FakeWindow::new("Window A", Rect::new(0, 0, 200, 200)));
+        let b = fake.add_window(FakeWindow::new("Window B", Rect::new(200, 0, 200, 200)));
+        let s = session(&fake, SafetyConfig::default());
+        let shot = |id| {
+            s.screenshot(&ScreenshotRequest {
+                target: CaptureTarget::Window(id),
+                max_width: None,
+                format: None,
+            })
+            .unwrap()
+            .id
+        };
+        let of_a = shot(a);
+        shot(b);
+        let click_a = |paint: Rect| {
+            s.act(Check::new(true, false), VerifyTarget::Auto, |s| {
+                let out = s.click(
+                    PointerTarget {
+                        x: 50.0,
+                        y: 50.0,
+                        space: CoordinateSpace::Image {
+                            screenshot_id: Some(of_a),
+                        },
+                    },
+                    Button::Left,
+                    1,
+                    &[],
+                    HitTestMode::Fail,
+                )?;
+                fake.paint(paint, [255, 0, 0]);
+                Ok(out)
+            })
+            .unwrap()
+        };
+        // B repaints: nothing A shows changed.
+        let r = click_a(Rect::new(200, 0, 200, 200));
+        let v = r.verdict.unwrap();
+        assert!(v.what.contains("\"Window A\""), "{}", v.what);
+        assert!(!v.changed, "{v:?}");
+        assert_eq!(r.effect, Effect::SuspectedNoop);
+        // A repaints: confirmed.
+        let r = click_a(Rect::new(0, 0, 200, 100));
+        assert!(r.verdict.unwrap().changed);
+        assert_eq!(r.effect, Effect::Confirmed);
+        // A physical point is verified against the window under it.
+        let r = s
+            .act(Check::new(true, false), VerifyTarget::Auto, |s| {
+                s.click(
+                    PointerTarget {
+                        x: 300.0,
+                        y: 50.0,
+                        space: CoordinateSpace::Physical,
+                    },
+                    Button::Left,
+                    1,
+                    &[],
+                    HitTestMode::Fail,
+                )
+            })
+            .unwrap();
+        let what = r.verdict.unwrap().what;
+        assert!(what.contains("\"Window B\""), "{what}");
+        // An operation that resolves nothing has no verdict, and says why.
+        let r = s
+            .act(Check::new(true, false), VerifyTarget::Auto, |_| {
+                Ok(Sent(Route::Input))
+            })
+            .unwrap();
+        assert!(r.verdict.is_none() && r.verdict_error.is_some());
+        assert_eq!(r.effect, Effect::Unverifiable);
     }
 
     #[test]

@@ -17,9 +17,9 @@ pub struct Canvas<'a> {
     pub format: PixelFormat,
 }
 
-/// A numbered pin: an outline around `rect` (image pixels) and a label with `number`.
+/// A numbered marker (a pin): an outline around `rect` (image pixels) and a label with `number`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pin {
+pub struct Marker {
     pub number: usize,
     /// The element's bounds in image pixels (x, y, width, height).
     pub rect: (i32, i32, u32, u32),
@@ -28,7 +28,7 @@ pub struct Pin {
 /// Everything drawn on one screenshot, in image pixels.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Decorations {
-    pub pins: Vec<Pin>,
+    pub pins: Vec<Marker>,
     /// A labelled coordinate grid every this many image pixels.
     pub grid: Option<u32>,
     /// A crosshair at this image point.
@@ -224,7 +224,7 @@ impl Canvas<'_> {
 
     /// Draws `pin`: a red outline around the element and a red label holding its number in
     /// white, above the element's top-left corner when there is room, else inside it.
-    pub fn pin(&mut self, pin: &Pin) {
+    pub fn pin(&mut self, pin: &Marker) {
         let (x, y, w, h) = pin.rect;
         let (w, h) = (w.max(4) as i32, h.max(4) as i32);
         self.outline(x, y, w, h, 2, PIN_RED);
@@ -260,7 +260,7 @@ mod tests {
     fn a_pin_outlines_the_element_and_labels_it_above() {
         let (w, h) = (100, 60);
         let mut data = vec![0u8; (w * h * 4) as usize];
-        canvas(&mut data, w, h).pin(&Pin {
+        canvas(&mut data, w, h).pin(&Marker {
             number: 7,
             rect: (20, 30, 40, 20),
         });
@@ -281,11 +281,11 @@ mod tests {
         let (w, h) = (30, 20);
         let mut data = vec![0u8; (w * h * 4) as usize];
         let mut c = canvas(&mut data, w, h);
-        c.pin(&Pin {
+        c.pin(&Marker {
             number: 123,
             rect: (-10, -10, 80, 80),
         });
-        c.pin(&Pin {
+        c.pin(&Marker {
             number: 4,
             rect: (28, 0, 10, 10),
         });

@@ -15,7 +15,9 @@ use deskpilot_types::{Point, Role, WindowInfo};
 
 use crate::action::{Effect, Outcome, Route};
 use crate::pointer::Receipt;
+use crate::registry::Pin;
 use crate::tree::Element;
+use crate::verify::VerifyTarget;
 use crate::{Error, HitTestMode, Mutation, Session};
 
 /// Action names that mean "click", best first.
@@ -202,6 +204,7 @@ impl Session {
                 now: now.pid,
             });
         }
+        self.aim(VerifyTarget::Window(now.id));
         Ok((seen, now, element))
     }
 
@@ -213,6 +216,7 @@ impl Session {
         count: u8,
         mode: HitTestMode,
     ) -> Result<ElementOutcome, Error> {
+        crate::pointer::check_count(count)?;
         let (seen, now, element) = self.live_element(token)?;
         self.gate(Mutation::Other, &label("click", &element, &now))?;
         let mut notes = Vec::new();
@@ -281,7 +285,7 @@ impl Session {
         let centre = Point::new(b.x + b.width as i32 / 2, b.y + b.height as i32 / 2);
         // The same checks as a screenshot click, pinned to the window as the snapshot saw it:
         // moved → TARGET_WINDOW_MOVED, covered → CLICK_WRONG_WINDOW.
-        let mut checked = self.hit_check(&[centre], Some((seen.id, seen.pid, seen.frame)), mode)?;
+        let mut checked = self.hit_check(&[centre], Some(Pin::of(seen)), mode)?;
         let outcome = self.click_checked(checked.remove(0), button, count, &[])?;
         Ok(outcome.receipt)
     }

@@ -16,7 +16,7 @@ use deskpilot_types::{Rect, Role};
 use serde::Serialize;
 
 use crate::coords::ViewGeometry;
-use crate::decorate::Pin;
+use crate::decorate::Marker;
 use crate::tree::{Element, Snapshot, TreeRequest};
 use crate::{CaptureTarget, Error, ScreenshotRequest, Session};
 
@@ -470,7 +470,7 @@ impl Session {
                     .iter()
                     .enumerate()
                     .filter_map(|(n, b)| {
-                        Some(Pin {
+                        Some(Marker {
                             number: n + 1,
                             rect: view.physical_rect_to_image((*b)?)?,
                         })
@@ -486,7 +486,7 @@ impl Session {
                 Ok(shot) => snapshot.screenshot = Some(shot),
                 Err(e) => snapshot
                     .notes
-                    .push(format!("no screenshot: {} ({e})", e.code())),
+                    .push(format!("no screenshot: {} ({e})", e.code()).into()),
             }
         }
         let view = snapshot.screenshot.as_ref().map(|s| s.view);
@@ -536,18 +536,19 @@ impl Session {
         snapshot: &mut Snapshot,
         candidates: &mut Vec<Candidate>,
     ) {
-        let read = match self.ocr(&crate::OcrRequest::new(CaptureTarget::Window(
-            snapshot.window.id,
-        ))) {
-            Ok(read) => read,
-            Err(e) => {
-                snapshot.notes.push(format!(
+        let read =
+            match self.ocr(&crate::OcrRequest::new(CaptureTarget::Window(
+                snapshot.window.id,
+            ))) {
+                Ok(read) => read,
+                Err(e) => {
+                    snapshot.notes.push(format!(
                     "the tree has no close match and OCR could not read the window: {} ({e})",
                     e.code()
-                ));
-                return;
-            }
-        };
+                ).into());
+                    return;
+                }
+            };
         let lines: Vec<Element> = read
             .lines
             .iter()
@@ -599,7 +600,7 @@ impl Session {
              point with that screenshot_id",
             read.lines.len(),
             read.screenshot.id
-        ));
+        ).into());
     }
 }
 

@@ -7,7 +7,7 @@
 use crate::action::{Outcome, Route};
 use deskpilot_types::{Key, WindowInfo};
 
-use crate::pointer::recheck_pin;
+use crate::registry::recheck_pin;
 use crate::safety::{on, quoted};
 use crate::{Error, Mutation, Session};
 
@@ -39,17 +39,23 @@ impl Session {
     /// screenshot was pinned to is re-checked (gone / other process; a move does not matter
     /// to keys), and the focused window is reported.
     fn keyboard_target(&self) -> Result<KeyboardOutcome, Error> {
-        let pin = self
+        let last = self
             .shots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .last()
-            .and_then(|r| r.window);
+            .map(|r| (r.id, r.window));
+        // What `verify` samples: the screenshot the keys were aimed by, else the focused window.
+        self.aim(match last {
+            Some((id, _)) => crate::verify::VerifyTarget::Screenshot(id),
+            None => crate::verify::VerifyTarget::Focused,
+        });
+        let pin = last.and_then(|(_, pin)| pin);
         let windows = self.desktop.windows.list_windows()?;
         let pinned = match recheck_pin(&windows, pin) {
             Err(Error::TargetWindowMoved { .. }) => windows
                 .iter()
-                .find(|w| Some(w.id) == pin.map(|p| p.0))
+                .find(|w| Some(w.id) == pin.map(|p| p.window))
                 .cloned(),
             other => other?,
         };

@@ -15,15 +15,21 @@
 
 mod action;
 mod browser;
+mod capture;
 mod clipboard;
+mod config;
 pub mod coords;
 mod decorate;
 mod element;
 mod engine;
 mod error;
 mod find;
+mod guard;
+mod ids;
 mod keyboard;
 mod launch;
+pub mod limits;
+mod note;
 mod ocr;
 mod outline;
 pub mod paths;
@@ -36,30 +42,35 @@ mod session;
 mod shell;
 mod signature;
 mod skills;
+mod snapshots;
+mod status;
 mod tree;
 mod verify;
 mod wait;
 mod window;
+mod zoom;
 
 pub use action::{ActionReport, Check, Effect, Evidence, Outcome, Route, refused_effect};
 pub use browser::{
     BrowserInfo, BrowserOutcome, PageInfo, PageShot, PageSnapshot, SnapshotView, Until,
 };
+pub use capture::{CaptureTarget, Change, Screenshot, ScreenshotRequest};
 pub use clipboard::{ClipboardWrite, MAX_CLIPBOARD_BYTES};
-pub use decorate::{Decorations, Pin};
-pub use element::{ElementOp, ElementOutcome};
-pub use engine::{
-    CaptureTarget, Change, Engine, EngineConfig, ImageDelivery, Screenshot, ScreenshotRequest,
-    StatusReport, WindowFilter, ZoomRequest,
+pub use config::{
+    EngineConfig, HitTestMode, ImageDelivery, OutlineConfig, OutlineMode, SkillsSettings,
 };
+pub use decorate::{Decorations, Marker};
+pub use element::{ElementOp, ElementOutcome};
+pub use engine::{Engine, WindowFilter};
 pub use error::Error;
 pub use find::{Candidate, FindRequest, fold};
 pub use keyboard::{KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
 pub use launch::{LaunchOutcome, MAX_LAUNCH_WAIT};
+pub use note::{Chosen, Cover, Fallback, MAX_WIDTH_RANGE, NearlyEmpty, Note};
 pub use ocr::{DEFAULT_MIN_CONFIDENCE, OcrRequest, OcrResult, TextLine};
-pub use outline::{Outline, OutlineConfig, OutlineItem, OutlineMode};
-pub use pointer::{CoordinateSpace, HitTestMode, PointerOutcome, PointerTarget, Receipt};
-pub use registry::{ScreenshotId, ScreenshotRecord};
+pub use outline::{Outline, OutlineItem};
+pub use pointer::{CoordinateSpace, PointerOutcome, PointerTarget, Receipt};
+pub use registry::{Pin, ScreenshotId, ScreenshotRecord};
 pub use safety::{
     APPROVAL_TIMEOUT, Approval, Approver, DEFAULT_OVERLAY_MESSAGE, GuardStatus, Mutation,
     OverlayMode, RESUME_COOLDOWN, SafetyConfig, Stop, StopReason,
@@ -70,8 +81,12 @@ pub use shell::{
     VerifiedRun, quoted_command, shell_error,
 };
 pub use signature::Difference;
-pub use skills::{SkillWrite, SkillsSettings};
-pub use tree::{Element, Snapshot, TREE_TIMEOUT, TreeRequest, line as tree_line, parse_token};
+pub use skills::SkillWrite;
+pub use status::StatusReport;
+pub use tree::{
+    Element, Snapshot, TREE_TIMEOUT, Tokens, TreeRequest, line as tree_line, parse_token,
+};
 pub use verify::{Before, SETTLE, Verdict, VerifyTarget};
 pub use wait::{MAX_WAIT, WaitKind, WaitOutcome, WaitRequest};
 pub use window::{WindowAction, WindowOutcome, WindowRef, describe_state};
+pub use zoom::ZoomRequest;

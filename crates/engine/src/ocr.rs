@@ -11,9 +11,9 @@ use std::time::Duration;
 use deskpilot_backend::{GrayImage, OcrRequest as EngineRequest};
 use deskpilot_types::{OcrLine, Point, Rect};
 
+use crate::capture::Resolved;
 use crate::coords::ViewGeometry;
-use crate::decorate::{Decorations, Pin};
-use crate::engine::Resolved;
+use crate::decorate::{Decorations, Marker};
 use crate::pipeline::{self, ImageFormat};
 use crate::{CaptureTarget, Error, Screenshot, Session};
 
@@ -106,7 +106,7 @@ pub(crate) struct Reading {
     rect: Rect,
     window: Option<deskpilot_types::WindowInfo>,
     frame: deskpilot_backend::Frame,
-    notes: Vec<String>,
+    notes: Vec<crate::Note>,
     pub(crate) lines: Vec<OcrLine>,
     dropped_words: usize,
     page: deskpilot_backend::OcrPage,
@@ -209,9 +209,9 @@ impl Session {
         } = reading;
         let mut budget = self.config().budget;
         if let Some(requested) = request.max_width {
-            budget.max_width = crate::engine::clamp_max_width(requested, &mut notes);
+            budget.max_width = crate::note::clamp_max_width(requested, &mut notes);
         }
-        let pin = window.as_ref().map(|w| (w.id, w.pid, w.frame));
+        let pin = window.as_ref().map(crate::registry::Pin::of);
         let format = request.format.unwrap_or(self.config().format);
         let annotate = request.annotate;
         let boxes: Vec<Rect> = physical.iter().map(|l| l.bounds).collect();
@@ -224,7 +224,7 @@ impl Session {
                     .iter()
                     .enumerate()
                     .filter_map(|(i, b)| {
-                        Some(Pin {
+                        Some(Marker {
                             number: i + 1,
                             rect: view.physical_rect_to_image(*b)?,
                         })
@@ -404,7 +404,7 @@ mod tests {
             .unwrap();
         assert!(Rect::new(150, 200, 120, 14).contains(p), "{p:?}");
         assert!(
-            snapshot.notes.iter().any(|n| n.contains("OCR")),
+            snapshot.notes.iter().any(|n| n.to_string().contains("OCR")),
             "{:?}",
             snapshot.notes
         );

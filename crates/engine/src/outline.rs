@@ -5,53 +5,10 @@
 
 use deskpilot_types::{Point, Role, WindowId};
 
+use crate::config::{OutlineConfig, OutlineMode};
 use crate::coords::ViewGeometry;
 use crate::tree::{Element, TreeRequest};
 use crate::{CaptureTarget, Error, OcrRequest, Session, WindowRef};
-
-/// How much outline a screenshot carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OutlineMode {
-    /// No outline.
-    #[default]
-    None,
-    /// The interactive controls (and labels with text), flat.
-    Summary,
-    /// Every named element, indented by depth.
-    Tree,
-}
-
-impl std::str::FromStr for OutlineMode {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "none" => Ok(OutlineMode::None),
-            "summary" => Ok(OutlineMode::Summary),
-            "tree" => Ok(OutlineMode::Tree),
-            other => Err(format!("\"{other}\" is not one of none, summary, tree")),
-        }
-    }
-}
-
-/// The deployment's outline settings (`uiSummary`, `uiSummaryMaxNodes`, `uiSummaryMaxChars`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OutlineConfig {
-    /// `None` leaves the choice to the profile (`deskpilot`: none; `dsh`: summary).
-    pub mode: Option<OutlineMode>,
-    pub max_nodes: usize,
-    pub max_chars: usize,
-}
-
-impl Default for OutlineConfig {
-    fn default() -> Self {
-        OutlineConfig {
-            mode: None,
-            max_nodes: 60,
-            max_chars: 4000,
-        }
-    }
-}
 
 /// One outline line.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

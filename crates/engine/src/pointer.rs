@@ -16,8 +16,11 @@ use deskpilot_types::{Key, Point, WindowInfo};
 use serde::Serialize;
 
 use crate::action::{Outcome, Route};
-use crate::registry::ScreenshotRecord;
+use crate::config::HitTestMode;
+use crate::limits::CLICK_COUNT;
+use crate::registry::{Pin, ScreenshotRecord, recheck_pin};
 use crate::safety::on;
+use crate::verify::VerifyTarget;
 use crate::{Error, Mutation, Session};
 
 /// How long one move may take to show up in the pointer position.
@@ -36,18 +39,6 @@ pub enum CoordinateSpace {
     Image { screenshot_id: Option<u64> },
     /// Physical virtual-desktop pixels.
     Physical,
-}
-
-/// What the hit test does with a point that would land on the wrong window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum HitTestMode {
-    /// Refuse the action (default).
-    #[default]
-    Fail,
-    /// Act, but say what is under the point.
-    Warn,
-    /// Do not check (points off every monitor are still refused).
-    Off,
 }
 
 /// A point as a tool received it.
@@ -154,7 +145,16 @@ impl Session {
                 }
             });
         }
-        self.hit_check(&points, reference.and_then(|r| r.window), mode)
+        let checked = self.hit_check(&points, reference.as_ref().and_then(|r| r.window), mode)?;
+        // What `verify` samples: the screenshot the point was read in, else the window under it.
+        self.aim(
+            match (&reference, checked.first().and_then(|c| c.window.as_ref())) {
+                (Some(r), _) => VerifyTarget::Screenshot(r.id),
+                (None, Some(w)) => VerifyTarget::Window(w.id),
+                (None, None) => VerifyTarget::Screen,
+            },
+        );
+        Ok(checked)
     }
 
     /// Steps 2–3 for physical points: re-check the window `pin` names (when any) and hit test
@@ -319,7 +319,8 @@ impl Session {
         self.click_checked(checked.remove(0), button, count, modifiers)
     }
 
-    /// Step 4 and the clicks, for a point that passed the checks.
+    /// Step 4 and the clicks, for a point that passed the checks (and a count that passed
+    /// [`check_count`]).
     pub(crate) fn click_checked(
         &self,
         c: Checked,
@@ -327,7 +328,6 @@ impl Session {
         count: u8,
         modifiers: &[Key],
     ) -> Result<PointerOutcome, Error> {
-        check_count(count)?;
         let times = match count {
             1 => "",
             2 => "double ",
@@ -472,22 +472,14 @@ impl Session {
     }
 }
 
-/// A screenshot's pin: the window, its pid and its frame when the screenshot was taken.
-pub(crate) type Pin = (
-    deskpilot_types::WindowId,
-    Option<u32>,
-    deskpilot_types::Rect,
-);
-
-/// One, two or three clicks.
-fn check_count(count: u8) -> Result<(), Error> {
-    if (1..=3).contains(&count) {
-        Ok(())
-    } else {
-        Err(Error::InvalidArgument {
-            message: format!("count {count} must be 1, 2 or 3"),
+/// One, two or three clicks ([`CLICK_COUNT`]).
+pub(crate) fn check_count(count: u8) -> Result<(), Error> {
+    CLICK_COUNT
+        .check(count.into())
+        .map(drop)
+        .map_err(|r| Error::InvalidArgument {
+            message: format!("count {} must be {}", r.value, r.limit.words()),
         })
-    }
 }
 
 /// Only ctrl, shift, alt and super may be held during a pointer action.
@@ -503,40 +495,6 @@ fn check_modifiers(modifiers: &[Key]) -> Result<(), Error> {
         });
     }
     Ok(())
-}
-
-/// Step 2: the window a screenshot was pinned to must still be there, with the same owner,
-/// at the same place. Returns it as it is now.
-pub(crate) fn recheck_pin(
-    windows: &[WindowInfo],
-    pin: Option<(
-        deskpilot_types::WindowId,
-        Option<u32>,
-        deskpilot_types::Rect,
-    )>,
-) -> Result<Option<WindowInfo>, Error> {
-    let Some((id, pid, frame)) = pin else {
-        return Ok(None);
-    };
-    let now = windows
-        .iter()
-        .find(|w| w.id == id)
-        .ok_or(Error::TargetWindowGone(id))?;
-    if now.pid != pid {
-        return Err(Error::TargetWindowChanged {
-            id,
-            was: pid,
-            now: now.pid,
-        });
-    }
-    if now.frame != frame {
-        return Err(Error::TargetWindowMoved {
-            id,
-            was: frame,
-            now: now.frame,
-        });
-    }
-    Ok(Some(now.clone()))
 }
 
 #[cfg(test)]

@@ -7,9 +7,11 @@
 use std::collections::VecDeque;
 use std::time::SystemTime;
 
-use deskpilot_types::{Rect, WindowId};
+use deskpilot_types::{Rect, WindowId, WindowInfo};
 
+use crate::Error;
 use crate::coords::ViewGeometry;
+use crate::signature::Signature;
 
 /// How many screenshots are remembered.
 pub const CAPACITY: usize = 64;
@@ -23,9 +25,79 @@ pub type ScreenshotId = u64;
 pub struct ScreenshotRecord {
     pub id: ScreenshotId,
     pub view: ViewGeometry,
-    /// The window the screenshot was pinned to: its id, pid and frame at capture time.
-    pub window: Option<(WindowId, Option<u32>, Rect)>,
+    /// The window the screenshot was pinned to, as it was at capture time.
+    pub window: Option<Pin>,
     pub taken_at: SystemTime,
+}
+
+/// The window an observation was pinned to: its id, its owner and its frame when it was
+/// taken. Points read off the observation are valid while [`recheck_pin`] passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pin {
+    pub window: WindowId,
+    pub pid: Option<u32>,
+    pub frame: Rect,
+}
+
+impl Pin {
+    /// `w` as it is now.
+    pub fn of(w: &WindowInfo) -> Pin {
+        Pin {
+            window: w.id,
+            pid: w.pid,
+            frame: w.frame,
+        }
+    }
+}
+
+/// The window `pin` names must still be there, with the same owner, at the same place
+/// (`TARGET_WINDOW_GONE` / `_CHANGED` / `_MOVED`). Returns it as it is now.
+pub(crate) fn recheck_pin(
+    windows: &[WindowInfo],
+    pin: Option<Pin>,
+) -> Result<Option<WindowInfo>, Error> {
+    let Some(Pin {
+        window: id,
+        pid,
+        frame,
+    }) = pin
+    else {
+        return Ok(None);
+    };
+    let now = windows
+        .iter()
+        .find(|w| w.id == id)
+        .ok_or(Error::TargetWindowGone(id))?;
+    if now.pid != pid {
+        return Err(Error::TargetWindowChanged {
+            id,
+            was: pid,
+            now: now.pid,
+        });
+    }
+    if now.frame != frame {
+        return Err(Error::TargetWindowMoved {
+            id,
+            was: frame,
+            now: now.frame,
+        });
+    }
+    Ok(Some(now.clone()))
+}
+
+/// What a capture's reference signature is kept under: its window, or its rectangle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum RefKey {
+    Window(WindowId),
+    Area(Rect),
+}
+
+/// The newest signature of one capture target, which `compare` measures against.
+#[derive(Debug)]
+pub(crate) struct Reference {
+    pub(crate) id: ScreenshotId,
+    pub(crate) rect: Rect,
+    pub(crate) signature: Signature,
 }
 
 #[derive(Debug, Default)]
@@ -38,7 +110,7 @@ impl Registry {
         &mut self,
         id: ScreenshotId,
         view: ViewGeometry,
-        window: Option<(WindowId, Option<u32>, Rect)>,
+        window: Option<Pin>,
     ) -> ScreenshotId {
         if self.records.len() == CAPACITY {
             self.records.pop_front();

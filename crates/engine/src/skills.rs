@@ -7,14 +7,6 @@ use deskpilot_skills::{Library, Skill, Written};
 use crate::action::{Effect, Outcome, Route};
 use crate::{Error, Mutation, Session};
 
-/// Deployment settings: `skills`, `skillsDir`, `skillsHint`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SkillsSettings {
-    pub library: deskpilot_skills::SkillsConfig,
-    /// `skillsHint: false` keeps the library but drops the hint line.
-    pub no_hint: bool,
-}
-
 /// What a skill write did, read back from the disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillWrite {

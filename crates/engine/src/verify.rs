@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 
 use deskpilot_types::{Rect, WindowId};
 
-use crate::engine::{CaptureTarget, Screenshot, ScreenshotRequest};
+use crate::capture::{CaptureTarget, Screenshot, ScreenshotRequest};
+use crate::note::{Fallback, Note};
+use crate::registry::ScreenshotId;
 use crate::signature::{Signature, difference, signature};
 use crate::{Error, Session, pipeline};
 
@@ -45,13 +47,64 @@ impl Session {
 /// What `verify` / `observe` look at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VerifyTarget {
-    /// The window the last screenshot was pinned to (else that screenshot's area; else the
-    /// whole desktop).
+    /// The target the action itself resolved ([`Session::aim`]): the window of the
+    /// screenshot its x/y were read in (else that screenshot's area), the window of its
+    /// element, or the window under its physical point — never merely the last screenshot.
     Auto,
     Window(WindowId),
+    /// The window a screenshot was pinned to (else that screenshot's area; else the screen).
+    Screenshot(ScreenshotId),
     /// The window that has the keyboard focus (else the screen): where keys land.
     Focused,
     Screen,
+}
+
+thread_local! {
+    /// The checks of the actions running on this thread whose target is
+    /// [`VerifyTarget::Auto`], innermost last: [`Session::act`] runs its operation on its own
+    /// thread, so the operation's [`Session::aim`] finds its own action's check here.
+    static AIMING: std::cell::RefCell<Vec<Option<Result<Before, Error>>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Session {
+    /// Runs `op` as an action whose verify target is the one it resolves: the first
+    /// [`Session::aim`] inside it samples that target. `None` when `op` aimed at nothing.
+    pub(crate) fn aimed<T>(
+        &self,
+        op: impl FnOnce() -> Result<T, Error>,
+    ) -> (Result<T, Error>, Option<Result<Before, Error>>) {
+        AIMING.with(|a| a.borrow_mut().push(None));
+        // Popped even when `op` panics, so a later action on this thread starts clean.
+        struct Pop;
+        impl Drop for Pop {
+            fn drop(&mut self) {
+                AIMING.with(|a| a.borrow_mut().pop());
+            }
+        }
+        let pop = Pop;
+        let outcome = op();
+        let before = AIMING.with(|a| a.borrow_mut().last_mut().and_then(Option::take));
+        drop(pop);
+        (outcome, before)
+    }
+
+    /// Says which target the running action resolved (the window its screenshot or element
+    /// was pinned to, the window under its point, …). Within a [`Session::act`] whose
+    /// target is [`VerifyTarget::Auto`] and that wants a check, the first call samples it;
+    /// otherwise this does nothing.
+    pub(crate) fn aim(&self, target: VerifyTarget) {
+        let wanted = AIMING.with(|a| matches!(a.borrow().last(), Some(None)));
+        if !wanted || target == VerifyTarget::Auto {
+            return;
+        }
+        let before = self.verify_before(target);
+        AIMING.with(|a| {
+            if let Some(slot @ None) = a.borrow_mut().last_mut() {
+                *slot = Some(before);
+            }
+        });
+    }
 }
 
 /// The target as sampled just before an action.
@@ -93,30 +146,30 @@ impl Session {
                     .ok_or(Error::WindowNotFound(id))?;
                 (w.frame, Some(id), format!("window {}", w.label()))
             }
+            VerifyTarget::Screenshot(id) => {
+                let shot = self.screenshot_record(id)?;
+                let pinned = match shot.window {
+                    Some(pin) => windows()?.into_iter().find(|w| w.id == pin.window),
+                    None => None,
+                };
+                match pinned {
+                    Some(w) => (w.frame, Some(w.id), format!("window {}", w.label())),
+                    None if shot.view.capture != desktop => (
+                        shot.view.capture,
+                        None,
+                        format!("area {} of screenshot {}", shot.view.capture, shot.id),
+                    ),
+                    None => (desktop, None, "screen".to_string()),
+                }
+            }
             VerifyTarget::Focused => match windows()?.into_iter().find(|w| w.state.active) {
                 Some(w) => (w.frame, Some(w.id), format!("window {}", w.label())),
                 None => (desktop, None, "screen".to_string()),
             },
             VerifyTarget::Auto => {
-                let last = self
-                    .shots
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .last()
-                    .cloned();
-                let pinned = match last.as_ref().and_then(|s| s.window) {
-                    Some((id, _, _)) => windows()?.into_iter().find(|w| w.id == id),
-                    None => None,
-                };
-                match (pinned, last) {
-                    (Some(w), _) => (w.frame, Some(w.id), format!("window {}", w.label())),
-                    (None, Some(s)) if s.view.capture != desktop => (
-                        s.view.capture,
-                        None,
-                        format!("area {} of screenshot {}", s.view.capture, s.id),
-                    ),
-                    _ => (desktop, None, "screen".to_string()),
-                }
+                return Err(Error::Internal {
+                    message: "the action named no target to verify".to_string(),
+                });
             }
         };
         let rect = rect.intersect(&desktop).ok_or(Error::RegionOutsideScreen {
@@ -161,17 +214,22 @@ impl Session {
                 format: None,
             });
             // The window may have gone (a close, a minimize): show its area instead.
-            let shot = match shot {
-                Err(Error::WindowNotFound(_) | Error::WindowMinimized { .. })
-                    if before.window.is_some() =>
-                {
-                    self.screenshot(&ScreenshotRequest {
+            let shot = match (shot, before.window) {
+                (Err(e @ (Error::WindowNotFound(_) | Error::WindowMinimized { .. })), Some(id)) => {
+                    let mut area = self.screenshot(&ScreenshotRequest {
                         target: CaptureTarget::Region(before.rect),
                         max_width: None,
                         format: None,
-                    })
+                    })?;
+                    let instead = Fallback::AreaInstead {
+                        window: id,
+                        minimized: matches!(e, Error::WindowMinimized { .. }),
+                        area: before.rect,
+                    };
+                    area.notes.insert(0, Note::Fallback(instead));
+                    Ok(area)
                 }
-                other => other,
+                (other, _) => other,
             };
             Some(shot?)
         } else {
@@ -237,13 +295,14 @@ mod tests {
         let mut config = EngineConfig::default();
         config.safety.action_delay = Duration::ZERO;
         let e = Session::standalone(fake.desktop(), config);
-        e.screenshot(&ScreenshotRequest {
-            target: CaptureTarget::Window(id),
-            max_width: None,
-            format: None,
-        })
-        .unwrap();
-        let before = e.verify_before(VerifyTarget::Auto).unwrap();
+        let shot = e
+            .screenshot(&ScreenshotRequest {
+                target: CaptureTarget::Window(id),
+                max_width: None,
+                format: None,
+            })
+            .unwrap();
+        let before = e.verify_before(VerifyTarget::Screenshot(shot.id)).unwrap();
         assert!(before.what.contains("\"Editor\""), "{}", before.what);
         let v = e.verify_after(&before, false).unwrap();
         assert!(
@@ -255,13 +314,51 @@ mod tests {
             "a quiet screen is watched for the settle time"
         );
 
-        let before = e.verify_before(VerifyTarget::Auto).unwrap();
+        let before = e.verify_before(VerifyTarget::Screenshot(shot.id)).unwrap();
         fake.paint(Rect::new(0, 0, 100, 50), [255, 0, 0]);
         let v = e.verify_after(&before, true).unwrap();
         assert!(v.changed && v.ratio > 0.3, "{v:?}");
         assert!(v.waited < SETTLE);
         let shot = v.screenshot.unwrap();
-        assert_eq!(shot.window.unwrap().id, id);
+        assert_eq!(shot.window.as_ref().unwrap().id, id);
+        assert_eq!(shot.fallback(), None);
+
+        // Minimized meanwhile: the observation shows its area instead, and says so.
+        let before = e.verify_before(VerifyTarget::Window(id)).unwrap();
+        let state = e.window(id).unwrap().state;
+        fake.set_state(
+            id,
+            deskpilot_types::WindowState {
+                minimized: true,
+                ..state
+            },
+        );
+        let shot = e.verify_after(&before, true).unwrap().screenshot.unwrap();
+        assert_eq!(
+            shot.fallback(),
+            Some(&Fallback::AreaInstead {
+                window: id,
+                minimized: true,
+                area: Rect::new(0, 0, 100, 100)
+            })
+        );
+        fake.set_state(id, state);
+        // Gone meanwhile: the same, and it says gone.
+        let before = e.verify_before(VerifyTarget::Window(id)).unwrap();
+        fake.remove_window(id);
+        let shot = e.verify_after(&before, true).unwrap().screenshot.unwrap();
+        assert!(
+            matches!(
+                shot.fallback(),
+                Some(Fallback::AreaInstead {
+                    minimized: false,
+                    ..
+                })
+            ),
+            "{:?}",
+            shot.notes
+        );
+        let id = fake.add_window(FakeWindow::new("Editor", Rect::new(0, 0, 100, 100)));
 
         // Outside the target, nothing counts.
         let before = e.verify_before(VerifyTarget::Window(id)).unwrap();

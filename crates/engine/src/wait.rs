@@ -58,7 +58,7 @@ pub struct WaitOutcome {
     /// Where an `Element` or `Text` wait found it: `accessibility` or `ocr`.
     pub source: Option<&'static str>,
     /// What the caller should know (which window was watched when none was named).
-    pub notes: Vec<String>,
+    pub notes: Vec<crate::Note>,
 }
 
 impl Session {
@@ -76,7 +76,10 @@ impl Session {
         let started = Instant::now();
         let deadline = started + request.timeout;
         match &request.kind {
-            WaitKind::Stable { quiet } => self.wait_stable(request, *quiet, started, deadline),
+            WaitKind::Stable { quiet } => {
+                let quiet = crate::limits::clamp_duration(crate::limits::STABLE_MS, *quiet);
+                self.wait_stable(request, quiet, started, deadline)
+            }
             WaitKind::Window(needle) => {
                 let needle = needle.to_lowercase();
                 let mut polls = 0;
@@ -133,8 +136,9 @@ impl Session {
                     let snapshot = self.window_state(&TreeRequest {
                         include_screenshot: false,
                         max_elements: 2000,
-                        timeout: remaining
-                            .clamp(Duration::from_millis(200), Duration::from_secs(5)),
+                        // One poll's read within the default read time; the lower
+                        // bound is the tree request's own (`limits::TREE_TIMEOUT_MS`).
+                        timeout: remaining.min(crate::TREE_TIMEOUT),
                         ..TreeRequest::new(window.clone())
                     })?;
                     let hit = snapshot.elements.iter().find(|e| {
@@ -198,7 +202,9 @@ impl Session {
                                 }
                             }
                             Err(e) if e.code() == deskpilot_types::ErrorCode::OcrUnavailable => {
-                                notes.push(format!("looked in the accessibility tree only: {e}"));
+                                notes.push(
+                                    format!("looked in the accessibility tree only: {e}").into(),
+                                );
                                 ocr_works = false;
                             }
                             Err(

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use deskpilot_backend::WindowOp;
 use deskpilot_types::{Rect, WindowId, WindowInfo};
 
+use crate::note::{Chosen, Note};
 use crate::{Error, Mutation, Session};
 
 /// How long an operation may take to show in the window list.
@@ -107,7 +108,7 @@ impl Session {
     pub fn resolve_window_noted(
         &self,
         target: &WindowRef,
-        notes: &mut Vec<String>,
+        notes: &mut Vec<Note>,
     ) -> Result<WindowInfo, Error> {
         let windows = self.desktop.windows.list_windows()?;
         if *target != WindowRef::Current {
@@ -117,25 +118,22 @@ impl Session {
         if let Some((id, how)) = observed
             && let Some(w) = windows.iter().find(|w| w.id == id)
         {
-            notes.push(format!(
-                "no window given: used {} {}, the window of your last {how}",
-                w.id,
-                w.label()
-            ));
+            notes.push(Note::WindowChosen {
+                id: w.id,
+                label: w.label(),
+                by: Chosen::LastObserved(how),
+            });
             return Ok(w.clone());
         }
         match windows.iter().find(|w| w.state.active) {
             Some(w) => {
-                notes.push(format!(
-                    "no window given: used the active window {} {}{}",
-                    w.id,
-                    w.label(),
-                    if observed.is_some() {
-                        " (the window of your last screenshot or snapshot is gone)"
-                    } else {
-                        ""
-                    }
-                ));
+                notes.push(Note::WindowChosen {
+                    id: w.id,
+                    label: w.label(),
+                    by: Chosen::Active {
+                        observed_gone: observed.is_some(),
+                    },
+                });
                 Ok(w.clone())
             }
             None => Err(Error::InvalidArgument {

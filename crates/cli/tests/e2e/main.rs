@@ -28,6 +28,7 @@ mod safety;
 mod screenshot;
 mod shell;
 mod skills;
+mod verify;
 mod wait;
 mod windows;
 mod wine;

@@ -16,9 +16,9 @@ use deskpilot_browser::script::{self, Metrics};
 use deskpilot_types::{ErrorCode, Rect, WindowInfo};
 
 use super::{PageInfo, coded, lock, unavailable};
+use crate::capture::Screenshot;
 use crate::coords::ViewGeometry;
 use crate::decorate::Decorations;
-use crate::engine::Screenshot;
 use crate::pipeline::{self, ImageFormat};
 use crate::{Error, Session, WindowFilter};
 
@@ -175,7 +175,7 @@ impl Session {
         };
         let mut budget = self.config().budget;
         if let Some(requested) = max_width {
-            budget.max_width = crate::engine::clamp_max_width(requested, &mut notes);
+            budget.max_width = crate::note::clamp_max_width(requested, &mut notes);
         }
         let format = format.unwrap_or(self.config().format);
         let window = match geometry {
@@ -223,7 +223,7 @@ impl Session {
             format: PixelFormat::Rgba,
             data: pixels,
         };
-        let pin = Some((window.id, window.pid, window.frame));
+        let pin = Some(crate::registry::Pin::of(&window));
         let c = self.capture_view(
             rect,
             Some(frame),

@@ -1,8 +1,11 @@
 //! Turning engine errors into MCP tool results, and running blocking engine calls with a
 //! deadline. The wording of hints comes from the profile ([`Wording`]); codes, messages and
-//! the diagnosis come from below.
+//! the diagnosis come from below. Also the lines several tools print the same way — a
+//! screenshot's masks and notes, the monitor list, a window's state flags — written once
+//! here, each profile passing its own words.
 
-use deskpilot_engine::{Effect, Error, refused_effect};
+use deskpilot_engine::{Effect, Error, Note, refused_effect};
+use deskpilot_types::{Monitor, WindowState};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
@@ -71,4 +74,49 @@ where
             after: timeout,
         })),
     }
+}
+
+/// The lines after a screenshot's head: how many privacy masks were painted (in the profile's
+/// words, only when any were) and one `Note:` line per engine note.
+pub(crate) fn masks_and_notes(
+    text: &mut String,
+    masked_regions: usize,
+    notes: &[Note],
+    masked: impl Fn(usize) -> String,
+) {
+    if masked_regions > 0 {
+        text.push('\n');
+        text.push_str(&masked(masked_regions));
+    }
+    for note in notes {
+        text.push_str("\nNote: ");
+        text.push_str(&note.to_string());
+    }
+}
+
+/// One indented line per monitor: `  0 HDMI-1 1920x1080+0+0 primary`.
+pub(crate) fn monitor_lines(text: &mut String, monitors: &[Monitor]) {
+    for m in monitors {
+        text.push_str(&format!(
+            "\n  {} {} {}{}",
+            m.index,
+            m.name,
+            m.rect,
+            if m.primary { " primary" } else { "" }
+        ));
+    }
+}
+
+/// A window's state as flags, in a fixed order: the active window (named by the profile:
+/// `active`, `foreground`), `minimized`, `maximized`, `hidden` (not shown, not minimized).
+pub(crate) fn state_flags(state: &WindowState, active: &'static str) -> Vec<&'static str> {
+    [
+        state.active.then_some(active),
+        state.minimized.then_some("minimized"),
+        state.maximized.then_some("maximized"),
+        (!state.visible && !state.minimized).then_some("hidden"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }

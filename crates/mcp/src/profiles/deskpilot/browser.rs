@@ -550,7 +550,7 @@ impl DeskpilotServer {
                         format!("Page image {}x{} of {what}.", s.view.width, s.view.height);
                     for note in &s.notes {
                         text.push_str("\nNote: ");
-                        text.push_str(note);
+                        text.push_str(&note.to_string());
                     }
                     let mut r = CallToolResult::success(vec![
                         ContentBlock::text(text),

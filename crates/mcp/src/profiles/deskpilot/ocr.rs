@@ -142,7 +142,7 @@ pub(crate) fn rendered(read: &OcrResult, max_lines: usize, with_image: bool) -> 
     }
     for note in &shot.notes {
         text.push_str("\nNote: ");
-        text.push_str(note);
+        text.push_str(&note.to_string());
     }
     if read.dropped_words > 0 {
         text.push_str(&format!(

@@ -88,15 +88,7 @@ impl DeskpilotServer {
             report.desktop,
             report.monitors.len()
         );
-        for m in &report.monitors {
-            text.push_str(&format!(
-                "\n  {} {} {}{}",
-                m.index,
-                m.name,
-                m.rect,
-                if m.primary { " primary" } else { "" }
-            ));
-        }
+        render::monitor_lines(&mut text, &report.monitors);
         text.push_str(&format!("\n{} window(s)", report.window_count));
         if let Some(w) = &report.active_window {
             text.push_str(&format!("; active: {}", super::windows::window_line(w)));

@@ -73,7 +73,7 @@ pub(crate) fn with_notes_and_screenshot(
 ) -> (Vec<ContentBlock>, serde_json::Value) {
     for n in &snapshot.notes {
         text.push_str("Note: ");
-        text.push_str(n);
+        text.push_str(&n.to_string());
         text.push('\n');
     }
     let mut content = vec![ContentBlock::text(text)];
@@ -105,7 +105,6 @@ impl DeskpilotServer {
         Parameters(a): Parameters<WindowStateArgs>,
     ) -> CallToolResult {
         let window = window_ref(a.window_id, &a.title_match);
-        let timeout = Duration::from_millis(a.timeout_ms.clamp(100, 30_000));
         let request = TreeRequest {
             window,
             include_screenshot: a.include_screenshot,
@@ -114,9 +113,10 @@ impl DeskpilotServer {
             max_chars: a.max_chars,
             query: (!a.query.trim().is_empty()).then(|| a.query.trim().to_string()),
             max_width: (a.max_width != 0).then_some(a.max_width),
-            timeout,
+            timeout: Duration::from_millis(a.timeout_ms),
             fresh: a.fresh,
         };
+        let timeout = request.read_timeout();
         let engine = self.session();
         let snapshot = match render::blocking(
             self.request_timeout() + timeout,

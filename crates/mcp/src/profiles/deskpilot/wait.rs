@@ -134,7 +134,7 @@ impl DeskpilotServer {
         };
         let kind = match a.wait_kind.trim().to_ascii_lowercase().as_str() {
             "stable" => Ok(WaitKind::Stable {
-                quiet: Duration::from_millis(a.stable_ms.clamp(50, 30_000)),
+                quiet: Duration::from_millis(a.stable_ms),
             }),
             "window" => needed("text (part of the title)", &a.text).map(WaitKind::Window),
             "element" => needed("name", &a.name).map(WaitKind::Element),

@@ -21,19 +21,7 @@ pub struct ListWindowsArgs {
 
 /// One line per window: `0x1a00003  pid 123 mousepad  "Title"  800x600+10+20  active`.
 pub(crate) fn window_line(w: &WindowInfo) -> String {
-    let mut flags = Vec::new();
-    if w.state.active {
-        flags.push("active");
-    }
-    if w.state.minimized {
-        flags.push("minimized");
-    }
-    if w.state.maximized {
-        flags.push("maximized");
-    }
-    if !w.state.visible && !w.state.minimized {
-        flags.push("hidden");
-    }
+    let flags = render::state_flags(&w.state, "active");
     format!(
         "{}  pid {} {}  \"{}\"  {}{}",
         w.id,

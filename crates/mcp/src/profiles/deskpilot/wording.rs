@@ -210,16 +210,9 @@ pub(crate) fn image_result(kind: &str, shot: &Screenshot, what: &str) -> CallToo
         cx = v.capture.x,
         cy = v.capture.y,
     );
-    if shot.masked_regions > 0 {
-        text.push_str(&format!(
-            "\n{} privacy-masked regions are blacked out.",
-            shot.masked_regions
-        ));
-    }
-    for note in &shot.notes {
-        text.push_str("\nNote: ");
-        text.push_str(note);
-    }
+    crate::kit::render::masks_and_notes(&mut text, shot.masked_regions, &shot.notes, |n| {
+        format!("{n} privacy-masked regions are blacked out.")
+    });
     let data = base64::engine::general_purpose::STANDARD.encode(&shot.image.bytes);
     let mut result = CallToolResult::success(vec![
         ContentBlock::text(text),

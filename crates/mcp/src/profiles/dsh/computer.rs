@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use deskpilot_backend::Button;
+use deskpilot_engine::limits::CLICK_COUNT;
 use deskpilot_engine::{
     CaptureTarget, Check, CoordinateSpace, Error, KeyboardOutcome, OcrRequest, OutlineMode,
     PointerOutcome, PointerTarget, ScreenshotRequest, Session, VerifyTarget, WaitKind, WaitRequest,
@@ -514,15 +515,7 @@ impl DshServer {
             }
         );
         text.push_str("\nScreens:");
-        for m in &report.monitors {
-            text.push_str(&format!(
-                "\n  {} {} {}{}",
-                m.index,
-                m.name,
-                m.rect,
-                if m.primary { " primary" } else { "" }
-            ));
-        }
+        render::monitor_lines(&mut text, &report.monitors);
         let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
         r.structured_content = Some(json!({
             "host": "ready",
@@ -556,11 +549,17 @@ impl DshServer {
         let b = button(a.button.unwrap_or_default());
         let (what, count): (&'static str, u8) = match a.action {
             ComputerAction::Click => {
-                let count = a.count.unwrap_or(1);
-                if !(1..=3).contains(&count) {
-                    return error(&invalid(format!("count: {count} is not 1, 2 or 3")));
-                }
-                ("click", count as u8)
+                let count = match CLICK_COUNT.check(a.count.unwrap_or(1)) {
+                    Ok(n) => n as u8,
+                    Err(r) => {
+                        return error(&invalid(format!(
+                            "count: {} is not {}",
+                            r.value,
+                            r.limit.words()
+                        )));
+                    }
+                };
+                ("click", count)
             }
             ComputerAction::DoubleClick => ("double_click", 2),
             ComputerAction::RightClick => ("right_click", 1),
@@ -843,7 +842,7 @@ impl DshServer {
         };
         let wait_kind = match kind {
             WaitKindArg::Stable => Ok(WaitKind::Stable {
-                quiet: Duration::from_millis(a.stable_ms.unwrap_or(500).clamp(50, 30_000)),
+                quiet: Duration::from_millis(a.stable_ms.unwrap_or(500)),
             }),
             WaitKindArg::Window => needed(&a.title_match, "titleMatch").map(WaitKind::Window),
             WaitKindArg::Element => needed(&a.name, "name").map(WaitKind::Element),
@@ -880,7 +879,7 @@ impl DshServer {
                 );
                 for n in &o.notes {
                     text.push_str("\nNote: ");
-                    text.push_str(n);
+                    text.push_str(&n.to_string());
                 }
                 let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
                 r.structured_content = Some(json!({

@@ -9,7 +9,7 @@
 //! foreground window.
 
 use deskpilot_engine::{
-    Check, ElementOp, ElementOutcome, Error, FindRequest, Session, Snapshot, TreeRequest,
+    Check, ElementOp, ElementOutcome, Error, FindRequest, Note, Session, Snapshot, TreeRequest,
     VerifyTarget, WindowRef,
 };
 use deskpilot_types::WindowId;
@@ -212,9 +212,13 @@ impl DshServer {
             ));
         }
         // Notes about snapshot tokens are the deskpilot profile's business; paths are re-read.
-        for n in snapshot.notes.iter().filter(|n| !n.contains("token")) {
+        for n in snapshot
+            .notes
+            .iter()
+            .filter(|n| !matches!(n, Note::TokensKept { .. }))
+        {
             text.push_str("\nNote: ");
-            text.push_str(n);
+            text.push_str(&n.to_string());
         }
         let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
         r.structured_content = Some(json!({

@@ -179,16 +179,9 @@ fn head(kind: &str, shot: &Screenshot, what: &str) -> String {
         v.capture,
         mapping_line(shot)
     );
-    if shot.masked_regions > 0 {
-        text.push_str(&format!(
-            "\n{} privacy-masked regions are blacked out.",
-            shot.masked_regions
-        ));
-    }
-    for note in &shot.notes {
-        text.push_str("\nNote: ");
-        text.push_str(note);
-    }
+    crate::kit::render::masks_and_notes(&mut text, shot.masked_regions, &shot.notes, |n| {
+        format!("{n} privacy-masked regions are blacked out.")
+    });
     text
 }
 
@@ -333,11 +326,7 @@ pub(crate) fn screenshot(
     for line in &lines {
         crate::kit::render::append_text(&mut result, line);
     }
-    let fallback = shot
-        .notes
-        .iter()
-        .find(|n| n.contains("covered") || n.contains("blank") || n.contains("instead"))
-        .cloned();
+    let fallback = shot.fallback().map(ToString::to_string);
     if let Some(s) = result.structured_content.as_mut() {
         s["cursor"] = cursor;
         s["change"] = change;

@@ -1,0 +1,212 @@
+//! One session's element snapshots: the elements of each read (with their tokens
+//! `s<snapshot>:<index>`), the last [`KEPT`] snapshots across windows, and the rule that a
+//! token resolves only while its snapshot is the newest of its window (a structural change
+//! supersedes it, and its tokens are then `STALE_ELEMENT` with what changed).
+//!
+//! Plain data below the session: it knows no session and no desktop.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use deskpilot_backend::{ElementHandle, ElementStates};
+use deskpilot_types::{Rect, Role, WindowId, WindowInfo};
+use serde::Serialize;
+
+use crate::Error;
+
+/// Snapshots remembered (across all windows), so a stale token is told apart from a made-up one.
+pub(crate) const KEPT: usize = 32;
+/// One element of a snapshot.
+#[derive(Debug, Clone, Serialize)]
+pub struct Element {
+    pub index: usize,
+    pub token: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<usize>,
+    pub depth: u32,
+    pub role: Role,
+    pub platform_role: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    pub enabled: bool,
+    pub focusable: bool,
+    pub focused: bool,
+    pub selected: bool,
+    pub checked: bool,
+    pub expanded: bool,
+    pub editable: bool,
+    pub onscreen: bool,
+    pub actions: Vec<String>,
+    /// Physical pixels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<Rect>,
+    #[serde(skip)]
+    pub handle: ElementHandle,
+    #[serde(skip)]
+    pub states: ElementStates,
+}
+
+/// One kept snapshot.
+#[derive(Debug)]
+struct Kept {
+    id: u64,
+    window: WindowInfo,
+    elements: Vec<Element>,
+    taken: Instant,
+    /// What changed when a newer snapshot of the same window replaced this one.
+    superseded: Option<String>,
+}
+
+/// One session's snapshots (ids come from the engine, unique in the process).
+#[derive(Debug, Default)]
+pub(crate) struct Snapshots {
+    kept: VecDeque<Kept>,
+}
+
+/// The structure of a tree: what an element token stands for. Two reads with the same
+/// structure are the same snapshot (names, values, bounds and states may differ).
+fn same_structure(a: &[Element], b: &[Element]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.handle == y.handle && x.parent == y.parent && x.role == y.role)
+}
+
+/// What differs between two structures, in a few words.
+fn structure_change(old: &[Element], new: &[Element]) -> String {
+    let old_handles: std::collections::HashSet<&ElementHandle> =
+        old.iter().map(|e| &e.handle).collect();
+    let new_handles: std::collections::HashSet<&ElementHandle> =
+        new.iter().map(|e| &e.handle).collect();
+    let added = new
+        .iter()
+        .filter(|e| !old_handles.contains(&e.handle))
+        .count();
+    let removed = old
+        .iter()
+        .filter(|e| !new_handles.contains(&e.handle))
+        .count();
+    let mut parts = Vec::new();
+    if added > 0 {
+        parts.push(format!("{added} elements appeared"));
+    }
+    if removed > 0 {
+        parts.push(format!("{removed} elements went away"));
+    }
+    if parts.is_empty() {
+        parts.push("its elements were reordered or re-parented".to_string());
+    }
+    format!(
+        "the window's structure changed ({}; {} elements then, {} now)",
+        parts.join(", "),
+        old.len(),
+        new.len()
+    )
+}
+
+impl Snapshots {
+    /// Records a read of `window`. When the newest snapshot of the window has the same
+    /// structure, that snapshot is refreshed in place and keeps its id (its tokens stay
+    /// valid); otherwise `issue` gives a new id and the old snapshot is marked superseded.
+    pub(crate) fn record(
+        &mut self,
+        window: WindowInfo,
+        mut elements: Vec<Element>,
+        issue: impl FnOnce() -> u64,
+    ) -> (u64, Vec<Element>, bool) {
+        let previous = self
+            .kept
+            .iter_mut()
+            .rev()
+            .find(|k| k.window.id == window.id);
+        if let Some(k) = previous {
+            if same_structure(&k.elements, &elements) {
+                for (e, old) in elements.iter_mut().zip(&k.elements) {
+                    e.token = old.token.clone();
+                }
+                k.elements = elements.clone();
+                k.window = window;
+                k.taken = Instant::now();
+                return (k.id, elements, true);
+            }
+            k.superseded = Some(structure_change(&k.elements, &elements));
+        }
+        let id = issue();
+        for e in &mut elements {
+            e.token = format!("s{id}:{}", e.index);
+        }
+        if self.kept.len() == KEPT {
+            self.kept.pop_front();
+        }
+        self.kept.push_back(Kept {
+            id,
+            window,
+            elements: elements.clone(),
+            taken: Instant::now(),
+            superseded: None,
+        });
+        (id, elements, false)
+    }
+
+    /// The newest snapshot of `window`: its id, elements and age.
+    pub(crate) fn newest_of(&self, window: WindowId) -> Option<(u64, Vec<Element>, Duration)> {
+        let k = self.kept.iter().rev().find(|k| k.window.id == window)?;
+        Some((k.id, k.elements.clone(), k.taken.elapsed()))
+    }
+
+    /// The element behind `token` and its window as the snapshot saw it, if its snapshot is
+    /// the newest of its window. `Err(None)` for a snapshot this session does not hold.
+    pub(crate) fn resolve(&self, token: &str) -> Result<(WindowInfo, Element), Option<Error>> {
+        // A bare index means an element of the newest snapshot (of any window).
+        let (snapshot, index) = match token.trim().parse::<usize>() {
+            Ok(index) => match self.kept.back() {
+                Some(k) => (k.id, index),
+                None => {
+                    return Err(Some(Error::ElementNotFound {
+                        what: format!(
+                            "element {index}: no snapshot yet (read the window's tree first)"
+                        ),
+                    }));
+                }
+            },
+            Err(_) => parse_token(token).map_err(Some)?,
+        };
+        let token = format!("s{snapshot}:{index}");
+        let Some(k) = self.kept.iter().find(|k| k.id == snapshot) else {
+            return Err(None);
+        };
+        if let Some(why) = &k.superseded {
+            return Err(Some(Error::StaleElement {
+                token,
+                why: why.clone(),
+            }));
+        }
+        k.elements
+            .get(index)
+            .cloned()
+            .map(|e| (k.window.clone(), e))
+            .ok_or_else(|| {
+                Some(Error::ElementNotFound {
+                    what: format!(
+                        "snapshot {snapshot} has no element {index} (it has {})",
+                        k.elements.len()
+                    ),
+                })
+            })
+    }
+}
+
+/// `s12:34` → (12, 34).
+pub fn parse_token(token: &str) -> Result<(u64, usize), Error> {
+    let bad = || Error::InvalidArgument {
+        message: format!(
+            "\"{token}\" is not an element token; tokens look like s12:34 (snapshot 12, element 34)"
+        ),
+    };
+    let rest = token.trim().strip_prefix('s').ok_or_else(bad)?;
+    let (s, i) = rest.split_once(':').ok_or_else(bad)?;
+    Ok((s.parse().map_err(|_| bad())?, i.parse().map_err(|_| bad())?))
+}

@@ -1,0 +1,57 @@
+//! `status`: the backend, monitors, windows, the guard and this session's last screenshot,
+//! as one report a profile words.
+
+use deskpilot_backend::BackendInfo;
+use deskpilot_types::{Monitor, Rect, WindowInfo};
+
+use crate::guard::{GuardStatus, SafetyConfig};
+use crate::registry::ScreenshotRecord;
+use crate::{Error, Session};
+
+/// What `status` reports.
+#[derive(Debug, Clone)]
+pub struct StatusReport {
+    pub backend: BackendInfo,
+    pub monitors: Vec<Monitor>,
+    pub desktop: Rect,
+    pub window_count: usize,
+    pub active_window: Option<WindowInfo>,
+    pub last_screenshot: Option<ScreenshotRecord>,
+    pub mask_regions: usize,
+    /// The deployment's gates for mutating actions.
+    pub safety: SafetyConfig,
+    /// The pointer in physical pixels, when the platform reports it.
+    pub cursor: Option<deskpilot_types::Point>,
+    /// Kill switch, overlay and the count of mutating actions.
+    pub guard: GuardStatus,
+}
+
+impl Session {
+    /// Backend, monitors, windows and the last screenshot.
+    pub fn status(&self) -> Result<StatusReport, Error> {
+        let monitors = self.desktop.screens.monitors()?;
+        let desktop = self.desktop.screens.desktop_bounds()?;
+        let windows = self.desktop.windows.list_windows()?;
+        let last_screenshot = self
+            .shots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .last()
+            .cloned();
+        Ok(StatusReport {
+            backend: self.desktop.info.clone(),
+            monitors,
+            desktop,
+            window_count: windows.len(),
+            active_window: windows.iter().find(|w| w.state.active).cloned(),
+            last_screenshot,
+            mask_regions: self.config.mask_regions.len(),
+            safety: self.config.safety.clone(),
+            cursor: self.desktop.pointer.position().ok(),
+            guard: GuardStatus {
+                approver: self.approver().is_some(),
+                ..self.guard_status()
+            },
+        })
+    }
+}
