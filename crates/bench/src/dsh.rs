@@ -1,4 +1,4 @@
-//! The `dsh` profile (seed 004's surface) through rmcp's client: the screenshot envelope with
+//! The `dsh` profile (dsh-computer-use's surface) through rmcp's client: the screenshot envelope with
 //! and without its default outline, `ui_element find` and `invoke` by path on the GTK fixture.
 
 use std::path::Path;

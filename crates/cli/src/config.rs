@@ -1,11 +1,11 @@
-//! The deployment's configuration: a TOML file with seed 004's keys (camelCase), then
+//! The deployment's configuration: a TOML file with dsh-computer-use's keys (camelCase), then
 //! environment overrides for the common ones.
 //!
 //! The file is `--config PATH`, else `DESKPILOT_CONFIG`, else `deskpilot/config.toml` in the
 //! platform's config directory (`$XDG_CONFIG_HOME` or `~/.config` on Linux, `%APPDATA%` on
 //! Windows); a missing default file is no error. Nothing here fails the boot: an unreadable
 //! file, a value out of range, an unknown enum value or an unknown key is reported on stderr and
-//! the default is used instead. Keys of seed 004 that this build does not act on yet are named
+//! the default is used instead. Keys of dsh-computer-use that this build does not act on yet are named
 //! in a warning, so nobody believes a setting protects them when it does not.
 //!
 //! ```toml
@@ -23,7 +23,7 @@ use deskpilot_engine::{EngineConfig, OverlayMode};
 use deskpilot_types::Rect;
 use toml::{Table, Value};
 
-/// Seed 004 keys this build reads but does not act on yet.
+/// dsh-computer-use keys this build reads but does not act on yet.
 const NOT_YET: &[&str] = &[];
 
 /// The configuration and everything worth telling the operator about it.
@@ -542,7 +542,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_keys_are_read_and_defaults_fill_the_rest() {
+    fn dsh_keys_are_read_and_defaults_fill_the_rest() {
         let (c, w) = parse(
             r#"
             maskRegions = [{ x = 0, y = 1040, width = 1920, height = 40 }]

@@ -1,4 +1,4 @@
-//! The UI context picker (seed 000): a person points at a window, a control or a region of
+//! The UI context picker (UI Context Protocol): a person points at a window, a control or a region of
 //! the desktop, sees what the agent would receive, and approves it — or not.
 //!
 //! One [`Picker`] per server: an HTTP endpoint on `127.0.0.1` (port `MOUSE_POINTER_HTTP_PORT`,
@@ -31,13 +31,13 @@ use serde_json::{Value, json};
 pub use http::{MAX_BODY, MAX_HEAD};
 use http::{Request, Response};
 
-/// The endpoint's port unless `MOUSE_POINTER_HTTP_PORT` says otherwise (seed 000).
+/// The endpoint's port unless `MOUSE_POINTER_HTTP_PORT` says otherwise (UI Context Protocol).
 pub const DEFAULT_PORT: u16 = 49153;
 /// The variable that moves it.
 pub const PORT_VARIABLE: &str = "MOUSE_POINTER_HTTP_PORT";
-/// How long a pick waits when the caller does not say (seed 000 leaves it to the client).
+/// How long a pick waits when the caller does not say (the UI Context Protocol leaves it to the client).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-/// The range seed 000 allows for `timeoutMs`.
+/// The range the UI Context Protocol allows for `timeoutMs`.
 pub const TIMEOUT_RANGE: (u64, u64) = (1_000, 600_000);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// The expectations (seed 001's keys). Every one given must hold.
+/// The expectations (DesktopOS's keys). Every one given must hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Expect {
     pub path_exists: Option<String>,

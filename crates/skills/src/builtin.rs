@@ -1,4 +1,4 @@
-//! The skills that ship in the binary: seed 004's eight Windows recipes and recipes for the
+//! The skills that ship in the binary: dsh-computer-use's eight Windows recipes and recipes for the
 //! Linux apps this project drives (mousepad, xterm, Thunar, Chromium, LibreOffice).
 
 use crate::{Skill, Source, parse};

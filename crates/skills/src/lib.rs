@@ -1,4 +1,4 @@
-//! App skills (seed 004's `app_skill`): short markdown recipes — hotkeys, exact menu paths,
+//! App skills (dsh-computer-use's `app_skill`): short markdown recipes — hotkeys, exact menu paths,
 //! pitfalls — that a model reads before it drives an app.
 //!
 //! A skill is a file with front matter (`app`, `match`, `summary`) and a body. Built-ins ship in
@@ -21,10 +21,10 @@ use std::sync::{Mutex, RwLock};
 
 pub use skill::{Skill, Source, normalize, parse};
 
-/// The longest body a skill may have, in characters (seed 004's `MAX_SKILL_CHARS`).
+/// The longest body a skill may have, in characters (dsh-computer-use's `MAX_SKILL_CHARS`).
 pub const MAX_SKILL_CHARS: usize = 4000;
 
-/// Why a skill operation failed; each maps to one of seed 004's codes.
+/// Why a skill operation failed; each maps to one of dsh-computer-use's codes.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SkillError {
     /// `SKILL_EXISTS`: a user skill with this id exists and `overwrite` was not given.
@@ -83,7 +83,7 @@ impl Default for SkillsConfig {
     }
 }
 
-/// `$DSH_HOME/computer-use-skills` when `DSH_HOME` is set (seed 004's place), else
+/// `$DSH_HOME/computer-use-skills` when `DSH_HOME` is set (dsh-computer-use's place), else
 /// `skills` in deskpilot's configuration directory.
 pub fn default_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     if let Some(home) = env("DSH_HOME").filter(|h| !h.trim().is_empty()) {

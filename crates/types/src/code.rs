@@ -1,8 +1,9 @@
 //! Stable error codes, the strings agents match on. What to do about one is worded by each
 //! MCP profile (its hints name its own tools).
 //!
-//! Codes are part of the public contract: never rename one. Where a seed document names a
-//! code (`WINDOW_NOT_FOUND`, `AMBIGUOUS_WINDOW`, …) the same spelling is used here.
+//! Codes are part of the public contract: never rename one. Where a system deskpilot stands
+//! in for (dsh-computer-use, DesktopOS, computer-use-mcp) names a code (`WINDOW_NOT_FOUND`,
+//! `AMBIGUOUS_WINDOW`, …) the same spelling is used here.
 
 use serde::{Deserialize, Serialize};
 
@@ -105,10 +106,10 @@ pub enum ErrorCode {
     VerificationFailed,
     /// A bug in deskpilot.
     Internal,
-    /// The element lacks the control pattern the action needs (seed 004's name for
+    /// The element lacks the control pattern the action needs (dsh-computer-use's name for
     /// `ACTION_UNSUPPORTED`, used by the `dsh` profile).
     PatternUnsupported,
-    /// The desktop host could not be started (seed 004's name for `NO_DISPLAY`, used by the
+    /// The desktop host could not be started (dsh-computer-use's name for `NO_DISPLAY`, used by the
     /// `dsh` profile).
     BackendStartFailed,
     /// No browser can be launched or reached (none installed, it would not start, or nothing

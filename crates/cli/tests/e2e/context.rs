@@ -1,4 +1,4 @@
-//! The UI context picker (seed 000) through the MCP client, with the test playing the person:
+//! The UI context picker (UI Context Protocol) through the MCP client, with the test playing the person:
 //! it reads the page's address from the server's stderr (where a person reaching a headless
 //! desktop would) and calls the page's API as the page does. The GTK fixture provides a
 //! control with accessibility, an xterm text without any.
@@ -714,7 +714,7 @@ async fn the_control_page_hovers_picks_and_approves_in_a_real_browser() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_ui_context_profile_is_exactly_seed_000s_three_tools() {
+async fn the_ui_context_profile_is_exactly_ui_context_protocols_three_tools() {
     let out = Scratch::new("profile");
     let server = serve(
         None,

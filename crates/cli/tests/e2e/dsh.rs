@@ -1,4 +1,4 @@
-//! The `dsh` profile (seed 004) through the MCP client on the virtual desktop: seed 004's three
+//! The `dsh` profile (dsh-computer-use) through the MCP client on the virtual desktop: dsh-computer-use's three
 //! Quick-start flows on Linux apps, a path refused after the layout changed, the screenshot
 //! envelope (cursor, foreground, outline, skill hint, savedPath), and every Troubleshooting
 //! code that can occur on Linux, each with its hint.
@@ -605,7 +605,7 @@ async fn without_image_support_screenshots_are_saved_to_a_private_directory() {
         let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700, "{}", dir.display());
     }
-    // The skill library: a saved skill is hinted in the next envelope; the seed's codes.
+    // The skill library: a saved skill is hinted in the next envelope; dsh-computer-use's codes.
     let dir = scratch("skills");
     let _ = std::fs::remove_dir_all(&dir);
     server.finish().await;
