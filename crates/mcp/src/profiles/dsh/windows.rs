@@ -255,15 +255,10 @@ impl DshServer {
                 w.title,
                 w.class,
                 w.frame,
-                [
-                    w.state.active.then_some(" foreground"),
-                    w.state.minimized.then_some(" minimized"),
-                    w.state.maximized.then_some(" maximized"),
-                    (!w.state.visible && !w.state.minimized).then_some(" hidden"),
-                ]
-                .into_iter()
-                .flatten()
-                .collect::<String>()
+                render::state_flags(&w.state, "foreground")
+                    .iter()
+                    .map(|flag| format!(" {flag}"))
+                    .collect::<String>()
             ));
         }
         let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
