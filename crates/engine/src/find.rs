@@ -20,6 +20,7 @@ use crate::decorate::Marker;
 use crate::matcher::{
     MIN_TOLERANT, TextMatch, contains_words, fold, is_cjk, letters, ocr_fold, terms, text_match,
 };
+use crate::note::Note;
 use crate::tree::{Element, Snapshot, TreeRequest};
 use crate::{CaptureTarget, Error, ScreenshotRequest, Session};
 
@@ -367,9 +368,10 @@ impl Session {
             };
             match self.screenshot_with_pins(&request, &pins) {
                 Ok(shot) => snapshot.screenshot = Some(shot),
-                Err(e) => snapshot
-                    .notes
-                    .push(format!("no screenshot: {} ({e})", e.code()).into()),
+                Err(e) => snapshot.notes.push(Note::NoScreenshot {
+                    code: e.code(),
+                    error: e.to_string(),
+                }),
             }
         }
         let view = snapshot.screenshot.as_ref().map(|s| s.view);
@@ -419,19 +421,18 @@ impl Session {
         snapshot: &mut Snapshot,
         candidates: &mut Vec<Candidate>,
     ) {
-        let read =
-            match self.ocr(&crate::OcrRequest::new(CaptureTarget::Window(
-                snapshot.window.id,
-            ))) {
-                Ok(read) => read,
-                Err(e) => {
-                    snapshot.notes.push(format!(
-                    "the tree has no close match and OCR could not read the window: {} ({e})",
-                    e.code()
-                ).into());
-                    return;
-                }
-            };
+        let read = match self.ocr(&crate::OcrRequest::new(CaptureTarget::Window(
+            snapshot.window.id,
+        ))) {
+            Ok(read) => read,
+            Err(e) => {
+                snapshot.notes.push(Note::OcrUnreadable {
+                    code: e.code(),
+                    error: e.to_string(),
+                });
+                return;
+            }
+        };
         let lines: Vec<Element> = read
             .lines
             .iter()
@@ -477,13 +478,11 @@ impl Session {
         }
         candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
         candidates.truncate(request.limit.clamp(1, 50));
-        snapshot.notes.push(format!(
-            "the accessibility tree has no close match, so the window's pixels were read too: OCR \
-             found {found} matching lines of {} (source ocr, screenshot {}); click one at its image \
-             point with that screenshot_id",
-            read.lines.len(),
-            read.screenshot.id
-        ).into());
+        snapshot.notes.push(Note::OcrSearched {
+            found,
+            lines: read.lines.len(),
+            screenshot: read.screenshot.id,
+        });
     }
 }
 

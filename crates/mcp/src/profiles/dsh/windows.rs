@@ -86,7 +86,7 @@ fn window_result(action: WindowAction, o: &WindowOutcome) -> Body {
     };
     for n in &o.notes {
         text.push_str("\nNote: ");
-        text.push_str(n);
+        text.push_str(&n.to_string());
     }
     let shown = o.after.as_ref().unwrap_or(&o.before);
     Body::new(
