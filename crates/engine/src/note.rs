@@ -5,12 +5,13 @@
 //! [`Note::TokensKept`], …) and may word it its own way; one that does not renders
 //! `to_string()`. Nothing above the engine parses a note's text back. A note serializes as
 //! its default wording, so `notes` in structured content stays a list of strings.
-//! Only [`Note::Backend`] carries text: a backend's own remark about the tree it read,
-//! shown as is and never branched on.
+//! A backend's remarks about the tree it read come typed from the backend ([`TreeNote`]) and
+//! are carried as [`Note::Tree`].
 
 use std::fmt;
 use std::time::Duration;
 
+use deskpilot_backend::TreeNote;
 use deskpilot_types::{ErrorCode, Rect, WindowId};
 
 use crate::registry::ScreenshotId;
@@ -142,10 +143,9 @@ pub enum Note {
     /// A page image is not on the desktop (headless browser, or its window not found): its
     /// x/y are for reading only.
     PageOffDesktop { headless: bool },
-    /// A backend's own remark about the tree it read (a time limit ran out, coordinates were
-    /// converted, the tree came from MSAA), worded by the backend. Purely diagnostic: no
-    /// profile branches on it; it is shown as is.
-    Backend(String),
+    /// A backend's remark about the tree it read (a time limit ran out, coordinates were
+    /// converted, the tree came from MSAA).
+    Tree(TreeNote),
 }
 
 impl fmt::Display for Cover {
@@ -330,7 +330,7 @@ impl fmt::Display for Note {
             Note::PageOffDesktop { headless: false } => f.write_str(
                 "the page's window was not found on the desktop (another tab in front, minimized, or elsewhere): this image's x/y are for reading only; act with browser_click by ref",
             ),
-            Note::Backend(text) => f.write_str(text),
+            Note::Tree(note) => note.fmt(f),
         }
     }
 }
@@ -371,5 +371,29 @@ mod tests {
         let mut notes: Vec<String> = Vec::new();
         assert_eq!(clamp_max_width(10, &mut notes), 64);
         assert_eq!(notes, ["max_width 10 is outside 64..=8192; used 64"]);
+    }
+
+    #[test]
+    fn typed_notes_keep_their_wording() {
+        assert_eq!(
+            Note::TreeOnly {
+                error: "OCR_UNAVAILABLE".to_string()
+            }
+            .to_string(),
+            "looked in the accessibility tree only: OCR_UNAVAILABLE"
+        );
+        assert_eq!(
+            Note::PageOffDesktop { headless: true }.to_string(),
+            "the browser is headless: this image is not on the desktop, so its x/y are for reading \
+             only; act with browser_click by ref"
+        );
+        assert_eq!(
+            Note::Tree(TreeNote::MenuBarUnreadable).to_string(),
+            TreeNote::MenuBarUnreadable.to_string()
+        );
+        assert_eq!(
+            serde_json::to_value(Note::LargerThanViewport).unwrap(),
+            "the element is larger than the viewport; its visible part is shown"
+        );
     }
 }
