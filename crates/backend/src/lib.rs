@@ -35,7 +35,9 @@ pub use overlay::{
 };
 pub use overlay_process::ProcessOverlay;
 pub use screen_pick::{Gesture, NoScreenPick, ScreenPick};
-pub use tree::{Accessibility, ElementHandle, ElementStates, RawElement, RawTree, TreeLimits};
+pub use tree::{
+    Accessibility, ElementHandle, ElementStates, NoUia, RawElement, RawTree, TreeLimits, TreeNote,
+};
 
 /// Monitors and the bounds of the virtual desktop.
 pub trait Screens: Send + Sync {

@@ -62,7 +62,97 @@ pub struct RawTree {
     /// Whether every element within the limits was read (false after a timeout or budget stop).
     pub complete: bool,
     /// What the caller should know (elements skipped, a slow app, …).
-    pub notes: Vec<String>,
+    pub notes: Vec<TreeNote>,
+}
+
+/// A backend's remark about a tree it read. `Display` is the default wording.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TreeNote {
+    /// The time limit ran out while reading: the elements read so far are returned.
+    TimedOut { limit: Duration, read: usize },
+    /// The time limit ran out before some elements told their bounds, actions and values.
+    Unanswered {
+        limit: Duration,
+        unanswered: usize,
+        elements: usize,
+    },
+    /// The application reports logical coordinates; bounds were converted to physical pixels.
+    LogicalCoordinates { scale: f64 },
+    /// Containers not fully in the application's cache were read directly.
+    ReadDirectly { containers: usize },
+    /// The read stopped at `max_elements`.
+    StoppedAtMaxElements { max_elements: usize },
+    /// The read stopped at the time limit: the application answers slowly.
+    StoppedSlow { limit: Duration },
+    /// The window's menu bar items cannot be read from another process.
+    MenuBarUnreadable,
+    /// The tree comes from MSAA because UI Automation could not read it.
+    FromMsaa(NoUia),
+}
+
+/// Why UI Automation did not read a window. The text is the platform's own error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoUia {
+    /// UI Automation is available but failed on this window.
+    Failed(String),
+    /// UI Automation is not available here at all.
+    Unsupported(String),
+}
+
+impl std::fmt::Display for TreeNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TreeNote::TimedOut { limit, read } => write!(
+                f,
+                "the {} ms time limit ran out while reading the tree: showing the {read} elements read so far",
+                limit.as_millis()
+            ),
+            TreeNote::Unanswered {
+                limit,
+                unanswered,
+                elements,
+            } => write!(
+                f,
+                "the {} ms time limit ran out before {unanswered} of {elements} elements told their bounds, actions and values; they are listed without them",
+                limit.as_millis()
+            ),
+            TreeNote::LogicalCoordinates { scale } => write!(
+                f,
+                "the application reports logical coordinates (scale {scale:.2}); element bounds were converted to physical pixels"
+            ),
+            TreeNote::ReadDirectly { containers } => write!(
+                f,
+                "{containers} containers not fully in the application's cache were read directly"
+            ),
+            TreeNote::StoppedAtMaxElements { max_elements } => {
+                write!(f, "stopped at {max_elements} elements (max_elements)")
+            }
+            TreeNote::StoppedSlow { limit } => write!(
+                f,
+                "stopped after {} ms (the application answers slowly)",
+                limit.as_millis()
+            ),
+            TreeNote::MenuBarUnreadable => f.write_str(
+                "the window has a menu bar whose items cannot be read from another process \
+                 here; click it and read the screenshot",
+            ),
+            TreeNote::FromMsaa(why) => {
+                match why {
+                    NoUia::Failed(e) => {
+                        write!(f, "UI Automation could not read this window ({e})")?
+                    }
+                    NoUia::Unsupported(reason) => {
+                        write!(f, "UI Automation is unsupported here ({reason})")?
+                    }
+                }
+                f.write_str(
+                    "; this tree comes from MSAA (source: msaa): names, roles, states, \
+                     values and positions, with fewer actions",
+                )
+            }
+        }
+    }
 }
 
 /// How much of a tree to read.
@@ -147,5 +237,37 @@ pub trait Accessibility: Send + Sync {
             what: "selecting elements",
             reason: "this platform backend cannot".to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_notes_word_what_the_backend_saw() {
+        assert_eq!(
+            TreeNote::FromMsaa(NoUia::Unsupported("no COM".to_string())).to_string(),
+            "UI Automation is unsupported here (no COM); this tree comes from MSAA (source: msaa): \
+             names, roles, states, values and positions, with fewer actions"
+        );
+        assert_eq!(
+            TreeNote::MenuBarUnreadable.to_string(),
+            "the window has a menu bar whose items cannot be read from another process here; \
+             click it and read the screenshot"
+        );
+        assert_eq!(
+            TreeNote::TimedOut {
+                limit: Duration::from_millis(1500),
+                read: 7
+            }
+            .to_string(),
+            "the 1500 ms time limit ran out while reading the tree: showing the 7 elements read so far"
+        );
+        assert_eq!(
+            TreeNote::LogicalCoordinates { scale: 1.5 }.to_string(),
+            "the application reports logical coordinates (scale 1.50); element bounds were \
+             converted to physical pixels"
+        );
     }
 }

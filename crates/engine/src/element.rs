@@ -108,10 +108,66 @@ pub struct ElementOutcome {
     /// The action that ran (`"click"`), or what the pointer did.
     pub detail: String,
     pub receipt: Option<Receipt>,
-    pub notes: Vec<String>,
+    pub notes: Vec<ElementNote>,
     /// `Confirmed` / `SuspectedNoop` when the element's states (or its text read back) were
     /// checked afterwards; `None` when nothing could be checked.
     pub effect: Option<(Effect, &'static str)>,
+}
+
+/// A fact beside an element action's outcome. `Display` is the default wording; it serializes
+/// as that wording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ElementNote {
+    /// The accessibility action failed; the pointer clicked instead.
+    ActionFailed { action: String, error: String },
+    /// The element advertises no click action; the pointer clicked.
+    NoClickAction { actions: Vec<String> },
+    /// The text read back after `set_value` differs from what was set.
+    ReadsOtherwise { read: String },
+    /// The element's states did not show the operation's effect in time.
+    StatesUnchanged { op: ElementOp, waited: Duration },
+    /// The element went away with the action.
+    Gone,
+}
+
+impl std::fmt::Display for ElementNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ElementNote::ActionFailed { action, error } => write!(
+                f,
+                "the accessibility action \"{action}\" failed ({error}); clicked with the pointer instead"
+            ),
+            ElementNote::NoClickAction { actions } => write!(
+                f,
+                "the element advertises no click action (it has [{}]); clicked with the pointer",
+                actions.join(", ")
+            ),
+            ElementNote::ReadsOtherwise { read } => write!(
+                f,
+                "the element now reads \"{read}\", not exactly what was set (the app may format or limit it)"
+            ),
+            ElementNote::StatesUnchanged { op, waited } => write!(
+                f,
+                "the element's states did not show it {} within {} ms",
+                match op {
+                    ElementOp::Toggle => "toggled",
+                    ElementOp::Expand => "expanded",
+                    ElementOp::Collapse => "collapsed",
+                    ElementOp::Select => "selected",
+                },
+                waited.as_millis()
+            ),
+            ElementNote::Gone => {
+                f.write_str("the element is gone after the action; read the window's tree again")
+            }
+        }
+    }
+}
+
+impl serde::Serialize for ElementNote {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 /// `set_value`'s outcome and the text read back.
@@ -244,16 +300,16 @@ impl Session {
                         if matches!(e, Error::StaleElement { .. }) {
                             return Err(e);
                         }
-                        notes.push(format!(
-                            "the accessibility action \"{action}\" failed ({e}); clicked with the pointer instead"
-                        ));
+                        notes.push(ElementNote::ActionFailed {
+                            action: action.to_string(),
+                            error: e.to_string(),
+                        });
                     }
                 }
             } else {
-                notes.push(format!(
-                    "the element advertises no click action (it has [{}]); clicked with the pointer",
-                    element.actions.join(", ")
-                ));
+                notes.push(ElementNote::NoClickAction {
+                    actions: element.actions.clone(),
+                });
             }
         }
         let receipt = self.click_centre(token, &seen, &element, button, count, mode)?;
@@ -378,9 +434,7 @@ impl Session {
             .map_err(|e| element_err(&element, "read its text", e))?;
         let mut notes = Vec::new();
         if read != value {
-            notes.push(format!(
-                "the element now reads \"{read}\", not exactly what was set (the app may format or limit it)"
-            ));
+            notes.push(ElementNote::ReadsOtherwise { read: read.clone() });
         }
         Ok((
             ElementOutcome {
@@ -524,29 +578,17 @@ impl Session {
                 Ok(_) if Instant::now() >= deadline => {
                     break (
                         Some((Effect::SuspectedNoop, STATES)),
-                        vec![format!(
-                            "the element's states did not show it {} within {} ms",
-                            match op {
-                                ElementOp::Toggle => "toggled",
-                                ElementOp::Expand => "expanded",
-                                ElementOp::Collapse => "collapsed",
-                                ElementOp::Select => "selected",
-                            },
-                            EFFECT_WAIT.as_millis()
-                        )],
+                        vec![ElementNote::StatesUnchanged {
+                            op,
+                            waited: EFFECT_WAIT,
+                        }],
                     );
                 }
                 Ok(_) => std::thread::sleep(Duration::from_millis(20)),
                 // The element went away with the action (a menu item that closed its menu):
                 // nothing left to check.
                 Err(_) => {
-                    break (
-                        None,
-                        vec![
-                            "the element is gone after the action; read the window's tree again"
-                                .to_string(),
-                        ],
-                    );
+                    break (None, vec![ElementNote::Gone]);
                 }
             }
         };

@@ -5,7 +5,7 @@
 //! overlap — so "保存" finds "保存并关闭" and "the search box" finds an Edit named "Search".
 //! Latin text matches in whole words only: "in" is no part of "retain", and a name that is a
 //! whole-word part of the query counts only when it is a fair share of it. Text read by OCR
-//! is also compared as OCR reads it ([`text_match`]: spaces inside words and digit runs,
+//! is also compared as OCR reads it ([`crate::matcher::text_match`]: spaces inside words and digit runs,
 //! `0`/`O`, `1`/`l`/`I`), always scoring below an exact match.
 //! Kind words ("button", "按钮", "field", "输入框" …) are taken out of the text and turned into
 //! a role preference. Disabled and off-screen elements are demoted, not hidden. With
@@ -17,6 +17,10 @@ use serde::Serialize;
 
 use crate::coords::ViewGeometry;
 use crate::decorate::Marker;
+use crate::matcher::{
+    MIN_TOLERANT, TextMatch, contains_words, fold, is_cjk, letters, ocr_fold, terms, text_match,
+};
+use crate::note::Note;
 use crate::tree::{Element, Snapshot, TreeRequest};
 use crate::{CaptureTarget, Error, ScreenshotRequest, Session};
 
@@ -93,126 +97,6 @@ fn text_element(index: usize, text: &str, bounds: Rect) -> Element {
         handle: deskpilot_backend::ElementHandle(String::new()),
         states: Default::default(),
     }
-}
-
-/// Lower-case, full-width folded to ASCII, punctuation to spaces, spaces collapsed.
-pub fn fold(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        let c = match c as u32 {
-            0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
-            0x3000 => ' ',
-            _ => c,
-        };
-        if c.is_alphanumeric() {
-            out.extend(c.to_lowercase());
-        } else if !out.ends_with(' ') {
-            out.push(' ');
-        }
-    }
-    out.trim().to_string()
-}
-
-/// [`fold`], then as OCR reads text: without spaces (it splits "9271" into "927 1" and joins
-/// words), and with look-alikes made one (`o` → `0`; `l`, `i` → `1`). Only for comparing.
-pub fn ocr_fold(s: &str) -> String {
-    fold(s)
-        .chars()
-        .filter(|c| *c != ' ')
-        .map(|c| match c {
-            'o' => '0',
-            'l' | 'i' => '1',
-            c => c,
-        })
-        .collect()
-}
-
-/// How a text matched a wanted text: better is greater.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum TextMatch {
-    /// Only as OCR reads text ([`ocr_fold`]).
-    Tolerant,
-    /// The folded text contains the folded needle.
-    Exact,
-}
-
-/// Shortest needle (characters after [`ocr_fold`]) matched tolerantly: shorter ones match
-/// too much once spaces and look-alikes no longer count.
-const MIN_TOLERANT: usize = 3;
-
-/// Whether `text` (read by OCR) contains `needle`, and how: [`TextMatch::Exact`] when the
-/// folded text contains the folded needle, else [`TextMatch::Tolerant`] when it does as OCR
-/// reads text. `None` for an empty needle.
-pub fn text_match(text: &str, needle: &str) -> Option<TextMatch> {
-    let n = fold(needle);
-    if n.is_empty() {
-        return None;
-    }
-    if fold(text).contains(&n) {
-        return Some(TextMatch::Exact);
-    }
-    let n = ocr_fold(needle);
-    (n.chars().count() >= MIN_TOLERANT && ocr_fold(text).contains(&n))
-        .then_some(TextMatch::Tolerant)
-}
-
-/// Whether `needle` occurs in `hay` (both folded) on word boundaries: at the ends, beside a
-/// space, or where the text on either side is CJK (which has no spaces between words).
-fn contains_words(hay: &str, needle: &str) -> bool {
-    if needle.is_empty() {
-        return false;
-    }
-    let first_cjk = needle.chars().next().is_some_and(is_cjk);
-    let last_cjk = needle.chars().next_back().is_some_and(is_cjk);
-    hay.match_indices(needle).any(|(at, _)| {
-        let before = hay[..at].chars().next_back();
-        let after = hay[at + needle.len()..].chars().next();
-        let left = first_cjk || before.is_none_or(|c| c == ' ' || is_cjk(c));
-        let right = last_cjk || after.is_none_or(|c| c == ' ' || is_cjk(c));
-        left && right
-    })
-}
-
-/// Characters that carry the text (spaces not counted).
-fn letters(s: &str) -> usize {
-    s.chars().filter(|c| *c != ' ').count()
-}
-
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
-}
-
-/// Words, with CJK runs split into bigrams (a lone CJK character stays a unigram).
-fn terms(folded: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for word in folded.split(' ').filter(|w| !w.is_empty()) {
-        let mut latin = String::new();
-        let mut run: Vec<char> = Vec::new();
-        let flush_run = |run: &mut Vec<char>, out: &mut Vec<String>| {
-            match run.len() {
-                0 => {}
-                1 => out.push(run[0].to_string()),
-                _ => out.extend(run.windows(2).map(|w| w.iter().collect())),
-            }
-            run.clear();
-        };
-        for c in word.chars() {
-            if is_cjk(c) {
-                if !latin.is_empty() {
-                    out.push(std::mem::take(&mut latin));
-                }
-                run.push(c);
-            } else {
-                flush_run(&mut run, &mut out);
-                latin.push(c);
-            }
-        }
-        flush_run(&mut run, &mut out);
-        if !latin.is_empty() {
-            out.push(latin);
-        }
-    }
-    out
 }
 
 /// Kind words and the roles they ask for.
@@ -484,9 +368,10 @@ impl Session {
             };
             match self.screenshot_with_pins(&request, &pins) {
                 Ok(shot) => snapshot.screenshot = Some(shot),
-                Err(e) => snapshot
-                    .notes
-                    .push(format!("no screenshot: {} ({e})", e.code()).into()),
+                Err(e) => snapshot.notes.push(Note::NoScreenshot {
+                    code: e.code(),
+                    error: e.to_string(),
+                }),
             }
         }
         let view = snapshot.screenshot.as_ref().map(|s| s.view);
@@ -536,19 +421,18 @@ impl Session {
         snapshot: &mut Snapshot,
         candidates: &mut Vec<Candidate>,
     ) {
-        let read =
-            match self.ocr(&crate::OcrRequest::new(CaptureTarget::Window(
-                snapshot.window.id,
-            ))) {
-                Ok(read) => read,
-                Err(e) => {
-                    snapshot.notes.push(format!(
-                    "the tree has no close match and OCR could not read the window: {} ({e})",
-                    e.code()
-                ).into());
-                    return;
-                }
-            };
+        let read = match self.ocr(&crate::OcrRequest::new(CaptureTarget::Window(
+            snapshot.window.id,
+        ))) {
+            Ok(read) => read,
+            Err(e) => {
+                snapshot.notes.push(Note::OcrUnreadable {
+                    code: e.code(),
+                    error: e.to_string(),
+                });
+                return;
+            }
+        };
         let lines: Vec<Element> = read
             .lines
             .iter()
@@ -594,13 +478,11 @@ impl Session {
         }
         candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
         candidates.truncate(request.limit.clamp(1, 50));
-        snapshot.notes.push(format!(
-            "the accessibility tree has no close match, so the window's pixels were read too: OCR \
-             found {found} matching lines of {} (source ocr, screenshot {}); click one at its image \
-             point with that screenshot_id",
-            read.lines.len(),
-            read.screenshot.id
-        ).into());
+        snapshot.notes.push(Note::OcrSearched {
+            found,
+            lines: read.lines.len(),
+            screenshot: read.screenshot.id,
+        });
     }
 }
 
@@ -637,13 +519,7 @@ mod tests {
     }
 
     #[test]
-    fn folding_and_cjk_bigrams() {
-        assert_eq!(fold("ＳＡＶＥ！ File…"), "save file");
-        assert_eq!(
-            terms("保存并关闭 ok"),
-            ["保存", "存并", "并关", "关闭", "ok"]
-        );
-        assert_eq!(terms("存"), ["存"]);
+    fn kind_words() {
         assert_eq!(
             kinds("the Save button"),
             (
@@ -796,25 +672,5 @@ mod tests {
             ranked(Compare::Exact, &["LATER 927 1 READY"], "LATER 9271"),
             "0.33 \"LATER 927 1 READY\" name shares words with the query\n"
         );
-    }
-
-    #[test]
-    fn text_match_prefers_exact_and_tolerates_what_ocr_does() {
-        use TextMatch::{Exact, Tolerant};
-        let cases: &[(&str, &str, Option<TextMatch>)] = &[
-            ("LATER 9271 READY", "later 9271", Some(Exact)),
-            ("LATER 927 1 READY", "LATER 9271", Some(Tolerant)),
-            ("LATER 9Z71 READY", "LATER 9271", None),
-            ("Build 0K, l0g saved", "build ok, log saved", Some(Tolerant)),
-            ("ＴＯＴＡＬ　９８.５０", "total 98.50", Some(Exact)),
-            ("I1 items", "11 items", Some(Tolerant)),
-            // Too short to match once spaces and look-alikes stop counting.
-            ("o l", "0l", None),
-            ("anything", "  ", None),
-        ];
-        for (text, needle, want) in cases {
-            assert_eq!(text_match(text, needle), *want, "{needle:?} in {text:?}");
-        }
-        assert!(Exact > Tolerant);
     }
 }

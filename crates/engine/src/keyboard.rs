@@ -25,7 +25,39 @@ pub struct KeyboardOutcome {
     /// Characters typed (`type_text`) or keys pressed (`press_key`).
     pub count: usize,
     /// Things the caller should know (keys went to another app than the screenshot showed).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<KeyboardNote>,
+}
+
+/// A fact beside a keyboard action's outcome. `Display` is the default wording; it serializes
+/// as that wording.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeyboardNote {
+    /// The keys went to another app's window than the screenshot's.
+    OtherWindow {
+        focused: WindowInfo,
+        screenshot: WindowInfo,
+    },
+}
+
+impl std::fmt::Display for KeyboardNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyboardNote::OtherWindow {
+                focused: a,
+                screenshot: p,
+            } => write!(
+                f,
+                "the keys went to the focused window \"{}\" ({}), not to the screenshot's window \"{}\" ({}); focus it first (window action focus) if that was the target",
+                a.title, a.id, p.title, p.id
+            ),
+        }
+    }
+}
+
+impl serde::Serialize for KeyboardNote {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 impl Outcome for KeyboardOutcome {
@@ -64,10 +96,10 @@ impl Session {
         if let (Some(p), Some(a)) = (&pinned, &active)
             && p.pid != a.pid
         {
-            warnings.push(format!(
-                "the keys went to the focused window \"{}\" ({}), not to the screenshot's window \"{}\" ({}); focus it first (window action focus) if that was the target",
-                a.title, a.id, p.title, p.id
-            ));
+            warnings.push(KeyboardNote::OtherWindow {
+                focused: a.clone(),
+                screenshot: p.clone(),
+            });
         }
         Ok(KeyboardOutcome {
             active,
@@ -220,7 +252,11 @@ mod pin_tests {
             ..FakeWindow::new("popup", Rect::new(500, 0, 100, 100))
         });
         let out = e.type_text("b").unwrap();
-        assert!(out.warnings[0].contains("\"popup\""), "{:?}", out.warnings);
+        assert!(
+            out.warnings[0].to_string().contains("\"popup\""),
+            "{:?}",
+            out.warnings
+        );
         fake.remove_window(editor);
         let err = e.press_key(&[Key::Enter]).unwrap_err();
         assert_eq!(err.code(), ErrorCode::TargetWindowGone);

@@ -29,6 +29,7 @@ mod ids;
 mod keyboard;
 mod launch;
 pub mod limits;
+mod matcher;
 mod note;
 mod ocr;
 mod outline;
@@ -60,12 +61,13 @@ pub use config::{
     EngineConfig, HitTestMode, ImageDelivery, OutlineConfig, OutlineMode, SkillsSettings,
 };
 pub use decorate::{Decorations, Marker};
-pub use element::{ElementOp, ElementOutcome};
+pub use element::{ElementNote, ElementOp, ElementOutcome};
 pub use engine::{Engine, WindowFilter};
 pub use error::Error;
-pub use find::{Candidate, FindRequest, fold};
-pub use keyboard::{KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
+pub use find::{Candidate, FindRequest};
+pub use keyboard::{KeyboardNote, KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
 pub use launch::{LaunchOutcome, MAX_LAUNCH_WAIT};
+pub use matcher::fold;
 pub use note::{Chosen, Cover, Fallback, MAX_WIDTH_RANGE, NearlyEmpty, Note};
 pub use ocr::{DEFAULT_MIN_CONFIDENCE, OcrRequest, OcrResult, TextLine};
 pub use outline::{Outline, OutlineItem};
@@ -88,5 +90,5 @@ pub use tree::{
 };
 pub use verify::{Before, SETTLE, Verdict, VerifyTarget};
 pub use wait::{MAX_WAIT, WaitKind, WaitOutcome, WaitRequest};
-pub use window::{WindowAction, WindowOutcome, WindowRef, describe_state};
+pub use window::{WindowAction, WindowNote, WindowOutcome, WindowRef, describe_state};
 pub use zoom::ZoomRequest;

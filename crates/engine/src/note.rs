@@ -5,12 +5,13 @@
 //! [`Note::TokensKept`], …) and may word it its own way; one that does not renders
 //! `to_string()`. Nothing above the engine parses a note's text back. A note serializes as
 //! its default wording, so `notes` in structured content stays a list of strings.
-//! [`Note::Other`] carries a fact no surface branches on, already worded (a backend's own
-//! remark about its tree, a channel's hint).
+//! A backend's remarks about the tree it read come typed from the backend ([`TreeNote`]) and
+//! are carried as [`Note::Tree`].
 
 use std::fmt;
 use std::time::Duration;
 
+use deskpilot_backend::TreeNote;
 use deskpilot_types::{ErrorCode, Rect, WindowId};
 
 use crate::registry::ScreenshotId;
@@ -127,8 +128,24 @@ pub enum Note {
         candidates: usize,
         total: usize,
     },
-    /// A fact no surface branches on, already worded.
-    Other(String),
+    /// `find_elements` found no close match in the tree, and OCR could not read the window.
+    OcrUnreadable { code: ErrorCode, error: String },
+    /// `find_elements` found no close match in the tree and read the window's pixels too.
+    OcrSearched {
+        found: usize,
+        lines: usize,
+        screenshot: ScreenshotId,
+    },
+    /// `wait_for` text looked in the accessibility tree only: OCR is unavailable.
+    TreeOnly { error: String },
+    /// A page element is larger than the viewport: its visible part is shown.
+    LargerThanViewport,
+    /// A page image is not on the desktop (headless browser, or its window not found): its
+    /// x/y are for reading only.
+    PageOffDesktop { headless: bool },
+    /// A backend's remark about the tree it read (a time limit ran out, coordinates were
+    /// converted, the tree came from MSAA).
+    Tree(TreeNote),
 }
 
 impl fmt::Display for Cover {
@@ -287,7 +304,33 @@ impl fmt::Display for Note {
                 f,
                 "query \"{query}\": {matching} matching elements shown with their ancestors ({candidates} of {total} elements); indexes are the full tree's"
             ),
-            Note::Other(text) => f.write_str(text),
+            Note::OcrUnreadable { code, error } => write!(
+                f,
+                "the tree has no close match and OCR could not read the window: {code} ({error})"
+            ),
+            Note::OcrSearched {
+                found,
+                lines,
+                screenshot,
+            } => write!(
+                f,
+                "the accessibility tree has no close match, so the window's pixels were read too: OCR \
+                 found {found} matching lines of {lines} (source ocr, screenshot {screenshot}); click one at its image \
+                 point with that screenshot_id"
+            ),
+            Note::TreeOnly { error } => {
+                write!(f, "looked in the accessibility tree only: {error}")
+            }
+            Note::LargerThanViewport => {
+                f.write_str("the element is larger than the viewport; its visible part is shown")
+            }
+            Note::PageOffDesktop { headless: true } => f.write_str(
+                "the browser is headless: this image is not on the desktop, so its x/y are for reading only; act with browser_click by ref",
+            ),
+            Note::PageOffDesktop { headless: false } => f.write_str(
+                "the page's window was not found on the desktop (another tab in front, minimized, or elsewhere): this image's x/y are for reading only; act with browser_click by ref",
+            ),
+            Note::Tree(note) => note.fmt(f),
         }
     }
 }
@@ -295,18 +338,6 @@ impl fmt::Display for Note {
 impl serde::Serialize for Note {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
-    }
-}
-
-impl From<String> for Note {
-    fn from(text: String) -> Self {
-        Note::Other(text)
-    }
-}
-
-impl From<&str> for Note {
-    fn from(text: &str) -> Self {
-        Note::Other(text.to_string())
     }
 }
 
@@ -340,5 +371,29 @@ mod tests {
         let mut notes: Vec<String> = Vec::new();
         assert_eq!(clamp_max_width(10, &mut notes), 64);
         assert_eq!(notes, ["max_width 10 is outside 64..=8192; used 64"]);
+    }
+
+    #[test]
+    fn typed_notes_keep_their_wording() {
+        assert_eq!(
+            Note::TreeOnly {
+                error: "OCR_UNAVAILABLE".to_string()
+            }
+            .to_string(),
+            "looked in the accessibility tree only: OCR_UNAVAILABLE"
+        );
+        assert_eq!(
+            Note::PageOffDesktop { headless: true }.to_string(),
+            "the browser is headless: this image is not on the desktop, so its x/y are for reading \
+             only; act with browser_click by ref"
+        );
+        assert_eq!(
+            Note::Tree(TreeNote::MenuBarUnreadable).to_string(),
+            TreeNote::MenuBarUnreadable.to_string()
+        );
+        assert_eq!(
+            serde_json::to_value(Note::LargerThanViewport).unwrap(),
+            "the element is larger than the viewport; its visible part is shown"
+        );
     }
 }

@@ -80,13 +80,13 @@ pub struct OcrResult {
 
 impl OcrResult {
     /// Lines whose text contains `needle`: exact matches (case- and width-folded) first, then
-    /// lines that match only as OCR reads text ([`crate::find::text_match`]: "LATER 927 1" for
+    /// lines that match only as OCR reads text ([`crate::matcher::text_match`]: "LATER 927 1" for
     /// "later 9271"), each best confidence first.
     pub fn matching(&self, needle: &str) -> Vec<&TextLine> {
-        let mut found: Vec<(crate::find::TextMatch, &TextLine)> = self
+        let mut found: Vec<(crate::matcher::TextMatch, &TextLine)> = self
             .lines
             .iter()
-            .filter_map(|l| Some((crate::find::text_match(&l.line.text, needle)?, l)))
+            .filter_map(|l| Some((crate::matcher::text_match(&l.line.text, needle)?, l)))
             .collect();
         found.sort_by(|a, b| {
             b.0.cmp(&a.0)
@@ -114,11 +114,11 @@ pub(crate) struct Reading {
 
 impl Reading {
     /// Whether a line contains `needle`, exactly or as OCR reads text
-    /// ([`crate::find::text_match`]).
+    /// ([`crate::matcher::text_match`]).
     pub(crate) fn contains(&self, needle: &str) -> bool {
         self.lines
             .iter()
-            .any(|l| crate::find::text_match(&l.text, needle).is_some())
+            .any(|l| crate::matcher::text_match(&l.text, needle).is_some())
     }
 }
 

@@ -317,7 +317,7 @@ impl Session {
         if unchanged {
             notes.push(Note::TokensKept { snapshot: id });
         }
-        notes.extend(raw.notes.into_iter().map(Note::Other));
+        notes.extend(raw.notes.into_iter().map(Note::Tree));
         // A timeout explains itself in the backend's notes; a budget cut is said here.
         if !raw.complete && elements.len() >= request.max_elements {
             notes.push(Note::TreeCut {

@@ -202,9 +202,9 @@ impl Session {
                                 }
                             }
                             Err(e) if e.code() == deskpilot_types::ErrorCode::OcrUnavailable => {
-                                notes.push(
-                                    format!("looked in the accessibility tree only: {e}").into(),
-                                );
+                                notes.push(crate::Note::TreeOnly {
+                                    error: e.to_string(),
+                                });
                                 ocr_works = false;
                             }
                             Err(

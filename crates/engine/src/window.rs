@@ -77,9 +77,47 @@ pub struct WindowOutcome {
     pub after: Option<WindowInfo>,
     /// Anything the caller should know (the window manager adjusted the request, the window
     /// did not close, …).
-    pub notes: Vec<String>,
+    pub notes: Vec<WindowNote>,
     /// Whether the window ended in the requested state.
     pub confirmed: bool,
+}
+
+/// A fact beside a window action's outcome. `Display` is the default wording; it serializes
+/// as that wording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WindowNote {
+    /// The first activation did not take; a second one did.
+    FocusRetried,
+    /// The window is still open after a close and the wait for it.
+    StillOpen { waited: Duration },
+    /// A minimized or maximized window was restored before it was moved or resized.
+    RestoredFirst,
+    /// The window manager placed the window elsewhere than asked.
+    Adjusted { frame: Rect, asked: Rect },
+}
+
+impl std::fmt::Display for WindowNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WindowNote::FocusRetried => f.write_str("focus took a second request"),
+            WindowNote::StillOpen { waited } => write!(
+                f,
+                "the window is still open after {} ms: the app may be asking to save changes (take a screenshot)",
+                waited.as_millis()
+            ),
+            WindowNote::RestoredFirst => f.write_str("the window was restored first"),
+            WindowNote::Adjusted { frame, asked } => write!(
+                f,
+                "the window manager adjusted the request: the frame is {frame} instead of {asked} (size increments, size limits or screen edges)"
+            ),
+        }
+    }
+}
+
+impl serde::Serialize for WindowNote {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 impl Outcome for WindowOutcome {
@@ -170,7 +208,7 @@ impl Session {
                         .window_op(id, WindowOp::Activate)?;
                     if let Some(w) = self.poll_window(id, FOCUS_WAIT, |w| w.state.active)? {
                         if attempt > 0 {
-                            notes.push("focus took a second request".to_string());
+                            notes.push(WindowNote::FocusRetried);
                         }
                         return Ok(WindowOutcome {
                             before,
@@ -205,10 +243,7 @@ impl Session {
                         });
                     };
                     if Instant::now() >= deadline {
-                        notes.push(format!(
-                            "the window is still open after {} ms: the app may be asking to save changes (take a screenshot)",
-                            CLOSE_WAIT.as_millis()
-                        ));
+                        notes.push(WindowNote::StillOpen { waited: CLOSE_WAIT });
                         return Ok(WindowOutcome {
                             before,
                             after: Some(still),
@@ -271,7 +306,7 @@ impl Session {
         &self,
         before: WindowInfo,
         frame: Rect,
-        mut notes: Vec<String>,
+        mut notes: Vec<WindowNote>,
     ) -> Result<WindowOutcome, Error> {
         let id = before.id;
         let monitors = self.desktop.screens.monitors()?;
@@ -291,7 +326,7 @@ impl Session {
             self.apply(id, WindowOp::Restore, "restore", |w| {
                 !w.state.minimized && !w.state.maximized
             })?;
-            notes.push("the window was restored first".to_string());
+            notes.push(WindowNote::RestoredFirst);
         }
         self.desktop
             .window_control
@@ -316,10 +351,10 @@ impl Session {
                 ),
             });
         }
-        notes.push(format!(
-            "the window manager adjusted the request: the frame is {} instead of {frame} (size increments, size limits or screen edges)",
-            after.frame
-        ));
+        notes.push(WindowNote::Adjusted {
+            frame: after.frame,
+            asked: frame,
+        });
         Ok(WindowOutcome {
             before,
             after: Some(after),
@@ -513,7 +548,7 @@ mod tests {
         let out = e
             .window_action(&WindowRef::Id(a), WindowAction::Move { x: 50, y: 60 })
             .unwrap();
-        assert!(out.notes.iter().any(|n| n.contains("restored first")));
+        assert!(out.notes.contains(&WindowNote::RestoredFirst));
         assert_eq!(out.after.unwrap().frame, Rect::new(50, 60, 800, 600));
         let out = e
             .window_action(
@@ -535,7 +570,7 @@ mod tests {
         let out = e
             .window_action(&WindowRef::Id(a), WindowAction::Close)
             .unwrap();
-        assert!(!out.confirmed && out.notes[0].contains("still open"));
+        assert!(!out.confirmed && matches!(out.notes[0], WindowNote::StillOpen { .. }));
     }
 
     #[test]
@@ -551,7 +586,7 @@ mod tests {
         let out = e
             .window_action(&WindowRef::Id(a), WindowAction::Focus)
             .unwrap();
-        assert!(out.notes[0].contains("second request"));
+        assert!(out.notes[0] == WindowNote::FocusRetried);
         fake.ignore_window_ops(1);
         assert_eq!(
             e.window_action(&WindowRef::Id(b), WindowAction::Maximize)

@@ -18,7 +18,9 @@ fn msaa_names_the_controls_and_says_why_it_answers() {
     let tree = fixture.tree(&desktop);
     assert_eq!(tree.source, "msaa");
     assert!(
-        tree.notes.iter().any(|n| n.contains("UI Automation")),
+        tree.notes
+            .iter()
+            .any(|n| matches!(n, deskpilot_backend::TreeNote::FromMsaa(_))),
         "{:?}",
         tree.notes
     );

@@ -19,6 +19,7 @@ use super::{PageInfo, coded, lock, unavailable};
 use crate::capture::Screenshot;
 use crate::coords::ViewGeometry;
 use crate::decorate::Decorations;
+use crate::note::Note;
 use crate::pipeline::{self, ImageFormat};
 use crate::{Error, Session, WindowFilter};
 
@@ -161,9 +162,7 @@ impl Session {
                 if (x1 - x0) * ratio > (r - l) as f64 + 1.0
                     || (y1 - y0) * ratio > (b - t) as f64 + 1.0
                 {
-                    notes.push(
-                        "the element is larger than the viewport; its visible part is shown".into(),
-                    );
+                    notes.push(Note::LargerThanViewport);
                 }
                 Rect::new(l as i32, t as i32, r - l, b - t)
             }
@@ -183,11 +182,7 @@ impl Session {
             _ => None,
         };
         let Some((window, origin)) = window else {
-            notes.push(if headless {
-                "the browser is headless: this image is not on the desktop, so its x/y are for reading only; act with browser_click by ref".into()
-            } else {
-                "the page's window was not found on the desktop (another tab in front, minimized, or elsewhere): this image's x/y are for reading only; act with browser_click by ref".into()
-            });
+            notes.push(Note::PageOffDesktop { headless });
             let frame = Frame {
                 rect: Rect::new(0, 0, area.width, area.height),
                 format: PixelFormat::Rgba,

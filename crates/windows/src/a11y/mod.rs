@@ -24,7 +24,9 @@ mod uia;
 
 use std::time::Duration;
 
-use deskpilot_backend::{Accessibility, ElementHandle, ElementStates, Error, RawTree, TreeLimits};
+use deskpilot_backend::{
+    Accessibility, ElementHandle, ElementStates, Error, NoUia, RawTree, TreeLimits, TreeNote,
+};
 use deskpilot_types::{WindowId, WindowInfo};
 use windows::Win32::Foundation::HWND;
 
@@ -50,20 +52,14 @@ fn read_tree(
             let automation = automation.clone();
             match uia::tree(session, &automation, hwnd(window.id), window, limits) {
                 Ok(tree) => return Ok(tree),
-                Err(e) => format!("UI Automation could not read this window ({e})"),
+                Err(e) => NoUia::Failed(e.to_string()),
             }
         }
-        Err(reason) => format!("UI Automation is unsupported here ({reason})"),
+        Err(reason) => NoUia::Unsupported(reason),
     };
     session.start_read(window.id);
     let mut tree = msaa::tree(session, hwnd(window.id), window, limits)?;
-    tree.notes.insert(
-        0,
-        format!(
-            "{why_not_uia}; this tree comes from MSAA (source: msaa): names, roles, states, \
-             values and positions, with fewer actions"
-        ),
-    );
+    tree.notes.insert(0, TreeNote::FromMsaa(why_not_uia));
     Ok(tree)
 }
 

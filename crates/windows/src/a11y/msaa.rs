@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use deskpilot_backend::{ElementStates, Error, RawElement, RawTree, TreeLimits};
+use deskpilot_backend::{ElementStates, Error, RawElement, RawTree, TreeLimits, TreeNote};
 use deskpilot_types::{Rect, Role, WindowInfo};
 use windows::Win32::Foundation::HWND;
 use windows::Win32::System::Variant::{VARIANT, VT_DISPATCH};
@@ -277,11 +277,7 @@ pub(crate) fn tree(
         if synthetic_root {
             // No frame object to list the menu bar: read it from the window's menu.
             if !menu_elements(session, hwnd, index, depth, &mut elements) {
-                notes.push(
-                    "the window has a menu bar whose items cannot be read from another process \
-                     here; click it and read the screenshot"
-                        .to_string(),
-                );
+                notes.push(TreeNote::MenuBarUnreadable);
             }
         }
         if let Some((h, kind)) = list {

@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use deskpilot_backend::{ElementHandle, Error, TreeLimits};
+use deskpilot_backend::{ElementHandle, Error, TreeLimits, TreeNote};
 use deskpilot_types::WindowId;
 use windows::Win32::Foundation::HWND;
 use windows::Win32::UI::Accessibility::{IAccessible, IUIAutomation, IUIAutomationElement};
@@ -107,17 +107,15 @@ pub(crate) fn out_of_budget(
     count: usize,
     started: std::time::Instant,
     limits: &TreeLimits,
-) -> Option<String> {
+) -> Option<TreeNote> {
     if count >= limits.max_elements {
-        Some(format!(
-            "stopped at {} elements (max_elements)",
-            limits.max_elements
-        ))
+        Some(TreeNote::StoppedAtMaxElements {
+            max_elements: limits.max_elements,
+        })
     } else if started.elapsed() >= limits.timeout {
-        Some(format!(
-            "stopped after {} ms (the application answers slowly)",
-            limits.timeout.as_millis()
-        ))
+        Some(TreeNote::StoppedSlow {
+            limit: limits.timeout,
+        })
     } else {
         None
     }

@@ -45,7 +45,7 @@ use atspi::proxy::value::ValueProxy;
 use atspi::zbus;
 use atspi::{CoordType, Interface, InterfaceSet, ObjectRefOwned, State, StateSet};
 use deskpilot_backend::{
-    Accessibility, ElementHandle, ElementStates, Error, RawElement, RawTree, TreeLimits,
+    Accessibility, ElementHandle, ElementStates, Error, RawElement, RawTree, TreeLimits, TreeNote,
 };
 use deskpilot_types::{Rect, Role, WindowInfo};
 use futures_util::future::join_all;

@@ -155,23 +155,20 @@ impl X11Desktop {
             }
             let mut notes = Vec::new();
             if !finished {
-                notes.push(format!(
-                    "the {} ms time limit ran out while reading the tree: showing the {} elements read so far",
-                    limits.timeout.as_millis(),
-                    nodes.len()
-                ));
+                notes.push(TreeNote::TimedOut {
+                    limit: limits.timeout,
+                    read: nodes.len(),
+                });
             }
             if unanswered > 0 {
-                notes.push(format!(
-                    "the {} ms time limit ran out before {unanswered} of {} elements told their bounds, actions and values; they are listed without them",
-                    limits.timeout.as_millis(),
-                    elements.len()
-                ));
+                notes.push(TreeNote::Unanswered {
+                    limit: limits.timeout,
+                    unanswered,
+                    elements: elements.len(),
+                });
             }
             if let Some(scale) = to_physical(&mut elements, window) {
-                notes.push(format!(
-                    "the application reports logical coordinates (scale {scale:.2}); element bounds were converted to physical pixels"
-                ));
+                notes.push(TreeNote::LogicalCoordinates { scale });
             }
             tracing::debug!(
                 nodes_ms = t_nodes.as_secs_f64() * 1e3,
@@ -179,9 +176,7 @@ impl X11Desktop {
                 "accessibility tree phases"
             );
             if source == "atspi-cache" && walked > 0 && walked < nodes.len() {
-                notes.push(format!(
-                    "{walked} containers not fully in the application's cache were read directly"
-                ));
+                notes.push(TreeNote::ReadDirectly { containers: walked });
             }
             tracing::debug!(
                 elements = elements.len(),

@@ -548,10 +548,7 @@ impl DeskpilotServer {
                     let s = &shot.screenshot;
                     let mut text =
                         format!("Page image {}x{} of {what}.", s.view.width, s.view.height);
-                    for note in &s.notes {
-                        text.push_str("\nNote: ");
-                        text.push_str(&note.to_string());
-                    }
+                    render::masks_and_notes(&mut text, 0, &s.notes, |_| String::new());
                     let mut r = CallToolResult::success(vec![
                         ContentBlock::text(text),
                         ContentBlock::image(

@@ -114,7 +114,7 @@ pub(crate) fn element_body(label: &str, o: &ElementOutcome, extra: serde_json::V
     }
     for n in &o.notes {
         text.push_str("\nNote: ");
-        text.push_str(n);
+        text.push_str(&n.to_string());
     }
     let mut structured = json!({
         "action": label,

@@ -56,7 +56,7 @@ fn keyboard_body(text: String, o: &KeyboardOutcome, mut structured: serde_json::
     let mut text = text;
     for w in &o.warnings {
         text.push_str("\nWarning: ");
-        text.push_str(w);
+        text.push_str(&w.to_string());
     }
     structured["window"] = json!(o.active);
     structured["warnings"] = json!(o.warnings);

@@ -156,7 +156,7 @@ fn window_body(action: WindowAction, o: &WindowOutcome) -> Body {
     };
     for n in &o.notes {
         text.push_str("\nNote: ");
-        text.push_str(n);
+        text.push_str(&n.to_string());
     }
     Body::new(
         text,

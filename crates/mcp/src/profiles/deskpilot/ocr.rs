@@ -134,16 +134,9 @@ pub(crate) fn rendered(read: &OcrResult, max_lines: usize, with_image: bool) -> 
         h = v.height,
         scale = v.scale,
     );
-    if shot.masked_regions > 0 {
-        text.push_str(&format!(
-            "\n{} privacy-masked regions are blacked out and were not read.",
-            shot.masked_regions
-        ));
-    }
-    for note in &shot.notes {
-        text.push_str("\nNote: ");
-        text.push_str(&note.to_string());
-    }
+    render::masks_and_notes(&mut text, shot.masked_regions, &shot.notes, |n| {
+        format!("{n} privacy-masked regions are blacked out and were not read.")
+    });
     if read.dropped_words > 0 {
         text.push_str(&format!(
             "\n{} words below the confidence threshold were left out (min_confidence lowers it).",

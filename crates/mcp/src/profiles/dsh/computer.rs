@@ -337,7 +337,7 @@ fn keyboard_lines(text: &mut String, o: &KeyboardOutcome) {
     }
     for w in &o.warnings {
         text.push_str("\nWarning: ");
-        text.push_str(w);
+        text.push_str(&w.to_string());
     }
 }
 

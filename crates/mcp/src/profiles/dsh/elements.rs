@@ -409,7 +409,7 @@ impl DshServer {
                 }
                 for n in &o.notes {
                     text.push_str("\nNote: ");
-                    text.push_str(n);
+                    text.push_str(&n.to_string());
                 }
                 Body::new(
                     text,

@@ -86,7 +86,7 @@ fn window_result(action: WindowAction, o: &WindowOutcome) -> Body {
     };
     for n in &o.notes {
         text.push_str("\nNote: ");
-        text.push_str(n);
+        text.push_str(&n.to_string());
     }
     let shown = o.after.as_ref().unwrap_or(&o.before);
     Body::new(
@@ -255,15 +255,10 @@ impl DshServer {
                 w.title,
                 w.class,
                 w.frame,
-                [
-                    w.state.active.then_some(" foreground"),
-                    w.state.minimized.then_some(" minimized"),
-                    w.state.maximized.then_some(" maximized"),
-                    (!w.state.visible && !w.state.minimized).then_some(" hidden"),
-                ]
-                .into_iter()
-                .flatten()
-                .collect::<String>()
+                render::state_flags(&w.state, "foreground")
+                    .iter()
+                    .map(|flag| format!(" {flag}"))
+                    .collect::<String>()
             ));
         }
         let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
