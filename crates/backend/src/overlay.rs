@@ -39,7 +39,7 @@ pub struct OverlayStyle {
     pub cursor: PointerLook,
 }
 
-/// How the indicator marks the pointer while it is up (seed 004's `cursor`). The mark is
+/// How the indicator marks the pointer while it is up (dsh-computer-use's `cursor`). The mark is
 /// drawn by the indicator beside the system cursor — the user's cursor itself is never
 /// changed, so there is nothing to restore on any exit path — and it never takes a click.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -44,7 +44,7 @@ pub struct ImageDelivery {
     /// The client takes image blocks (`screenshot.inline`, default true).
     pub inline: bool,
     /// Where the client takes no image blocks, write the bytes to a per-user temporary
-    /// directory and say where (`screenshot.saveToDisk`, default true; seed 004's `savedPath`).
+    /// directory and say where (`screenshot.saveToDisk`, default true; dsh-computer-use's `savedPath`).
     pub save_to_disk: bool,
 }
 

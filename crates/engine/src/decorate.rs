@@ -42,7 +42,7 @@ impl Decorations {
         self.pins.is_empty() && self.grid.is_none() && self.mark.is_none() && self.dim.is_none()
     }
 
-    /// Seed 004's default grid step: about a tenth of the width, rounded to 50 (at least 50).
+    /// dsh-computer-use's default grid step: about a tenth of the width, rounded to 50 (at least 50).
     pub fn default_grid_step(width: u32) -> u32 {
         (((width as f64 / 10.0) / 50.0).round() as u32).max(1) * 50
     }

@@ -348,7 +348,7 @@ impl Session {
 
     /// Invokes an element through its own activation action (click, press, activate, …) —
     /// never a pointer click: an element that advertises none is `ACTION_UNSUPPORTED`
-    /// (seed 004's `ui_element invoke`, which leaves coordinates to the caller).
+    /// (dsh-computer-use's `ui_element invoke`, which leaves coordinates to the caller).
     pub fn invoke_element(&self, token: &str) -> Result<ElementOutcome, Error> {
         let (_, now, element) = self.live_element(token)?;
         let Some(action) = advertised(&element, CLICK_ACTIONS) else {

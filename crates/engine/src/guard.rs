@@ -18,7 +18,7 @@ pub const RESUME_COOLDOWN: Duration = Duration::from_secs(5);
 /// than a tool call's deadline, so an action is never performed after its call gave up.
 pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(25);
 
-/// When the indicator is shown (seed 004's `overlay`).
+/// When the indicator is shown (dsh-computer-use's `overlay`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum OverlayMode {
     /// Only while mutating actions run; hidden after `idle_disarm` without one.
@@ -44,7 +44,7 @@ impl OverlayMode {
 pub const DEFAULT_OVERLAY_MESSAGE: &str =
     "deskpilot is controlling your computer - press Esc to stop";
 
-/// The deployment's safety settings (seed 004's `dryRun`, `blocklist`, `allowLaunch`,
+/// The deployment's safety settings (dsh-computer-use's `dryRun`, `blocklist`, `allowLaunch`,
 /// `allowCloseWindow`, `requireApproval`, `overlay*`, `escStop`, `idleDisarmMs`, `actionDelayMs`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SafetyConfig {

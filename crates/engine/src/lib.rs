@@ -71,7 +71,7 @@ pub use matcher::fold;
 pub use note::{Chosen, Cover, Fallback, MAX_WIDTH_RANGE, NearlyEmpty, Note};
 pub use ocr::{DEFAULT_MIN_CONFIDENCE, OcrRequest, OcrResult, TextLine};
 pub use outline::{Outline, OutlineItem};
-pub use pointer::{CoordinateSpace, PointerOutcome, PointerTarget, Receipt};
+pub use pointer::{CoordinateSpace, HitWarning, PointerOutcome, PointerTarget, Receipt};
 pub use registry::{Pin, ScreenshotId, ScreenshotRecord};
 pub use safety::{
     APPROVAL_TIMEOUT, Approval, Approver, DEFAULT_OVERLAY_MESSAGE, GuardStatus, Mutation,

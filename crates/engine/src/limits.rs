@@ -1,6 +1,7 @@
 //! The numeric limits of engine requests, each defined and checked once here (ripgrep's flag
 //! definitions hold their own ranges): how many clicks a click makes, how long `wait_for
-//! stable` wants the pixels quiet, how long a tree read may take.
+//! stable` wants the pixels quiet, how long a tree read may take, how long a shell command
+//! may run and how often a verified one is retried.
 //!
 //! A request type applies its limit (a count out of range is refused with [`OutOfRange`]; a
 //! duration is clamped, as it always was); a profile only words the range, taking the bounds
@@ -68,6 +69,13 @@ pub const TREE_TIMEOUT_MS: Limit = Limit {
     hi: 30_000,
 };
 
+/// How long one shell command (or one verified attempt) may run, in milliseconds (refused
+/// outside).
+pub const SHELL_TIMEOUT_MS: Limit = Limit { lo: 1, hi: 600_000 };
+
+/// How many times `shell_exec_verified` may run its command again (refused outside).
+pub const SHELL_RETRIES: Limit = Limit { lo: 0, hi: 5 };
+
 /// A duration clamped to a millisecond limit.
 pub(crate) fn clamp_duration(limit: Limit, d: Duration) -> Duration {
     let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
@@ -91,6 +99,10 @@ mod tests {
         assert!(CLICK_COUNT.check(-1).is_err() && CLICK_COUNT.check(0).is_err());
         assert_eq!(CLICK_COUNT.words(), "1, 2 or 3");
         assert_eq!(STABLE_MS.words(), "50–30000");
+        assert_eq!(SHELL_TIMEOUT_MS.words(), "1–600000");
+        assert!(SHELL_TIMEOUT_MS.check(0).is_err() && SHELL_TIMEOUT_MS.check(600_001).is_err());
+        assert_eq!(SHELL_RETRIES.check(5), Ok(5));
+        assert!(SHELL_RETRIES.check(6).is_err());
         assert_eq!(STABLE_MS.clamp(10), 50);
         assert_eq!(
             clamp_duration(TREE_TIMEOUT_MS, Duration::from_secs(3600)),

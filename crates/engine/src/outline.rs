@@ -1,4 +1,4 @@
-//! The screen outline (seed 004's `uiSummary`): a short text list of a window's controls —
+//! The screen outline (dsh-computer-use's `uiSummary`): a short text list of a window's controls —
 //! role, name, token and centre in a screenshot's pixels — so a model that reads no images can
 //! still act. It comes from the accessibility tree, or from OCR lines when the window has no
 //! usable tree, and always says which.

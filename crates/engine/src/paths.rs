@@ -1,4 +1,4 @@
-//! Element paths (seed 004's `ui_element` addressing): a chain of sibling indexes from the
+//! Element paths (dsh-computer-use's `ui_element` addressing): a chain of sibling indexes from the
 //! window's root element, `0` for the root, `0/2/1` for the second child of its third child.
 //!
 //! A path names a place, not an element, so it is re-resolved against a fresh read every time;

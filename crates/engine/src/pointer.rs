@@ -1,7 +1,7 @@
 //! Pointer actions with coordinate safety: where a point comes from, whether it may be acted
 //! on, and a receipt proving where the pointer landed.
 //!
-//! Order for every pointer action (seed 004's safety model, steps 6–8):
+//! Order for every pointer action (dsh-computer-use's safety model, steps 6–8):
 //! 1. resolve the point: image coordinates through the reference screenshot's geometry
 //!    (`NO_REFERENCE_SCREENSHOT` / `UNKNOWN_SCREENSHOT`), or physical as given;
 //! 2. re-check the window that screenshot was pinned to (`TARGET_WINDOW_GONE` / `_CHANGED` / `_MOVED`);
@@ -12,7 +12,7 @@
 //! Nothing reaches the OS before steps 1–3 pass.
 
 use deskpilot_backend::Button;
-use deskpilot_types::{Key, Point, WindowInfo};
+use deskpilot_types::{ErrorCode, Key, Point, WindowInfo};
 use serde::Serialize;
 
 use crate::action::{Outcome, Route};
@@ -76,7 +76,37 @@ pub struct PointerOutcome {
     /// The window under the point at the time of the action.
     pub window: Option<WindowInfo>,
     /// Hit-test findings that did not stop the action (`hit_test: warn`).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<HitWarning>,
+}
+
+/// A hit-test finding that did not stop the action (`hit_test: warn`): the refusal
+/// `hit_test: fail` would have given, kept as its code and message. It displays and
+/// serializes as `CODE: message`; a profile that branches on it matches [`HitWarning::code`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HitWarning {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl HitWarning {
+    fn of(e: &Error) -> Self {
+        Self {
+            code: e.code(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for HitWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl Serialize for HitWarning {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 impl Outcome for PointerOutcome {
@@ -89,7 +119,7 @@ impl Outcome for PointerOutcome {
 pub(crate) struct Checked {
     point: Point,
     window: Option<WindowInfo>,
-    warnings: Vec<String>,
+    warnings: Vec<HitWarning>,
 }
 
 impl Session {
@@ -203,7 +233,7 @@ impl Session {
                 };
                 match (problem, mode) {
                     (Some(e), HitTestMode::Fail) => return Err(e),
-                    (Some(e), _) => warnings.push(format!("{}: {e}", e.code())),
+                    (Some(e), _) => warnings.push(HitWarning::of(&e)),
                     (None, _) => {}
                 }
             }
@@ -621,8 +651,11 @@ mod tests {
         let warned = e
             .click(covered, Button::Left, 1, &[], HitTestMode::Warn)
             .unwrap();
+        assert_eq!(warned.warnings[0].code, ErrorCode::ClickWrongWindow);
         assert!(
-            warned.warnings[0].starts_with("CLICK_WRONG_WINDOW"),
+            warned.warnings[0]
+                .to_string()
+                .starts_with("CLICK_WRONG_WINDOW: "),
             "{:?}",
             warned.warnings
         );

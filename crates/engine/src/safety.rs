@@ -1,7 +1,7 @@
 //! The gates every mutating action passes before anything reaches the operating system.
 //!
-//! Seed 004's order: kill switch → policy (`allowLaunch`, `allowCloseWindow`) and blocklist →
-//! approval → dry run → overlay arm. Each engine operation calls [`Engine::gate`] once its
+//! dsh-computer-use's order: kill switch → policy (`allowLaunch`, `allowCloseWindow`) and blocklist →
+//! approval → dry run → overlay arm. Each engine operation calls [`Session::gate`] once its
 //! targets are resolved — the window under the point, the element and its window, the focused
 //! window for keys — with a label that names them the way a person would read it: `click at
 //! (512, 300) on "Invoice.pdf — Evince" (evince, pid 4242)`. The blocklist matches that label

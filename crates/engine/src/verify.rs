@@ -6,7 +6,7 @@
 //! differ when the cells that moved do not fit in a caret-sized box (2 cells wide, 4 tall:
 //! 32×64 pixels), leaving out cells the overlay paints: a blinking caret or a spinner is no
 //! change, a typed word, a repaint or a new window is. The rule is in pixels rather than a share
-//! of the frame (seed 004 says 0.2 % of samples), because a share grows with the target: on a
+//! of the frame (dsh-computer-use says 0.2 % of samples), because a share grows with the target: on a
 //! full 1920×1080 screen 0.2 % is more than a typed word. `verify` samples the target just
 //! before the action and again after it (after `actionDelayMs`, then for up to [`SETTLE`] while
 //! nothing has moved yet, since apps repaint a little later than input lands): a change

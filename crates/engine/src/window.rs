@@ -192,7 +192,7 @@ impl Session {
             WindowAction::Close => Mutation::CloseWindow,
             _ => Mutation::Other,
         };
-        // Focusing is a read in seed 004's model (it changes what is shown, not any app).
+        // Focusing is a read in dsh-computer-use's model (it changes what is shown, not any app).
         if !matches!(action, WindowAction::Focus) {
             self.gate(
                 kind,

@@ -1,4 +1,4 @@
-//! Seed 004's contract as data, checked against the `dsh` profile: its tables (tools, actions
+//! dsh-computer-use's contract as data, checked against the `dsh` profile: its tables (tools, actions
 //! and their kind, parameter names and types, defaults, ranges, error codes) written down here
 //! and compared with `tools/list` and with calls over an in-process MCP client on a fake
 //! desktop. The end-to-end tests (crates/cli/tests/e2e/dsh.rs) drive the same profile on X11.
@@ -24,7 +24,7 @@ enum Kind {
 }
 use Kind::*;
 
-/// Seed 004 "Tools": five tools, 38 actions, each with its kind.
+/// dsh-computer-use's "Tools": five tools, 38 actions, each with its kind.
 const ACTIONS: &[(&str, &[(&str, Kind)])] = &[
     (
         "computer",
@@ -85,7 +85,7 @@ const ACTIONS: &[(&str, &[(&str, Kind)])] = &[
     ),
 ];
 
-/// Seed 004's parameter tables: name and JSON type (`enum:` lists the allowed strings).
+/// dsh-computer-use's parameter tables: name and JSON type (`enum:` lists the allowed strings).
 const PARAMS: &[(&str, &[(&str, &str)])] = &[
     (
         "computer",
@@ -168,7 +168,7 @@ const PARAMS: &[(&str, &[(&str, &str)])] = &[
     ),
 ];
 
-/// Seed 004's Troubleshooting codes (plus those its tables name), and whether deskpilot can
+/// dsh-computer-use's Troubleshooting codes (plus those its tables name), and whether deskpilot can
 /// return them: `BACKEND_MISSING` is a partially copied Node package — a single binary has no
 /// such state.
 const CODES: &[(&str, bool)] = &[
@@ -343,7 +343,7 @@ fn type_of(schema: &Value, prop: &Value) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tools_list_is_seed_004s_tables() {
+async fn tools_list_is_dsh_computer_uses_tables() {
     let (fake, _) = desktop();
     let client = connect(quick(), &fake).await;
     let tools = client.list_all_tools().await.unwrap();
@@ -374,11 +374,11 @@ async fn tools_list_is_seed_004s_tables() {
             }
             assert_eq!(&got, want, "{tool}.{name}");
         }
-        // Nothing beyond the seed's names but verify (seed: every mutating call takes it).
+        // Nothing beyond dsh-computer-use's names but verify (dsh-computer-use: every mutating call takes it).
         for name in props.keys() {
             assert!(
                 params.iter().any(|(n, _)| n == name) || name == "verify",
-                "{tool}.{name} is not a seed 004 parameter"
+                "{tool}.{name} is not a dsh-computer-use parameter"
             );
         }
         assert_eq!(schema["required"], json!(["action"]), "{tool}");
@@ -388,7 +388,7 @@ async fn tools_list_is_seed_004s_tables() {
         let schema = Value::Object((*t.input_schema).clone());
         let listed = type_of(&schema, &schema["properties"]["action"]);
         let want: Vec<&str> = actions.iter().map(|(a, _)| *a).collect();
-        // Every tool declares its actions as an enum, in the seed's order.
+        // Every tool declares its actions as an enum, in dsh-computer-use's order.
         assert_eq!(listed, format!("enum:{}", want.join(",")), "{tool}.action");
     }
     for (code, possible) in CODES {
@@ -469,7 +469,7 @@ async fn every_mutating_action_passes_the_gates_and_no_read_does() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn defaults_ranges_and_translations_follow_the_seed() {
+async fn defaults_ranges_and_translations_follow_dsh_computer_use() {
     let (fake, w) = desktop();
     let client = connect(quick(), &fake).await;
     // A coordinate action before any screenshot.
@@ -524,7 +524,7 @@ async fn defaults_ranges_and_translations_follow_the_seed() {
         "{events:?}"
     );
 
-    // scroll: seed dy > 0 is up; the backend's dy > 0 is down. Answered in wheel units.
+    // scroll: dsh-computer-use's dy > 0 is up; the backend's dy > 0 is down. Answered in wheel units.
     let r = ok(&call(
         &client,
         "computer",
@@ -667,7 +667,7 @@ async fn defaults_ranges_and_translations_follow_the_seed() {
     assert!(r["candidates"][0]["score"].as_f64().unwrap() > 0.0);
     assert!(!r["candidates"][0]["why"].as_str().unwrap().is_empty());
 
-    // Windows: list is foreground first with seed fields; titleMatch must be unique.
+    // Windows: list is foreground first with dsh-computer-use's fields; titleMatch must be unique.
     let r = ok(&call(&client, "app_window", json!({ "action": "list" })).await);
     for key in [
         "hwnd",

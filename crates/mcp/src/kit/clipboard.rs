@@ -1,4 +1,4 @@
-//! The clipboard as every profile offers it: plain text, read with seed 004's preview rule (a
+//! The clipboard as every profile offers it: plain text, read with dsh-computer-use's preview rule (a
 //! text over 8000 characters is shown as its first 4000; `structuredContent.clipboard` holds
 //! it all), written through the engine's pipeline.
 

@@ -1,4 +1,4 @@
-//! Seed 000's three tools as every profile offers them: `ui_context_pick` (a person picks a
+//! The UI Context Protocol's three tools as every profile offers them: `ui_context_pick` (a person picks a
 //! window, control or region and approves it), `ui_context_current`, `ui_context_clear`.
 //!
 //! One picker per server process, started on first use (`deskpilot-picker`). A result never
@@ -87,7 +87,7 @@ impl<P: ProfileSpec> Server<P> {
     }
 }
 
-/// `ui_context_pick`'s argument (seed 000's name).
+/// `ui_context_pick`'s argument (the UI Context Protocol's name).
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PickArgs {

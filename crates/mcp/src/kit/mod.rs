@@ -33,7 +33,7 @@ use rmcp::model::CallToolResult;
 /// How a profile words what the kit renders: the text is the profile's, so its hints name its
 /// own tools and parameters.
 pub trait Wording: Send + Sync + 'static {
-    /// The code this profile reports for an engine code (a seed may name a failure
+    /// The code this profile reports for an engine code (a system a profile stands in for may name a failure
     /// differently); the same code by default.
     fn code(&self, code: ErrorCode) -> ErrorCode {
         code

@@ -1,4 +1,4 @@
-//! `app_skill` (seed 004's actions list, get, save, append, remove), shared by every profile
+//! `app_skill` (dsh-computer-use's actions list, get, save, append, remove), shared by every profile
 //! that offers it: reads come straight from the library; writes are mutating actions through
 //! the engine's pipeline. Declared once, on every profile's [`Server`]; a profile mounts it
 //! with [`tool`] and its own description.
@@ -43,7 +43,7 @@ impl<P: ProfileSpec> Server<P> {
     }
 }
 
-/// Seed 004's five `app_skill` actions.
+/// dsh-computer-use's five `app_skill` actions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SkillAction {

@@ -163,6 +163,8 @@ mod tests {
                 .join(p.name)
                 .join("tools.json");
             if std::env::var_os("DESKPILOT_BLESS").is_some() {
+                // A new profile's snapshot folder may not exist yet.
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
                 std::fs::write(&path, &json).unwrap();
             }
             let want = std::fs::read_to_string(&path).unwrap_or_default();
@@ -193,9 +195,31 @@ mod tests {
     #[test]
     fn no_profile_imports_another() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/profiles");
-        let modules = ["deskpilot", "dsh", "ui_context"];
+        // Every profile module, whether a folder (`dsh/`), a file (`ui_context.rs`) or both.
+        let mut modules: Vec<String> = Vec::new();
+        for entry in std::fs::read_dir(&root).unwrap() {
+            let path = entry.unwrap().path();
+            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let is_module = if path.is_dir() {
+                std::fs::read_dir(&path)
+                    .unwrap()
+                    .any(|f| f.unwrap().path().extension().is_some_and(|e| e == "rs"))
+            } else {
+                path.extension().is_some_and(|e| e == "rs") && stem != "mod"
+            };
+            if is_module && !modules.contains(&stem) {
+                modules.push(stem);
+            }
+        }
+        modules.sort();
+        assert_eq!(
+            modules,
+            ["deskpilot", "dsh", "ui_context"],
+            "a new profile? extend this list"
+        );
+        let modules: Vec<&str> = modules.iter().map(String::as_str).collect();
         let mut files = Vec::new();
-        for m in modules {
+        for &m in &modules {
             let dir = root.join(m);
             if dir.is_dir() {
                 for f in std::fs::read_dir(&dir).unwrap() {
@@ -204,8 +228,10 @@ mod tests {
                         files.push((m, f));
                     }
                 }
-            } else {
-                files.push((m, root.join(format!("{m}.rs"))));
+            }
+            let file = root.join(format!("{m}.rs"));
+            if file.is_file() {
+                files.push((m, file));
             }
         }
         assert!(files.len() > modules.len());

@@ -265,7 +265,7 @@ fn body(label: &str, o: &PointerOutcome) -> Body {
     }
     for w in &o.warnings {
         text.push_str("\nWarning: ");
-        text.push_str(w);
+        text.push_str(&w.to_string());
     }
     Body::new(
         text,

@@ -26,12 +26,11 @@ use super::wording::WORDING;
 use super::{DeskpilotServer, error};
 use crate::kit::render;
 use crate::kit::report::{self, Body};
+use deskpilot_engine::limits::{SHELL_RETRIES, SHELL_TIMEOUT_MS};
 
-/// Default and largest command timeouts.
+/// The command timeout when a call does not say (its range is the engine's
+/// `limits::SHELL_TIMEOUT_MS`).
 const DEFAULT_TIMEOUT_MS: u64 = 30_000;
-const MAX_TIMEOUT_MS: u64 = 600_000;
-/// Most retries `shell_exec_verified` accepts.
-const MAX_RETRIES: u32 = 5;
 
 fn main_session() -> String {
     "main".to_string()
@@ -162,13 +161,14 @@ fn coded(code: ErrorCode, message: impl Into<String>) -> Error {
 }
 
 fn timeout(ms: u64) -> Result<Duration, Error> {
-    if ms == 0 || ms > MAX_TIMEOUT_MS {
-        return Err(coded(
+    let value = i64::try_from(ms).unwrap_or(i64::MAX);
+    match SHELL_TIMEOUT_MS.check(value) {
+        Ok(ms) => Ok(Duration::from_millis(ms)),
+        Err(e) => Err(coded(
             ErrorCode::InvalidArgument,
-            format!("timeout_ms {ms} must be 1–{MAX_TIMEOUT_MS}"),
-        ));
+            format!("timeout_ms {ms} must be {}", e.limit.words()),
+        )),
     }
-    Ok(Duration::from_millis(ms))
 }
 
 /// One stream for the text block.
@@ -502,10 +502,10 @@ impl DeskpilotServer {
             Ok(t) => t,
             Err(e) => return error(&e),
         };
-        if a.retries > MAX_RETRIES {
+        if let Err(e) = SHELL_RETRIES.check(i64::from(a.retries)) {
             return error(&coded(
                 ErrorCode::InvalidArgument,
-                format!("retries {} is more than {MAX_RETRIES}", a.retries),
+                format!("retries {} is more than {}", a.retries, e.limit.hi),
             ));
         }
         let e = &a.expect;

@@ -1,7 +1,7 @@
-//! `computer`: seed 004's 16 actions — screenshot, cursor, status, move, click, double_click,
+//! `computer`: dsh-computer-use's 16 actions — screenshot, cursor, status, move, click, double_click,
 //! right_click, middle_click, drag, scroll, type, key, wait, ocr, wait_for, resume.
 //!
-//! Translations from seed 004 to the engine: x/y omitted act at the pointer; `scroll` `dy > 0`
+//! Translations from dsh-computer-use to the engine: x/y omitted act at the pointer; `scroll` `dy > 0`
 //! is up (the engine's `dy > 0` is down) and answers in wheel units (notches × 120); `type`
 //! counts UTF-16 code units; `modifiers` are held during `key` too; `screen` omitted means the
 //! primary display.
@@ -246,7 +246,7 @@ impl ComputerArgs {
 }
 
 impl DshServer {
-    /// x/y as seed 004 reads them: the last screenshot's pixels (or physical with
+    /// x/y as dsh-computer-use reads them: the last screenshot's pixels (or physical with
     /// `coordinates: physical`); both omitted: the pointer where it is now.
     fn point(
         &self,
@@ -322,7 +322,7 @@ fn pointer_body(verb: String, o: &PointerOutcome, extra: serde_json::Value) -> B
     }
     for w in &o.warnings {
         text.push_str("\nWarning: ");
-        text.push_str(w);
+        text.push_str(&w.to_string());
     }
     let mut v = json!({ "x": o.point.x, "y": o.point.y, "receipt": r, "warnings": o.warnings });
     if let (Some(obj), Some(more)) = (v.as_object_mut(), extra.as_object()) {
@@ -392,7 +392,7 @@ impl DshServer {
             mark: a.mark.map(|p| (p.x, p.y)),
             dim: a.dim.map(|r| (r.x, r.y, r.width, r.height)),
         };
-        // Seed 004's default outline is "summary"; the deployment's uiSummary overrides it.
+        // dsh-computer-use's default outline is "summary"; the deployment's uiSummary overrides it.
         let mode = match a.ui_summary {
             Some(UiSummaryArg::None) => OutlineMode::None,
             Some(UiSummaryArg::Summary) => OutlineMode::Summary,
@@ -626,7 +626,7 @@ impl DshServer {
                     step,
                     move |s| {
                         let t = at_pointer(s, from)?;
-                        // Seed 004: dy > 0 scrolls up; the engine's dy > 0 scrolls down.
+                        // dsh-computer-use: dy > 0 scrolls up; the engine's dy > 0 scrolls down.
                         s.scroll(t, dx, -dy, &mods, mode)
                     },
                     move |o| {

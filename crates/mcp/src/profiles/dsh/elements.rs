@@ -1,4 +1,4 @@
-//! `ui_element`: seed 004's tree, find, invoke, set_value, focus, expand, collapse, select —
+//! `ui_element`: dsh-computer-use's tree, find, invoke, set_value, focus, expand, collapse, select —
 //! controls addressed by path (`0/2/1`, sibling indexes from the window's root).
 //!
 //! A path names a place, so every acting call re-reads the window and resolves the path there
@@ -24,7 +24,7 @@ use super::{DshServer, error};
 use crate::kit::report::{self, Body};
 use crate::kit::{Parameters, render};
 
-/// Elements read per window: seed 004's largest `maxNodes`, so a path from any tree resolves
+/// Elements read per window: dsh-computer-use's largest `maxNodes`, so a path from any tree resolves
 /// in the same read.
 const READ_NODES: usize = 5000;
 

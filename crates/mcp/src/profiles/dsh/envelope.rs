@@ -1,4 +1,4 @@
-//! Seed 004's screenshot envelope: one canonical JSON object (`structuredContent`) rendered as a
+//! dsh-computer-use's screenshot envelope: one canonical JSON object (`structuredContent`) rendered as a
 //! text block plus an optional image block. It carries the coordinate mapping, the pointer in
 //! physical and image pixels, the foreground window, the `uiSummary` outline, the change
 //! verdict and the skill hint; with `screenshot.inline = false` the bytes go to a per-user
@@ -19,7 +19,7 @@ use crate::kit::capture::Captured;
 /// Screenshot files kept in the temporary directory (older ones are removed).
 const KEPT_FILES: u64 = 64;
 
-/// The window as seed 004's `app_window list` shows it.
+/// The window as dsh-computer-use's `app_window list` shows it.
 pub(crate) fn window_json(w: &WindowInfo) -> Value {
     json!({
         "hwnd": w.id.0,

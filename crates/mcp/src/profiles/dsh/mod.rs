@@ -1,10 +1,10 @@
-//! The `dsh` profile: seed 004 (dsh-computer-use) as a drop-in — five tools (`computer`,
-//! `app_window`, `ui_element`, `clipboard`, `app_skill`), 38 actions, seed 004's parameter
+//! The `dsh` profile: dsh-computer-use as a drop-in — five tools (`computer`,
+//! `app_window`, `ui_element`, `clipboard`, `app_skill`), 38 actions, dsh-computer-use's parameter
 //! names, defaults, ranges, error codes and envelopes.
 //!
 //! The profile only translates: each action maps its arguments to the same engine and session
 //! calls the `deskpilot` profile makes, and renders the answer as one canonical JSON object
-//! (`structuredContent`) plus a text block and an optional image block. Where seed 004's
+//! (`structuredContent`) plus a text block and an optional image block. Where dsh-computer-use's
 //! meaning differs from deskpilot's (scroll sign, x/y omitted = the pointer, `type` counting
 //! UTF-16 units, paths instead of tokens, `PATTERN_UNSUPPORTED`), the translation lives here.
 
@@ -24,9 +24,9 @@ use crate::kit::{self, Wording};
 
 pub(crate) use wording::error;
 
-/// Seed 004's `requestTimeoutMs` default.
+/// dsh-computer-use's `requestTimeoutMs` default.
 const REQUEST_TIMEOUT: Duration = Duration::from_millis(20_000);
-/// Seed 004's `screenshotTimeoutMs` default.
+/// dsh-computer-use's `screenshotTimeoutMs` default.
 const SCREENSHOT_TIMEOUT: Duration = Duration::from_millis(30_000);
 
 const INSTRUCTIONS: &str = "dsh-computer-use tools drive this computer's real desktop. computer { action: \"screenshot\" } \

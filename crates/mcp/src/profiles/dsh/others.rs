@@ -1,4 +1,4 @@
-//! `clipboard` (get, set): the kit's clipboard in seed 004's words. (`app_skill` is the kit's
+//! `clipboard` (get, set): the kit's clipboard in dsh-computer-use's words. (`app_skill` is the kit's
 //! shared declaration, mounted in `mod.rs`.)
 
 use rmcp::model::CallToolResult;

@@ -1,4 +1,4 @@
-//! `app_window`: seed 004's list, focus, launch, minimize, maximize, restore, close — by `hwnd`
+//! `app_window`: dsh-computer-use's list, focus, launch, minimize, maximize, restore, close — by `hwnd`
 //! (preferred) or `titleMatch` (exactly one window, else `AMBIGUOUS_WINDOW`).
 
 use std::time::Duration;

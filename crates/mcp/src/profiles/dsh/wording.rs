@@ -1,4 +1,4 @@
-//! How the `dsh` profile words what the kit renders: seed 004's codes (`PATTERN_UNSUPPORTED`
+//! How the `dsh` profile words what the kit renders: dsh-computer-use's codes (`PATTERN_UNSUPPORTED`
 //! for an action a control lacks, `BACKEND_START_FAILED` when there is no desktop to drive,
 //! `ELEMENT_NOT_FOUND` for a stale path), its Troubleshooting table's "what to do" as hints,
 //! and hints that name this profile's tools and parameters.
