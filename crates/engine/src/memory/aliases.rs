@@ -58,7 +58,7 @@ pub struct AliasHit<'a> {
 }
 
 fn is_cjk_term(t: &str) -> bool {
-    t.chars().any(|c| !c.is_ascii())
+    !t.is_ascii()
 }
 
 /// Whether folded `hay` holds term `t`: anywhere for CJK terms, as whole words for Latin ones.

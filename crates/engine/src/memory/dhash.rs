@@ -68,18 +68,22 @@ pub fn dhash<D: AsRef<[u8]>>(frame: &Frame<D>, region: Rect) -> Option<Dhash> {
     let bytes = frame.bytes();
     let mut sum = [[0u64; COLS]; ROWS];
     let mut count = [[0u64; COLS]; ROWS];
+    let cols: [(usize, usize); COLS] = std::array::from_fn(|c| span(c, COLS, w));
     for (row, (sums, counts)) in sum.iter_mut().zip(count.iter_mut()).enumerate() {
         let (ys, ye) = span(row, ROWS, h);
         for (col, (s, c)) in sums.iter_mut().zip(counts.iter_mut()).enumerate() {
-            let (xs, xe) = span(col, COLS, w);
+            let (xs, xe) = cols[col];
+            // Luma is linear: sum each channel, weigh once per cell (BT.601, scaled by 1000).
+            let mut ch = [0u64; 4];
             for y in ys..ye {
-                let line =
-                    &bytes[(y0 + y) * stride + (x0 + xs) * 4..(y0 + y) * stride + (x0 + xe) * 4];
-                for px in line.chunks_exact(4) {
-                    // Integer BT.601 luma, scaled by 1000.
-                    *s += 299 * px[ri] as u64 + 587 * px[gi] as u64 + 114 * px[bi] as u64;
+                let at = (y0 + y) * stride + (x0 + xs) * 4;
+                for px in bytes[at..at + (xe - xs) * 4].chunks_exact(4) {
+                    ch[0] += px[0] as u64;
+                    ch[1] += px[1] as u64;
+                    ch[2] += px[2] as u64;
                 }
             }
+            *s = 299 * ch[ri] + 587 * ch[gi] + 114 * ch[bi];
             *c = ((ye - ys) * (xe - xs)) as u64;
         }
     }

@@ -246,6 +246,7 @@ impl Memory {
         hash: Dhash,
         now: UnixMillis,
     ) -> Option<Recognition> {
+        self.state.windows.get(id)?;
         self.state.updated_at = Some(now);
         self.state.windows.set_hash(id, hash)
     }
@@ -351,7 +352,7 @@ pub(crate) mod tests {
 
     #[test]
     fn default_dir_follows_each_convention() {
-        let env = |pairs: &'static [(&'static str, &'static str)]| {
+        let env = |pairs: Vars| {
             move |k: &str| {
                 pairs
                     .iter()
@@ -359,11 +360,8 @@ pub(crate) mod tests {
                     .map(|(_, v)| OsString::from(v))
             }
         };
-        let cases: &[(
-            PathConvention,
-            &'static [(&'static str, &'static str)],
-            Option<&str>,
-        )] = &[
+        type Vars = &'static [(&'static str, &'static str)];
+        let cases: &[(PathConvention, Vars, Option<&str>)] = &[
             (
                 PathConvention::Xdg,
                 &[("XDG_STATE_HOME", "/s"), ("HOME", "/h")],
@@ -526,6 +524,7 @@ pub(crate) mod tests {
     }
 
     #[test]
+    #[allow(clippy::print_stderr)]
     fn a_full_state_stays_under_the_stated_bound() {
         let mut s = MemoryState::default();
         let long = "界".repeat(MAX_TEXT_CHARS);
@@ -557,7 +556,10 @@ pub(crate) mod tests {
             s.windows
                 .set_hash(WindowId(1 + i % MAX_WINDOWS as u64), Dhash(i));
         }
-        let bytes = persist::encode(&s).len() as u64;
+        let bytes = persist::encode(&s).unwrap().len() as u64;
+        eprintln!(
+            "state file at every cap with {MAX_TEXT_CHARS}-character CJK texts: {bytes} bytes"
+        );
         assert!(bytes <= MAX_STATE_BYTES, "{bytes}");
         assert_eq!(s.focus.entries.len(), MAX_FOCUS);
     }

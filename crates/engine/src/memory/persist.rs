@@ -71,7 +71,7 @@ pub struct Loaded {
 }
 
 /// Serialises `state` (no trailing newline).
-pub fn encode(state: &MemoryState) -> Vec<u8> {
+pub fn encode(state: &MemoryState) -> io::Result<Vec<u8>> {
     serde_json::to_vec(&FileOut {
         schema: SCHEMA_VERSION,
         updated_at: state.updated_at,
@@ -79,13 +79,13 @@ pub fn encode(state: &MemoryState) -> Vec<u8> {
         elements: &state.elements,
         focus: &state.focus,
     })
-    .unwrap_or_default()
+    .map_err(io::Error::other)
 }
 
 /// Writes `state` atomically to `dir/memory.json`; returns the bytes written.
 pub fn save(dir: &Path, state: &MemoryState) -> io::Result<u64> {
     fs::create_dir_all(dir)?;
-    let bytes = encode(state);
+    let bytes = encode(state)?;
     let tmp = dir.join(format!("{STATE_FILE}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut f = File::create(&tmp)?;
@@ -255,7 +255,7 @@ mod tests {
     fn a_file_truncated_at_every_offset_loads_whole_or_is_moved_aside() {
         let dir = TempDir::new("persist-truncate");
         let s = sample();
-        let full = encode(&s);
+        let full = encode(&s).unwrap();
         let path = dir.path().join(STATE_FILE);
         for cut in 0..=full.len() {
             fs::write(&path, &full[..cut]).unwrap();
@@ -292,7 +292,7 @@ mod tests {
         save(dir.path(), &s).unwrap();
         // A save killed before its rename leaves only a partial temporary file.
         let tmp = dir.path().join(format!("{STATE_FILE}.tmp-999"));
-        fs::write(&tmp, &encode(&MemoryState::default())[..5]).unwrap();
+        fs::write(&tmp, &encode(&MemoryState::default()).unwrap()[..5]).unwrap();
         let l = load(dir.path(), 1);
         assert_eq!((l.state, l.warning.is_none()), (s, true));
         assert!(!tmp.exists(), "leftover temporary file removed");

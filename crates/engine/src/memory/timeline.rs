@@ -181,7 +181,7 @@ mod tests {
                 title: "Untitled - Mousepad".into(),
                 process: Some("mousepad".into()),
             }),
-            target: Some(if at % 2 == 0 {
+            target: Some(if at.is_multiple_of(2) {
                 TimelineTarget::Point {
                     at: Point::new(10, 20),
                 }
