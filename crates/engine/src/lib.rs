@@ -72,11 +72,11 @@ pub use matcher::fold;
 pub use memory::{
     AliasHit, Aliases, Confidence, DEFAULT_ALIASES, Deixis, Dhash, ElementIndex,
     ElementObservation, ElementRecord, Field, FocusEntry, FocusHistory, HASH_THRESHOLD, Indexing,
-    LoadWarning, Loaded, MAX_CANDIDATES, MAX_ELEMENTS, MAX_FOCUS, MAX_STATE_BYTES, MAX_WINDOWS,
-    Memory, MemoryPrivacy, MemoryState, MemoryStats, PathConvention, Presence, Recall,
-    RecallCandidate, Recalled, Recognition, SCHEMA_VERSION, STATE_FILE, TIMELINE_ROTATE_BYTES,
-    TimelineEntry, TimelineRead, TimelineTarget, TimelineWindow, UnixMillis, Why, WindowIndex,
-    WindowObservation, WindowRecord, default_dir, deixis, dhash, hamming, may_index, now_millis,
+    LoadWarning, MAX_CANDIDATES, MAX_ELEMENTS, MAX_FOCUS, MAX_STATE_BYTES, MAX_WINDOWS, Memory,
+    MemoryPrivacy, MemoryState, MemoryStats, PathConvention, Presence, Recall, RecallCandidate,
+    Recalled, Recognition, SCHEMA_VERSION, STATE_FILE, TIMELINE_ROTATE_BYTES, TimelineEntry,
+    TimelineRead, TimelineTarget, TimelineWindow, UnixMillis, Why, WindowIndex, WindowObservation,
+    WindowRecord, default_dir, deixis, dhash, hamming, may_index, now_millis,
 };
 pub use note::{Chosen, Cover, Fallback, MAX_WIDTH_RANGE, NearlyEmpty, Note};
 pub use ocr::{DEFAULT_MIN_CONFIDENCE, OcrRequest, OcrResult, TextLine};

@@ -31,7 +31,7 @@ use deskpilot_types::WindowId;
 
 pub use aliases::{AliasHit, Aliases, DEFAULT_ALIASES};
 pub use dhash::{Dhash, HASH_THRESHOLD, dhash, hamming};
-pub use persist::{LoadWarning, Loaded, MAX_STATE_BYTES, SCHEMA_VERSION, STATE_FILE};
+pub use persist::{LoadWarning, MAX_STATE_BYTES, SCHEMA_VERSION, STATE_FILE};
 pub use recall::{
     Deixis, Field, MAX_CANDIDATES, Presence, Recall, RecallCandidate, Recalled, Why, deixis,
 };
@@ -191,26 +191,34 @@ pub struct Memory {
     aliases: Aliases,
     privacy: MemoryPrivacy,
     timeline: timeline::Timeline,
+    /// A bad state file could not be moved aside: never save over it.
+    keep_bad_file: bool,
 }
 
 impl Memory {
     /// Opens the memory in `dir` (created on first save), loading its state file. A state file
-    /// that could not be loaded was moved aside; the warning says where.
+    /// that could not be loaded was moved aside; the warning says where. If even that move
+    /// failed, the bad file is left in place and [`Memory::save`] refuses to overwrite it
+    /// until [`Memory::clear`].
     pub fn open(
         dir: &Path,
         privacy: MemoryPrivacy,
         aliases: Aliases,
         now: UnixMillis,
-    ) -> (Memory, Loaded) {
-        let mut loaded = persist::load(dir, now);
+    ) -> (Memory, Option<LoadWarning>) {
+        let loaded = persist::load(dir, now);
+        if let Some(e) = &loaded.move_failed {
+            tracing::warn!(dir = %dir.display(), error = %e, "memory: could not move a bad state file aside; not saving over it");
+        }
         let memory = Memory {
             dir: dir.to_path_buf(),
-            state: std::mem::take(&mut loaded.state),
+            state: loaded.state,
             aliases,
             privacy,
             timeline: timeline::Timeline::new(dir),
+            keep_bad_file: loaded.move_failed.is_some(),
         };
-        (memory, loaded)
+        (memory, loaded.warning)
     }
 
     pub fn state(&self) -> &MemoryState {
@@ -289,6 +297,11 @@ impl Memory {
 
     /// Writes the state file atomically; returns its size.
     pub fn save(&self) -> io::Result<u64> {
+        if self.keep_bad_file {
+            return Err(io::Error::other(
+                "the unreadable state file could not be moved aside; not overwriting it",
+            ));
+        }
         persist::save(&self.dir, &self.state)
     }
 
@@ -310,6 +323,7 @@ impl Memory {
     /// corrupt are left for a human).
     pub fn clear(&mut self) -> io::Result<()> {
         self.state = MemoryState::default();
+        self.keep_bad_file = false;
         match std::fs::remove_file(self.dir.join(STATE_FILE)) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             _ => {}
@@ -418,7 +432,7 @@ pub(crate) mod tests {
         let dir = TempDir::new("memory-restart");
         let (mut m, loaded) =
             Memory::open(dir.path(), MemoryPrivacy::default(), Aliases::default(), 1);
-        assert!(loaded.warning.is_none());
+        assert!(loaded.is_none());
         m.observe_windows(
             &[
                 obs(1, "Untitled - Mousepad", "mousepad"),
@@ -467,6 +481,21 @@ pub(crate) mod tests {
         m.clear().unwrap();
         let s = m.stats();
         assert_eq!((s.windows, s.state_bytes, s.timeline_bytes), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_corrupt_state_file_on_open_is_moved_aside_and_reported() {
+        let dir = TempDir::new("memory-corrupt");
+        std::fs::write(dir.path().join(STATE_FILE), b"{\"schema\":1,\"windows\":").unwrap();
+        let (m, warning) =
+            Memory::open(dir.path(), MemoryPrivacy::default(), Aliases::default(), 77);
+        let Some(LoadWarning::Corrupt { moved_to, .. }) = warning else {
+            panic!("{warning:?}")
+        };
+        assert!(moved_to.ends_with(format!("{STATE_FILE}.corrupt-77")));
+        assert_eq!(m.stats().windows, 0);
+        m.save().unwrap();
+        assert!(moved_to.exists(), "the bad bytes are kept for a human");
     }
 
     #[test]
