@@ -127,9 +127,9 @@ mod tests {
     }
 
     /// A busy test picture: blocks whose brightness depends on position.
-    fn picture(c: u32, r: u32, w: u32, h: u32, seed: u32) -> u8 {
+    fn picture(c: u32, r: u32, w: u32, h: u32, variant: u32) -> u8 {
         let (bx, by) = (c * 9 / w, r * 8 / h);
-        ((bx * 37 + by * 91 + seed * 53).wrapping_mul(2654435761) >> 24) as u8
+        ((bx * 37 + by * 91 + variant * 53).wrapping_mul(2654435761) >> 24) as u8
     }
 
     #[test]
