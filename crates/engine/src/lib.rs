@@ -30,6 +30,7 @@ mod keyboard;
 mod launch;
 pub mod limits;
 mod matcher;
+mod memory;
 mod note;
 mod ocr;
 mod outline;
@@ -68,6 +69,15 @@ pub use find::{Candidate, FindRequest};
 pub use keyboard::{KeyboardNote, KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
 pub use launch::{LaunchOutcome, MAX_LAUNCH_WAIT};
 pub use matcher::fold;
+pub use memory::{
+    AliasHit, Aliases, Confidence, DEFAULT_ALIASES, Deixis, Dhash, ElementIndex,
+    ElementObservation, ElementRecord, Field, FocusEntry, FocusHistory, HASH_THRESHOLD, Indexing,
+    LoadWarning, MAX_CANDIDATES, MAX_ELEMENTS, MAX_FOCUS, MAX_STATE_BYTES, MAX_WINDOWS, Memory,
+    MemoryPrivacy, MemoryState, MemoryStats, PathConvention, Presence, Recall, RecallCandidate,
+    Recalled, Recognition, SCHEMA_VERSION, STATE_FILE, TIMELINE_ROTATE_BYTES, TimelineEntry,
+    TimelineRead, TimelineTarget, TimelineWindow, UnixMillis, Why, WindowIndex, WindowObservation,
+    WindowRecord, default_dir, deixis, dhash, hamming, may_index, now_millis,
+};
 pub use note::{Chosen, Cover, Fallback, MAX_WIDTH_RANGE, NearlyEmpty, Note};
 pub use ocr::{DEFAULT_MIN_CONFIDENCE, OcrRequest, OcrResult, TextLine};
 pub use outline::{Outline, OutlineItem};
