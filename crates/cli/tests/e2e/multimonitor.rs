@@ -469,11 +469,15 @@ async fn windows_move_across_the_seam_and_maximize_on_their_own_head() {
         int(&f["width"]),
         int(&f["height"]),
     );
+    // openbox may hang a maximized window's border (1 px) just over the head's edges: seen
+    // as {x: 1279, y: -1, width: 1026, height: 774} on a loaded machine.
+    const BORDER: i64 = 4;
     assert!(
-        fx >= i64::from(SEAM)
-            && fy >= 0
-            && fx + fw <= 2304
-            && fy + fh <= i64::from(HEADS[1].1)
+        fx >= i64::from(SEAM) - BORDER
+            && fy >= -BORDER
+            && fx + fw <= 2304 + BORDER
+            && fy + fh <= i64::from(HEADS[1].1) + BORDER
+            && fx + fw / 2 > i64::from(SEAM)
             && fw >= 1000
             && fh >= 700,
         "maximized on the second head: {f}"
