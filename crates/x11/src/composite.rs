@@ -6,8 +6,9 @@
 //!
 //! A window that was not redirected before gets a fresh pixmap that starts as a copy of the
 //! screen under it (what covers it included) and is repainted by the server (backgrounds) and
-//! the application (on `Expose`): the read is repeated for a bounded time until it differs
-//! from the screen and is not one flat colour. A window that never repaints, is unmapped or
+//! the application (on `Expose`): the read is repeated every 10 ms, for at most 500 ms, until
+//! it differs from the screen and is not one flat colour (and read once more 20 ms later when it
+//! had to be waited for, so an application caught mid-repaint can finish). A window that never repaints, is unmapped or
 //! minimized, or that the server refuses to redirect, is an [`Outcome`] the caller turns into
 //! the engine's screen fallback with its reason.
 
@@ -24,6 +25,10 @@ use crate::error::x11_err;
 
 /// How long a freshly redirected window gets to repaint before the screen is used instead.
 pub(crate) const REPAINT_DEADLINE: Duration = Duration::from_millis(500);
+/// Between two reads of a window that has not repainted yet.
+const POLL: Duration = Duration::from_millis(10);
+/// After a window that had to be waited for shows its content, before the final read.
+const SETTLE: Duration = Duration::from_millis(20);
 
 /// What one composite capture got, before it becomes a [`WindowCapture`] or an error.
 #[derive(Debug)]
@@ -228,15 +233,24 @@ pub(crate) fn capture(d: &X11Desktop, window: &WindowInfo, rect: Rect) -> Result
     // What the screen shows there now: a fresh pixmap starts as a copy of it.
     let screen = d.grabber.grab(c, d.root, rect, Vec::new())?;
     let mut buffer = Vec::new();
+    let mut polls = 0u32;
     loop {
         let mut frame = d.grabber.grab(c, pixmap, local, buffer)?;
         frame.rect = rect;
         let flat = is_flat(&frame.data);
         let unchanged = same_pixels(&frame.data, &screen.data);
-        let waited = started.elapsed();
         if !flat && !unchanged {
+            if polls > 0 {
+                // The application is repainting: give it one more moment to finish, and
+                // read what it drew then.
+                std::thread::sleep(SETTLE);
+                frame = d.grabber.grab(c, pixmap, local, frame.data)?;
+                frame.rect = rect;
+            }
+            let waited = started.elapsed();
             return Ok(Outcome::Captured { frame, waited });
         }
+        let waited = started.elapsed();
         if waited >= REPAINT_DEADLINE {
             return Ok(if flat {
                 Outcome::Blank
@@ -245,7 +259,8 @@ pub(crate) fn capture(d: &X11Desktop, window: &WindowInfo, rect: Rect) -> Result
             });
         }
         buffer = frame.data;
-        std::thread::sleep(Duration::from_millis(10));
+        polls += 1;
+        std::thread::sleep(POLL);
     }
 }
 

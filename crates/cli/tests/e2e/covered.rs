@@ -55,6 +55,7 @@ async fn median_ms<H: rmcp::ClientHandler>(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::print_stderr)]
 async fn a_covered_window_screenshot_is_its_own_drawing_through_composite() {
     let Some(desktop) = harness::desktop() else {
         return;
