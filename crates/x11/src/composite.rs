@@ -6,9 +6,10 @@
 //!
 //! A window that was not redirected before gets a fresh pixmap that starts as a copy of the
 //! screen under it (what covers it included) and is repainted by the server (backgrounds) and
-//! the application (on `Expose`): the read is repeated every 10 ms, for at most 500 ms, until
-//! it differs from the screen and is not one flat colour (and read once more 20 ms later when it
-//! had to be waited for, so an application caught mid-repaint can finish). A window that never repaints, is unmapped or
+//! the application (on `Expose`): the read is repeated (every 10 ms, for at most 500 ms) until
+//! it differs from the screen, is not one flat colour, and a read 15 ms later agrees, so a
+//! window caught half-way through its repaint (the background painted by the server, the
+//! application's drawing not yet) is not taken for its content. A window that never repaints, is unmapped or
 //! minimized, or that the server refuses to redirect, is an [`Outcome`] the caller turns into
 //! the engine's screen fallback with its reason.
 
@@ -27,8 +28,8 @@ use crate::error::x11_err;
 pub(crate) const REPAINT_DEADLINE: Duration = Duration::from_millis(500);
 /// Between two reads of a window that has not repainted yet.
 const POLL: Duration = Duration::from_millis(10);
-/// After a window that had to be waited for shows its content, before the final read.
-const SETTLE: Duration = Duration::from_millis(20);
+/// Between the first read that shows the window's content and the one that confirms it.
+const SETTLE: Duration = Duration::from_millis(15);
 
 /// What one composite capture got, before it becomes a [`WindowCapture`] or an error.
 #[derive(Debug)]
@@ -109,10 +110,41 @@ pub(crate) fn is_flat(data: &[u8]) -> bool {
 
 /// True when two BGRX frames show the same colours (the padding byte ignored).
 pub(crate) fn same_pixels(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len()
-        && a.chunks_exact(4)
-            .zip(b.chunks_exact(4))
-            .all(|(p, q)| p[..3] == q[..3])
+    a == b
+        || a.len() == b.len()
+            && a.chunks_exact(4)
+                .zip(b.chunks_exact(4))
+                .all(|(p, q)| p[..3] == q[..3])
+}
+
+/// What to do after one read of the window's pixmap.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// This read is the window's content.
+    Take,
+    /// The earlier read that showed content (this one went back to the screen's pixels).
+    TakeShown,
+    /// Give up: one flat colour.
+    Blank,
+    /// Give up: still the screen's pixels.
+    NoRepaint,
+    /// Read again after this pause.
+    Again(Duration),
+}
+
+/// The repaint wait as a decision: `flat` (one colour), `content` (not flat and not the
+/// screen's pixels), `agrees` (content identical to the previous content read), `shown`
+/// (some earlier read showed content), `waited` since the capture started.
+pub(crate) fn next(flat: bool, content: bool, agrees: bool, shown: bool, waited: Duration) -> Next {
+    let late = waited >= REPAINT_DEADLINE;
+    match () {
+        _ if content && (agrees || late) => Next::Take,
+        _ if late && shown => Next::TakeShown,
+        _ if late && flat => Next::Blank,
+        _ if late => Next::NoRepaint,
+        _ if content => Next::Again(SETTLE),
+        _ => Next::Again(POLL),
+    }
 }
 
 /// Frees the named pixmap and drops this client's redirect, whatever happened in between.
@@ -232,35 +264,42 @@ pub(crate) fn capture(d: &X11Desktop, window: &WindowInfo, rect: Rect) -> Result
     guard.pixmap = Some(pixmap);
     // What the screen shows there now: a fresh pixmap starts as a copy of it.
     let screen = d.grabber.grab(c, d.root, rect, Vec::new())?;
+    // The last read that showed content, to tell a finished repaint (two reads `SETTLE`
+    // apart agree) from one caught half-way (the server painted the background, the
+    // application has not drawn on it yet).
+    let mut shown: Option<Frame> = None;
     let mut buffer = Vec::new();
-    let mut polls = 0u32;
     loop {
         let mut frame = d.grabber.grab(c, pixmap, local, buffer)?;
         frame.rect = rect;
         let flat = is_flat(&frame.data);
-        let unchanged = same_pixels(&frame.data, &screen.data);
-        if !flat && !unchanged {
-            if polls > 0 {
-                // The application is repainting: give it one more moment to finish, and
-                // read what it drew then.
-                std::thread::sleep(SETTLE);
-                frame = d.grabber.grab(c, pixmap, local, frame.data)?;
-                frame.rect = rect;
-            }
-            let waited = started.elapsed();
-            return Ok(Outcome::Captured { frame, waited });
-        }
+        let content = !flat && !same_pixels(&frame.data, &screen.data);
         let waited = started.elapsed();
-        if waited >= REPAINT_DEADLINE {
-            return Ok(if flat {
-                Outcome::Blank
-            } else {
-                Outcome::NoRepaint { waited }
-            });
-        }
-        buffer = frame.data;
-        polls += 1;
-        std::thread::sleep(POLL);
+        let agrees = content
+            && shown
+                .as_ref()
+                .is_some_and(|s| same_pixels(&s.data, &frame.data));
+        let pause = match next(flat, content, agrees, shown.is_some(), waited) {
+            Next::Take => return Ok(Outcome::Captured { frame, waited }),
+            Next::TakeShown => {
+                let frame = shown.take().unwrap_or(frame);
+                return Ok(Outcome::Captured { frame, waited });
+            }
+            Next::Blank => return Ok(Outcome::Blank),
+            Next::NoRepaint => return Ok(Outcome::NoRepaint { waited }),
+            Next::Again(pause) => pause,
+        };
+        buffer = match (content, shown.take()) {
+            (true, old) => {
+                shown = Some(frame);
+                old.map(|f| f.data).unwrap_or_default()
+            }
+            (false, old) => {
+                shown = old;
+                frame.data
+            }
+        };
+        std::thread::sleep(pause);
     }
 }
 
@@ -292,6 +331,25 @@ mod tests {
         assert!(same_pixels(&[1, 2, 3, 0], &[1, 2, 3, 9]));
         assert!(!same_pixels(&[1, 2, 3, 0], &[1, 2, 4, 0]));
         assert!(!same_pixels(&[1, 2, 3, 0], &[1, 2, 3, 0, 1, 2, 3, 0]));
+    }
+
+    #[test]
+    fn the_repaint_wait_confirms_content_and_gives_up_at_the_deadline() {
+        let early = Duration::from_millis(3);
+        let late = REPAINT_DEADLINE;
+        // Content seen once is confirmed by a second read before it is taken.
+        assert_eq!(next(false, true, false, false, early), Next::Again(SETTLE));
+        assert_eq!(next(false, true, true, true, early), Next::Take);
+        // Content that changed between reads: read again.
+        assert_eq!(next(false, true, false, true, early), Next::Again(SETTLE));
+        // Still the screen's pixels or flat: poll.
+        assert_eq!(next(false, false, false, false, early), Next::Again(POLL));
+        assert_eq!(next(true, false, false, false, early), Next::Again(POLL));
+        // At the deadline: the latest content, else the earlier content, else why not.
+        assert_eq!(next(false, true, false, true, late), Next::Take);
+        assert_eq!(next(false, false, false, true, late), Next::TakeShown);
+        assert_eq!(next(true, false, false, false, late), Next::Blank);
+        assert_eq!(next(false, false, false, false, late), Next::NoRepaint);
     }
 
     #[test]
