@@ -160,4 +160,19 @@ async fn a_covered_window_screenshot_is_its_own_drawing_through_composite() {
     );
     drop(above);
     drop(below);
+    // Gone before the next test places its windows.
+    wait_for(
+        Duration::from_secs(10),
+        "the painted windows gone",
+        || async {
+            let r = server
+                .call("list_windows", json!({ "filter": "deskpilot covered" }))
+                .await;
+            let l = ok(&r);
+            (harness::find_window(l, "deskpilot covered below").is_none()
+                && harness::find_window(l, "deskpilot covered above").is_none())
+            .then_some(())
+        },
+    )
+    .await;
 }
