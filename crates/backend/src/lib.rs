@@ -96,6 +96,12 @@ pub trait Capture: Send + Sync {
         let _ = (window, rect);
         Ok(WindowCapture::Unsupported)
     }
+
+    /// How [`Capture::capture_window`] gets a window's own pixels, as results name it
+    /// (`PrintWindow` on Windows, `composite` on X11).
+    fn window_capture_method(&self) -> &'static str {
+        "PrintWindow"
+    }
 }
 
 /// What [`Capture::capture_window`] got.

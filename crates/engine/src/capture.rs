@@ -246,7 +246,10 @@ impl Session {
                     notes.push(Note::Fallback(match own {
                         Ok(WindowCapture::Captured(frame)) => {
                             drawn = Some(frame);
-                            Fallback::OwnDrawing { covered_by: by }
+                            Fallback::OwnDrawing {
+                                covered_by: by,
+                                method: self.desktop.capture.window_capture_method(),
+                            }
                         }
                         Ok(WindowCapture::Blank) => Fallback::Blank { by },
                         Ok(WindowCapture::Unsupported) => Fallback::Covered { by },
@@ -495,7 +498,8 @@ mod tests {
         assert_eq!(
             shot.fallback(),
             Some(&Fallback::OwnDrawing {
-                covered_by: by.clone()
+                covered_by: by.clone(),
+                method: "PrintWindow"
             })
         );
         assert!(shot.notes[0].to_string().contains("PrintWindow"));

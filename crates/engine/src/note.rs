@@ -29,9 +29,12 @@ pub struct Cover {
 /// What a capture shows instead of exactly what was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fallback {
-    /// The window is partly covered; the image is the window's own drawing (PrintWindow),
-    /// without what covers it.
-    OwnDrawing { covered_by: Vec<Cover> },
+    /// The window is partly covered; the image is the window's own drawing, got by `method`
+    /// (`PrintWindow`, `composite`), without what covers it.
+    OwnDrawing {
+        covered_by: Vec<Cover>,
+        method: &'static str,
+    },
     /// The window is partly covered and the platform cannot capture a window alone: a screen
     /// grab that shows what covers it.
     Covered { by: Vec<Cover> },
@@ -165,10 +168,10 @@ fn covers(by: &[Cover]) -> String {
 impl fmt::Display for Fallback {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Fallback::OwnDrawing { covered_by } => write!(
+            Fallback::OwnDrawing { covered_by, method } => write!(
                 f,
                 "the window is partly covered by {}; this image is the window's own drawing \
-                 (PrintWindow), without them",
+                 ({method}), without them",
                 covers(covered_by)
             ),
             Fallback::Blank { by } => write!(
@@ -184,8 +187,8 @@ impl fmt::Display for Fallback {
             ),
             Fallback::CaptureFailed { by, error } => write!(
                 f,
-                "the window is partly covered by {} and capturing it alone failed ({error}); \
-                 focus it first to see all of it",
+                "the window is partly covered by {} and capturing it alone failed ({error}), \
+                 so this is a screen grab that shows them: focus it first to see all of it",
                 covers(by)
             ),
             Fallback::AreaInstead {

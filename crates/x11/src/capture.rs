@@ -1,4 +1,4 @@
-//! Screen capture: MIT-SHM `ShmGetImage` into a reused shared segment, core `GetImage` when
+//! Screen capture (and, through [`crate::composite`], a covered window's own pixels): MIT-SHM `ShmGetImage` into a reused shared segment, core `GetImage` when
 //! shared memory is unavailable (remote display, no extension, attach refused).
 //!
 //! The segment is attached read-write (a read-only attach makes `ShmGetImage` fail with
@@ -9,8 +9,8 @@
 
 use std::sync::Mutex;
 
-use deskpilot_backend::{Capture, Error, Frame, FrameMut, PixelFormat, Screens};
-use deskpilot_types::Rect;
+use deskpilot_backend::{Capture, Error, Frame, FrameMut, PixelFormat, Screens, WindowCapture};
+use deskpilot_types::{Rect, WindowInfo};
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::shm::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{ConnectionExt as _, ImageFormat, ImageOrder};
@@ -97,6 +97,8 @@ enum Method {
 pub(crate) struct Grabber {
     method: Mutex<Method>,
     layout_ok: Result<(), String>,
+    /// Whether the server has Composite 0.2 or later, asked on the first window capture.
+    pub(crate) composite: std::sync::OnceLock<bool>,
 }
 
 impl Grabber {
@@ -114,6 +116,7 @@ impl Grabber {
         Grabber {
             method: Mutex::new(method),
             layout_ok,
+            composite: std::sync::OnceLock::new(),
         }
     }
 
@@ -125,7 +128,8 @@ impl Grabber {
         }
     }
 
-    /// Grabs `rect` of the root window into `buffer` (its allocation is reused).
+    /// Grabs `rect` of `root` (the root window, or any drawable of the root's depth and
+    /// layout such as a window's composite pixmap) into `buffer` (its allocation is reused).
     pub(crate) fn grab(
         &self,
         conn: &RustConnection,
@@ -309,5 +313,14 @@ impl Capture for X11Desktop {
         }
         self.grabber.grab_with(&self.conn, self.root, rect, f)?;
         Ok(buffer)
+    }
+
+    /// The window's composite pixmap (see [`crate::composite`]).
+    fn capture_window(&self, window: &WindowInfo, rect: Rect) -> Result<WindowCapture, Error> {
+        crate::composite::capture(self, window, rect)?.into_capture()
+    }
+
+    fn window_capture_method(&self) -> &'static str {
+        "composite"
     }
 }

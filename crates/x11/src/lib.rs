@@ -17,6 +17,7 @@ mod a11y_changes;
 mod atoms;
 pub mod capture;
 mod clipboard;
+mod composite;
 pub use clipboard::hold_clipboard;
 mod desktop;
 pub mod doctor;

@@ -13,6 +13,7 @@ mod browser;
 mod cli;
 mod clipboard;
 mod context;
+mod covered;
 mod dsh;
 mod elements;
 mod guard;

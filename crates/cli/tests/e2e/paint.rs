@@ -35,6 +35,43 @@ impl PaintedWindow {
         height: u16,
         marker: (i16, i16, u16),
     ) -> Self {
+        let (hw, hh) = (width / 2, height / 2);
+        Self::filled(
+            display,
+            title,
+            (x, y, width, height),
+            &[
+                (RED, 0, 0, hw, hh),
+                (GREEN, hw as i16, 0, width - hw, hh),
+                (BLUE, 0, hh as i16, hw, height - hh),
+                (YELLOW, hw as i16, hh as i16, width - hw, height - hh),
+                (MAGENTA, marker.0, marker.1, marker.2, marker.2),
+            ],
+        )
+    }
+
+    /// Opens a `width`×`height` window at `(x, y)` painted all in `rgb`.
+    pub fn solid(
+        display: &str,
+        title: &str,
+        (x, y, width, height): (i16, i16, u16, u16),
+        rgb: [u8; 3],
+    ) -> Self {
+        Self::filled(
+            display,
+            title,
+            (x, y, width, height),
+            &[(rgb, 0, 0, width, height)],
+        )
+    }
+
+    /// Opens a window whose background pixmap has `fills` (colour, x, y, width, height) drawn in order.
+    fn filled(
+        display: &str,
+        title: &str,
+        (x, y, width, height): (i16, i16, u16, u16),
+        fills: &[([u8; 3], i16, i16, u16, u16)],
+    ) -> Self {
         let (conn, screen_num) =
             RustConnection::connect(Some(display)).expect("connect to the test display");
         let screen = conn.setup().roots[screen_num].clone();
@@ -43,14 +80,7 @@ impl PaintedWindow {
             .unwrap();
         let gc = conn.generate_id().unwrap();
         conn.create_gc(gc, pixmap, &CreateGCAux::new()).unwrap();
-        let (hw, hh) = (width / 2, height / 2);
-        for (rgb, rx, ry, rw, rh) in [
-            (RED, 0, 0, hw, hh),
-            (GREEN, hw as i16, 0, width - hw, hh),
-            (BLUE, 0, hh as i16, hw, height - hh),
-            (YELLOW, hw as i16, hh as i16, width - hw, height - hh),
-            (MAGENTA, marker.0, marker.1, marker.2, marker.2),
-        ] {
+        for &(rgb, rx, ry, rw, rh) in fills {
             conn.change_gc(
                 gc,
                 &x11rb::protocol::xproto::ChangeGCAux::new().foreground(pixel(rgb)),
