@@ -233,3 +233,23 @@ pub(crate) fn clear() -> CallToolResult {
     r.structured_content = Some(json!({ "cleared": cleared }));
     r
 }
+
+/// What to do after a pick failed, the same in every profile that offers the UI context tools
+/// (they all name `ui_context_pick`); `None` for codes a pick does not produce.
+pub(crate) fn pick_hint(code: ErrorCode) -> Option<&'static str> {
+    match code {
+        ErrorCode::PickCancelled => Some(
+            "The user chose not to share anything: ask them what they meant instead; do not pick again unasked.",
+        ),
+        ErrorCode::PickTimeout => Some(
+            "Nobody approved in time: tell the user the control window is waiting and call ui_context_pick again (a longer timeoutMs) when they are ready.",
+        ),
+        ErrorCode::PickWindowClosed => {
+            Some("The user closed the control window: ask before opening it again.")
+        }
+        ErrorCode::PickerUnavailable => Some(
+            "The endpoint cannot serve: the message names the port; ask the human to free it or set MOUSE_POINTER_HTTP_PORT.",
+        ),
+        _ => None,
+    }
+}

@@ -42,20 +42,11 @@ static WORDING: UiContextWording = UiContextWording;
 
 impl Wording for UiContextWording {
     fn hint(&self, code: ErrorCode) -> &'static str {
+        if let Some(hint) = kit::context::pick_hint(code) {
+            return hint;
+        }
         match code {
             ErrorCode::InvalidArgument => "Fix the argument named in the message and call again.",
-            ErrorCode::PickCancelled => {
-                "The user chose not to share anything: ask them what they meant instead; do not pick again unasked."
-            }
-            ErrorCode::PickTimeout => {
-                "Nobody approved in time: tell the user the control window is waiting and call ui_context_pick again (a longer timeoutMs) when they are ready."
-            }
-            ErrorCode::PickWindowClosed => {
-                "The user closed the control window: ask before opening it again."
-            }
-            ErrorCode::PickerUnavailable => {
-                "The endpoint cannot serve: the message names the port; ask the human to free it or set MOUSE_POINTER_HTTP_PORT."
-            }
             ErrorCode::PlatformError => "Retry once; if it persists run `deskpilot doctor`.",
             ErrorCode::Internal => {
                 "This is a deskpilot bug: retry once, then report it with the message."

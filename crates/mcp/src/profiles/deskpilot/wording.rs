@@ -23,6 +23,9 @@ pub(crate) fn error(e: &deskpilot_engine::Error) -> CallToolResult {
 
 impl Wording for Deskpilot {
     fn hint(&self, code: ErrorCode) -> &'static str {
+        if let Some(hint) = crate::kit::context::pick_hint(code) {
+            return hint;
+        }
         match code {
             ErrorCode::InvalidArgument => "Fix the argument named in the message and call again.",
             ErrorCode::WindowNotFound => {
@@ -157,18 +160,6 @@ impl Wording for Deskpilot {
             }
             ErrorCode::Internal => {
                 "This is a deskpilot bug: retry once, then report it with the message."
-            }
-            ErrorCode::PickCancelled => {
-                "The user chose not to share anything: ask them what they meant instead; do not pick again unasked."
-            }
-            ErrorCode::PickTimeout => {
-                "Nobody approved in time: tell the user the control window is waiting and call ui_context_pick again (a longer timeoutMs) when they are ready."
-            }
-            ErrorCode::PickWindowClosed => {
-                "The user closed the control window: ask before opening it again."
-            }
-            ErrorCode::PickerUnavailable => {
-                "The endpoint cannot serve: the message names the port; ask the human to free it or set MOUSE_POINTER_HTTP_PORT."
             }
             _ => "Read the message; retry once, then report it.",
         }
