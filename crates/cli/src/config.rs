@@ -134,7 +134,11 @@ fn from_table(
             | "requestTimeoutMs"
             | "screenshotTimeoutMs"
             | "hitTest"
-            | "cursor" => {}
+            | "cursor"
+            | "memory"
+            | "memoryDir"
+            | "memoryNeverRemember"
+            | "memoryAliases" => {}
             k if NOT_YET.contains(&k) => warnings.push(format!(
                 "config key {k} is not supported by this build yet and has no effect"
             )),
@@ -403,6 +407,7 @@ fn from_table(
     if let Some(d) = env("DESKPILOT_SKILLS_DIR").filter(|d| !d.trim().is_empty()) {
         config.skills.library.dir = Some(PathBuf::from(d.trim()));
     }
+    memory(&mut config, table, env, warnings);
     config.outline.max_nodes = count("uiSummaryMaxNodes", 1..=5000, 60, warnings);
     config.outline.max_chars = count("uiSummaryMaxChars", 200..=100_000, 4000, warnings);
     config.hit_test = match choice(
@@ -515,6 +520,90 @@ fn from_table(
     };
     config
 }
+
+/// `memory` (default on), `memoryDir` / `DESKPILOT_MEMORY_DIR` (default: the platform's state
+/// directory), `memoryNeverRemember` (process or class names) and `memoryAliases` (arrays of
+/// names for one app).
+fn memory(
+    config: &mut EngineConfig,
+    table: &Table,
+    env: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
+) {
+    let m = &mut config.memory;
+    m.enabled = match (env("DESKPILOT_MEMORY").as_deref().map(str::trim), table.get("memory")) {
+        (Some("0" | "false" | "off"), _) => false,
+        (Some("1" | "true" | "on"), _) => true,
+        (Some(other), _) => {
+            warnings.push(format!("DESKPILOT_MEMORY={other} is not true/false; memory stays on"));
+            true
+        }
+        (None, None) => true,
+        (None, Some(Value::Boolean(b))) => *b,
+        (None, Some(other)) => {
+            warnings.push(format!("memory = {other} is not a boolean; memory stays on"));
+            true
+        }
+    };
+    m.dir = match table.get("memoryDir") {
+        None => None,
+        Some(Value::String(d)) if !d.trim().is_empty() => Some(PathBuf::from(d.trim())),
+        Some(other) => {
+            warnings.push(format!(
+                "memoryDir = {other} is not a directory path; using the default"
+            ));
+            None
+        }
+    };
+    if let Some(d) = env("DESKPILOT_MEMORY_DIR").filter(|d| !d.trim().is_empty()) {
+        m.dir = Some(PathBuf::from(d.trim()));
+    }
+    if m.dir.is_none() {
+        m.dir = deskpilot_engine::default_dir(deskpilot_engine::PathConvention::native(), |k| {
+            env(k).map(Into::into)
+        });
+    }
+    let strings = |key: &str, v: &Value, warnings: &mut Vec<String>| -> Vec<String> {
+        match v {
+            Value::Array(items) => items
+                .iter()
+                .filter_map(|i| match i.as_str() {
+                    Some(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+                    _ => {
+                        warnings.push(format!("{key} entry {i} is not a non-empty string; ignored"));
+                        None
+                    }
+                })
+                .collect(),
+            other => {
+                warnings.push(format!("{key} must be an array of strings, not {other}; ignored"));
+                Vec::new()
+            }
+        }
+    };
+    if let Some(v) = table.get("memoryNeverRemember") {
+        m.never_remember = strings("memoryNeverRemember", v, warnings);
+    }
+    match table.get("memoryAliases") {
+        None => {}
+        Some(Value::Array(groups)) => {
+            for g in groups {
+                let group = strings("memoryAliases", g, warnings);
+                if group.len() >= 2 {
+                    m.aliases.push(group);
+                } else if !group.is_empty() {
+                    warnings.push(format!(
+                        "memoryAliases group {g} names one app only once; ignored"
+                    ));
+                }
+            }
+        }
+        Some(other) => warnings.push(format!(
+            "memoryAliases must be an array of arrays of names, not {other}; ignored"
+        )),
+    }
+}
+
 
 fn mask(item: &Value) -> Option<Rect> {
     let t = item.as_table()?;

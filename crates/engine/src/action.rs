@@ -214,9 +214,20 @@ impl Session {
                 (act(self), Some(before))
             }
         };
-        let outcome = outcome?;
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                crate::remember::note_failure(&e);
+                return Err(e);
+            }
+        };
         let verdict = before.map(|b| b.and_then(|b| self.verify_after(&b, check.observe)));
-        Ok(ActionReport::new(outcome, verdict))
+        let report = ActionReport::new(outcome, verdict);
+        crate::remember::note_effect(report.route, report.effect);
+        if report.effect != Effect::Refused {
+            self.remember_acted();
+        }
+        Ok(report)
     }
 }
 

@@ -155,6 +155,14 @@ impl Session {
         }
         let pin = window.as_ref().map(Pin::of);
         let format = request.format.unwrap_or(self.config.format);
+        // Memory hashes a window's own pixels: on screen uncovered, or its own drawing.
+        let own_pixels = notes.iter().all(|n| {
+            !matches!(n, Note::Fallback(f) if !matches!(f, Fallback::OwnDrawing { .. }))
+        });
+        if let Some(w) = &window {
+            self.note_window(w);
+        }
+        let hash = window.as_ref().filter(|_| own_pixels).map(|w| w.id);
         let c = self.capture_view(
             rect,
             drawn,
@@ -162,6 +170,7 @@ impl Session {
             pin,
             format,
             decorations,
+            hash,
         )?;
         Ok(c.into_screenshot(window, notes))
     }
@@ -282,6 +291,7 @@ impl Session {
         pin: Option<Pin>,
         format: ImageFormat,
         decorations: &dyn Fn(&ViewGeometry) -> Decorations,
+        hash: Option<WindowId>,
     ) -> Result<Captured, Error> {
         if self.config.safety.overlay == crate::safety::OverlayMode::Always {
             self.arm(false);
@@ -296,6 +306,9 @@ impl Session {
         let mut process = |frame: &mut deskpilot_backend::FrameMut<'_>| {
             let capture_time = started.elapsed();
             let masked_regions = pipeline::apply_masks(frame, &self.config.mask_regions);
+            if let Some(window) = hash {
+                self.remember_hash(window, frame, rect);
+            }
             let signature = crate::signature::signature(frame);
             let image = pipeline::encode(frame, &view, format, &mut scaled, &decorations(&view));
             done = Some((capture_time, masked_regions, signature, image));

@@ -36,6 +36,24 @@ pub struct EngineConfig {
     pub screenshot_timeout: Option<Duration>,
     /// How screenshots reach the client (`screenshot.inline`, `screenshot.saveToDisk`).
     pub images: ImageDelivery,
+    /// What deskpilot remembers of this desktop (`memory`, `memoryDir`, `memoryNeverRemember`,
+    /// `memoryAliases`).
+    pub memory: MemorySettings,
+}
+
+/// Deployment settings of memory. `EngineConfig::default()` has memory off (no directory), so
+/// tests and one-shot tools never write into a user's state directory by accident; the binary
+/// turns it on with the platform's default directory.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MemorySettings {
+    /// `memory` (default on in the binary).
+    pub enabled: bool,
+    /// `memoryDir` / `DESKPILOT_MEMORY_DIR`; `None` leaves memory off.
+    pub dir: Option<std::path::PathBuf>,
+    /// `memoryNeverRemember`: process or class names never indexed.
+    pub never_remember: Vec<String>,
+    /// `memoryAliases`: extra groups of names for one app (`["飞书", "feishu", "lark"]`).
+    pub aliases: Vec<Vec<String>>,
 }
 
 /// How a profile hands screenshots to its client.
@@ -71,6 +89,7 @@ impl Default for EngineConfig {
             request_timeout: None,
             screenshot_timeout: None,
             images: ImageDelivery::default(),
+            memory: MemorySettings::default(),
         }
     }
 }

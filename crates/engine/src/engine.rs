@@ -32,6 +32,8 @@ pub struct Engine {
 
     /// App skills: built-ins and the user layer.
     pub(crate) skills: deskpilot_skills::Library,
+    /// What this user's desktop showed and what was done on it; `None` when memory is off.
+    pub(crate) memory: Option<std::sync::Arc<crate::remember::Store>>,
 }
 
 /// Pixel buffers kept between screenshots, so a full-screen capture reuses its pages instead
@@ -44,7 +46,14 @@ pub(crate) struct Buffers {
 }
 
 impl Engine {
-    pub fn new(desktop: Desktop, config: EngineConfig) -> Self {
+    pub fn new(mut desktop: Desktop, config: EngineConfig) -> Self {
+        let memory = crate::remember::Store::open(&config.memory, &config.safety.blocklist);
+        if let Some(store) = &memory {
+            desktop.windows = std::sync::Arc::new(crate::remember::Watched {
+                inner: desktop.windows.clone(),
+                store: std::sync::Arc::downgrade(store),
+            });
+        }
         let guard = std::sync::Arc::new(crate::guard::Guard::default());
         guard.listen(&*desktop.overlay);
         let skills =
@@ -56,6 +65,7 @@ impl Engine {
             config,
             buffers: Mutex::new(Buffers::default()),
             ids: Default::default(),
+            memory,
         }
     }
 
@@ -84,6 +94,7 @@ impl Engine {
 
     /// Windows topmost first, narrowed by `filter`.
     pub fn list_windows(&self, filter: &WindowFilter) -> Result<Vec<WindowInfo>, Error> {
+        self.note_call();
         let mut windows = self.desktop.windows.list_windows()?;
         let needle = filter.text.trim().to_lowercase();
         if !needle.is_empty() {

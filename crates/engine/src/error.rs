@@ -103,6 +103,10 @@ pub enum Error {
     /// A bug: an invariant did not hold.
     #[error("internal error: {message}")]
     Internal { message: String },
+
+    /// Memory is off, has no directory, or its files could not be read or written.
+    #[error("{message}")]
+    Memory { message: String },
     /// The action's label matched a blocklist entry.
     #[error("refused by the deployment's blocklist (entry \"{entry}\"): {label}")]
     BlockedTarget { label: String, entry: String },
@@ -201,6 +205,7 @@ impl Error {
             Error::Backend(B::OcrLanguageMissing { .. }) => ErrorCode::OcrLanguageMissing,
             Error::Backend(_) => ErrorCode::PlatformError,
             Error::Internal { .. } => ErrorCode::Internal,
+            Error::Memory { .. } => ErrorCode::MemoryUnavailable,
             Error::BlockedTarget { .. } => ErrorCode::BlockedTarget,
             Error::WaitTimeout { .. } => ErrorCode::WaitTimeout,
             Error::ActionDisabled { .. } => ErrorCode::ActionDisabled,

@@ -92,6 +92,9 @@ impl Session {
             other => other?,
         };
         let active = windows.iter().find(|w| w.state.active).cloned();
+        if let Some(w) = pinned.as_ref().or(active.as_ref()) {
+            self.note_window(w);
+        }
         let mut warnings = Vec::new();
         if let (Some(p), Some(a)) = (&pinned, &active)
             && p.pid != a.pid

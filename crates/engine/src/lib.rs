@@ -38,6 +38,7 @@ pub mod paths;
 pub mod pick;
 pub mod pipeline;
 mod pointer;
+mod remember;
 mod registry;
 mod safety;
 mod session;
@@ -59,7 +60,8 @@ pub use browser::{
 pub use capture::{CaptureTarget, Change, Screenshot, ScreenshotRequest};
 pub use clipboard::{ClipboardWrite, MAX_CLIPBOARD_BYTES};
 pub use config::{
-    EngineConfig, HitTestMode, ImageDelivery, OutlineConfig, OutlineMode, SkillsSettings,
+    EngineConfig, HitTestMode, ImageDelivery, MemorySettings, OutlineConfig, OutlineMode,
+    SkillsSettings,
 };
 pub use decorate::{Decorations, Marker};
 pub use element::{ElementNote, ElementOp, ElementOutcome};
@@ -82,6 +84,9 @@ pub use note::{Chosen, Cover, Fallback, MAX_WIDTH_RANGE, NearlyEmpty, Note};
 pub use ocr::{DEFAULT_MIN_CONFIDENCE, OcrRequest, OcrResult, TextLine};
 pub use outline::{Outline, OutlineItem};
 pub use pointer::{CoordinateSpace, HitWarning, PointerOutcome, PointerTarget, Receipt};
+pub use remember::{
+    LiveToken, MAX_TIMELINE_READ, MemoryCleared, MemoryReport, Recollection, SAVE_INTERVAL, traced,
+};
 pub use registry::{Pin, ScreenshotId, ScreenshotRecord};
 pub use safety::{
     APPROVAL_TIMEOUT, Approval, Approver, DEFAULT_OVERLAY_MESSAGE, GuardStatus, Mutation,

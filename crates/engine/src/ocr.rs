@@ -240,6 +240,7 @@ impl Session {
             pin,
             format,
             &decorations,
+            None,
         )?;
         let view = c.view;
         let lines = physical

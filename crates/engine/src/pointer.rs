@@ -176,6 +176,14 @@ impl Session {
             });
         }
         let checked = self.hit_check(&points, reference.as_ref().and_then(|r| r.window), mode)?;
+        if let Some(first) = checked.first() {
+            if let Some(w) = &first.window {
+                self.note_window(w);
+            }
+            if let Some(p) = points.first() {
+                self.note_point(*p);
+            }
+        }
         // What `verify` samples: the screenshot the point was read in, else the window under it.
         self.aim(
             match (&reference, checked.first().and_then(|c| c.window.as_ref())) {

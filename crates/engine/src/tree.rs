@@ -314,6 +314,8 @@ impl Session {
                 self.ids.issue(IdKind::Snapshot, self.id())
             });
         self.observe_window(window.id, "snapshot");
+        self.note_window(&window);
+        self.remember_tree(window.id, &elements);
         if unchanged {
             notes.push(Note::TokensKept { snapshot: id });
         }

@@ -187,6 +187,7 @@ impl Session {
         action: WindowAction,
     ) -> Result<WindowOutcome, Error> {
         let before = self.resolve_window(target)?;
+        self.note_window(&before);
         let id = before.id;
         let kind = match action {
             WindowAction::Close => Mutation::CloseWindow,

@@ -74,9 +74,15 @@ impl Session {
             )
         };
         let format = request.format.unwrap_or(self.config.format);
-        let c = self.capture_view(rect, None, geometry, source.window, format, &|_| {
-            Decorations::default()
-        })?;
+        let c = self.capture_view(
+            rect,
+            None,
+            geometry,
+            source.window,
+            format,
+            &|_| Decorations::default(),
+            None,
+        )?;
         let view = c.view;
         if view.scale < source.view.scale {
             notes.push(Note::ZoomNotCloser { scale: view.scale });

@@ -129,6 +129,8 @@ pub enum ErrorCode {
     PickWindowClosed,
     /// The UI context endpoint cannot serve (its port is taken, or it cannot start).
     PickerUnavailable,
+    /// Memory is switched off, has no directory, or its files cannot be read or written.
+    MemoryUnavailable,
 }
 
 impl ErrorCode {
@@ -192,6 +194,7 @@ impl ErrorCode {
             ErrorCode::PickTimeout => "PICK_TIMEOUT",
             ErrorCode::PickWindowClosed => "PICK_WINDOW_CLOSED",
             ErrorCode::PickerUnavailable => "PICKER_UNAVAILABLE",
+            ErrorCode::MemoryUnavailable => "MEMORY_UNAVAILABLE",
         }
     }
 
@@ -254,6 +257,7 @@ impl ErrorCode {
         ErrorCode::PickTimeout,
         ErrorCode::PickWindowClosed,
         ErrorCode::PickerUnavailable,
+        ErrorCode::MemoryUnavailable,
     ];
 }
 

@@ -226,6 +226,7 @@ impl Session {
             pin,
             format,
             &|_| Decorations::default(),
+            None,
         )?;
         Ok(PageShot {
             page: info,

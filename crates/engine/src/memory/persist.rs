@@ -61,6 +61,33 @@ pub enum LoadWarning {
     TooLarge { moved_to: PathBuf, bytes: u64 },
 }
 
+impl std::fmt::Display for LoadWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadWarning::Unreadable { moved_to, error } => write!(
+                f,
+                "the state file could not be read ({error}); moved to {}",
+                moved_to.display()
+            ),
+            LoadWarning::Corrupt { moved_to, reason } => write!(
+                f,
+                "the state file was corrupt ({reason}); moved to {} and memory started empty",
+                moved_to.display()
+            ),
+            LoadWarning::NewerSchema { moved_to, found } => write!(
+                f,
+                "the state file has schema {found}, newer than this deskpilot's {SCHEMA_VERSION}; moved to {}",
+                moved_to.display()
+            ),
+            LoadWarning::TooLarge { moved_to, bytes } => write!(
+                f,
+                "the state file is {bytes} bytes, over the {MAX_STATE_BYTES}-byte bound; moved to {}",
+                moved_to.display()
+            ),
+        }
+    }
+}
+
 /// What loading found: the state (empty when there was none or it was moved aside) and any
 /// warning. `move_failed` is set when even moving the bad file aside failed.
 #[derive(Debug)]

@@ -54,6 +54,11 @@ pub(crate) fn append_text(result: &mut CallToolResult, line: &str) {
     }
 }
 
+tokio::task_local! {
+    /// The name of the tool whose call is running on this task (set by the server's `call_tool`).
+    pub(crate) static CALLING: String;
+}
+
 /// Runs a blocking engine call on the blocking pool with a deadline.
 pub(crate) async fn blocking<T, F>(
     timeout: std::time::Duration,
@@ -64,6 +69,12 @@ where
     T: Send + 'static,
     F: FnOnce() -> Result<T, Error> + Send + 'static,
 {
+    // The timeline names the tool the call came from.
+    let tool = CALLING.try_with(Clone::clone).ok();
+    let f = move || match tool {
+        Some(tool) => deskpilot_engine::traced(&tool, f),
+        None => f(),
+    };
     match tokio::time::timeout(timeout, tokio::task::spawn_blocking(f)).await {
         Ok(Ok(result)) => result,
         Ok(Err(join)) => Err(Error::Internal {

@@ -203,7 +203,9 @@ impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
         }
         let name = request.name.to_string();
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        let answer = self.tool_router.call(tcc).await;
+        let answer = super::render::CALLING
+            .scope(name.clone(), self.tool_router.call(tcc))
+            .await;
         let tool = self.tools.iter().find(|t| t.name == name);
         super::args::into_tool_error(answer, tool, P::wording())
     }
