@@ -120,6 +120,7 @@ pub async fn serve_with<H: ClientHandler>(
         .env_remove("DESKPILOT_SCREENSHOT_MAX_PIXELS")
         .env_remove("DESKPILOT_SCREENSHOT_FORMAT")
         .env_remove("DESKPILOT_SCREENSHOT_JPEG_QUALITY")
+        .env_remove("DESKPILOT_MEMORY")
         .env("XDG_CONFIG_HOME", "/nonexistent/deskpilot-tests");
     if let Some(d) = desktop {
         for (k, v) in d.env() {
@@ -132,9 +133,30 @@ pub async fn serve_with<H: ClientHandler>(
     connect(cmd, handler).await
 }
 
+/// A new, empty directory under the system temp dir for one server's memory.
+pub fn fresh_memory_dir() -> std::path::PathBuf {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "deskpilot-e2e-memory-{}-{n}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
 /// Starts `cmd` (a `deskpilot serve`, however it is run) and connects an MCP client to it,
 /// teeing its stdout.
 pub async fn connect<H: ClientHandler>(mut cmd: tokio::process::Command, handler: H) -> Server<H> {
+    // Each server remembers into a directory of its own unless the test names one, so no test
+    // recalls another's windows (and none writes into the developer's state directory).
+    if !cmd
+        .as_std()
+        .get_envs()
+        .any(|(k, _)| k == "DESKPILOT_MEMORY_DIR")
+    {
+        cmd.env("DESKPILOT_MEMORY_DIR", fresh_memory_dir());
+    }
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

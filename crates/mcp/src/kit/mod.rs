@@ -15,6 +15,7 @@ pub(crate) mod capture;
 pub(crate) mod clipboard;
 pub(crate) mod context;
 pub(crate) mod filter;
+pub(crate) mod memory;
 pub use filter::ToolFilter;
 pub(crate) mod pick;
 pub(crate) mod progress;

@@ -181,8 +181,10 @@ mod tests {
     /// (the benchmark reports the same figure), stays within 30 000 bytes: clients that budget
     /// their tool lists cut or refuse longer ones. Tools still to come need room below it.
     #[test]
+    #[allow(clippy::print_stderr)]
     fn the_deskpilot_tools_list_line_fits_in_30000_bytes() {
         let line = crate::kit::schema::wire_line(deskpilot::tools_list());
+        eprintln!("tools/list of deskpilot: {} bytes on the wire", line.len());
         assert!(
             line.len() <= 30_000,
             "tools/list of deskpilot is {} bytes on the wire; tighten wording or schemas (never drop a parameter)",

@@ -1,7 +1,7 @@
 //! The `deskpilot` profile: Codex-style granular tools.
 //!
 //! Tool groups live in their own modules (`windows`, `screenshot`, `status`, `pointer`,
-//! `keyboard`, `manage`, `tree`, `elements`, `wait`, `shell`, `ocr`, `browser`), each a
+//! `keyboard`, `manage`, `tree`, `elements`, `wait`, `shell`, `ocr`, `browser`, `memory`), each a
 //! `#[tool_router(router = …)]` on [`DeskpilotServer`], merged in [`ProfileSpec::router`] with the
 //! kit's shared tools (`app_skill`, the UI context tools) in this profile's words, and
 //! trimmed by the tool filter before the server answers anything. A tool maps its arguments
@@ -12,6 +12,7 @@ mod browser;
 mod elements;
 mod keyboard;
 mod manage;
+mod memory;
 mod ocr;
 mod pointer;
 mod screenshot;
@@ -88,6 +89,7 @@ impl ProfileSpec for Deskpilot {
             + DeskpilotServer::wait_router()
             + DeskpilotServer::shell_router()
             + DeskpilotServer::browser_router()
+            + DeskpilotServer::memory_router()
             + kit::context::tools::<Self>(&CONTEXT)
     }
 }

@@ -161,6 +161,9 @@ impl Wording for Deskpilot {
             ErrorCode::Internal => {
                 "This is a deskpilot bug: retry once, then report it with the message."
             }
+            ErrorCode::MemoryUnavailable => {
+                "Work without memory: list_windows and get_window_state show what is there now; the message says how a human can turn memory on or fix its directory."
+            }
             _ => "Read the message; retry once, then report it.",
         }
     }

@@ -1,0 +1,349 @@
+//! Rendering memory's typed facts — a recall, the timeline, the statistics — into text and
+//! structured content. Every profile that offers memory tools (`deskpilot`, DesktopOS's surface)
+//! words them through these functions; the tool names in the hints are the caller's.
+//!
+//! Nothing is invented: a minimized window says so with the id to focus, a closed one says when
+//! it was last seen, a query that matched nothing says so and lists only the closest records.
+
+use deskpilot_engine::{
+    Deixis, Field, MemoryReport, Presence, RecallCandidate, Recalled, Recollection, TimelineEntry,
+    TimelineRead, TimelineTarget, UnixMillis, Why, now_millis,
+};
+use serde_json::{Value, json};
+
+/// `19:40:12 UTC (3 min ago)`.
+pub(crate) fn when(at: UnixMillis, now: UnixMillis) -> String {
+    format!("{} UTC ({})", clock(at), ago(at, now))
+}
+
+/// The UTC time of day of a Unix millisecond time: `19:40:12`.
+pub(crate) fn clock(at: UnixMillis) -> String {
+    let s = (at / 1000) % 86_400;
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+fn ago(at: UnixMillis, now: UnixMillis) -> String {
+    let s = now.saturating_sub(at) / 1000;
+    match s {
+        0..=1 => "just now".to_string(),
+        2..=119 => format!("{s} s ago"),
+        120..=7199 => format!("{} min ago", s / 60),
+        7200..=172_799 => format!("{} h ago", s / 3600),
+        _ => format!("{} days ago", s / 86_400),
+    }
+}
+
+fn field(f: Field) -> &'static str {
+    match f {
+        Field::Title => "title",
+        Field::Process => "process",
+        Field::Class => "class",
+        Field::Name => "name",
+    }
+}
+
+fn deixis(d: Deixis) -> String {
+    match d {
+        Deixis::LastWindow => "the window focused last".to_string(),
+        Deixis::PreviousWindow => "the window focused before it".to_string(),
+        Deixis::LastElement(role) => format!("the {role} acted on (else seen) last"),
+        Deixis::LastActed => "the control acted on last".to_string(),
+    }
+}
+
+/// One reason, in words.
+fn why(w: &Why) -> String {
+    match w {
+        Why::Deictic { phrase, deixis: d } => format!("\"{phrase}\" means {}", deixis(*d)),
+        Why::Alias {
+            said,
+            matched,
+            field: f,
+        } => format!("\"{said}\" names the app \"{matched}\" ({})", field(*f)),
+        Why::Keyword { word, field: f } => format!("\"{word}\" is in its {}", field(*f)),
+        Why::Closest { similarity: 0 } => "no match; only the most recent".to_string(),
+        Why::Closest { similarity } => format!("no match; closest ({similarity} % similar)"),
+    }
+}
+
+fn why_json(w: &Why) -> Value {
+    match w {
+        Why::Deictic { phrase, deixis: d } => {
+            json!({ "kind": "deictic", "phrase": phrase, "means": deixis(*d) })
+        }
+        Why::Alias {
+            said,
+            matched,
+            field: f,
+        } => json!({ "kind": "alias", "said": said, "matched": matched, "field": field(*f) }),
+        Why::Keyword { word, field: f } => {
+            json!({ "kind": "keyword", "word": word, "field": field(*f) })
+        }
+        Why::Closest { similarity } => json!({ "kind": "closest", "similarity": similarity }),
+    }
+}
+
+/// What state a recalled thing is in, as a word and a sentence; `focus` names the tool call
+/// that brings a window back (the profile's own words).
+fn presence(p: Presence, window: &str, now: UnixMillis, focus: &str) -> (&'static str, String) {
+    match p {
+        Presence::Present => ("present", "present".to_string()),
+        Presence::Minimized => (
+            "minimized",
+            format!("exists but minimized — focus it first ({focus} {window})"),
+        ),
+        Presence::Gone { last_seen, gone_at } => (
+            "gone",
+            format!(
+                "gone: closed; last seen {}, missing since {}",
+                when(last_seen, now),
+                clock(gone_at)
+            ),
+        ),
+        Presence::WindowUnknown => (
+            "window_unknown",
+            "its window is no longer in memory".to_string(),
+        ),
+    }
+}
+
+/// A recall as text and structured content. `focus` is how the profile says "focus window X"
+/// (e.g. `window focus`).
+pub(crate) fn recall(query: &str, r: &Recollection, focus: &str) -> (String, Value) {
+    let now = now_millis();
+    let candidates = r.recall.candidates();
+    let matched = matches!(r.recall, deskpilot_engine::Recall::Matched(_));
+    let mut text = match (matched, candidates.len()) {
+        (true, n) => format!(
+            "{n} candidate{} for \"{query}\", best first:",
+            if n == 1 { "" } else { "s" }
+        ),
+        (false, 0) => format!("Nothing in memory matches \"{query}\", and memory holds nothing yet."),
+        (false, _) => format!(
+            "Nothing in memory matches \"{query}\". The closest records (NOT matches):"
+        ),
+    };
+    let mut items = Vec::new();
+    for (i, c) in candidates.iter().enumerate() {
+        let shot = r.in_screenshot.get(i).copied().flatten();
+        let live = r.live_tokens.get(i).cloned().flatten();
+        let (line, item) = candidate(c, shot, live, now, focus);
+        text.push_str(&format!("\n{}. {line}", i + 1));
+        items.push(item);
+    }
+    let structured = json!({
+        "query": query,
+        "matched": matched,
+        "candidates": items,
+    });
+    (text, structured)
+}
+
+fn candidate(
+    c: &RecallCandidate,
+    shot: Option<(deskpilot_engine::ScreenshotId, u32, u32)>,
+    live: Option<deskpilot_engine::LiveToken>,
+    now: UnixMillis,
+    focus: &str,
+) -> (String, Value) {
+    let reasons: Vec<String> = c.why.iter().map(why).collect();
+    let in_shot = shot
+        .map(|(id, x, y)| format!(", ({x}, {y}) in screenshot {id}"))
+        .unwrap_or_default();
+    let shot_json = shot.map(|(id, x, y)| json!({ "screenshot_id": id.to_string(), "x": x, "y": y }));
+    match &c.target {
+        Recalled::Window {
+            id,
+            title,
+            process,
+            class,
+            frame,
+            center,
+            presence: p,
+            last_seen,
+        } => {
+            let (state, said) = presence(*p, &id.to_string(), now, focus);
+            let line = format!(
+                "window {id} \"{title}\" ({}) — {said}; centre ({}, {}) physical{in_shot}; frame {frame}. Why: {}.",
+                process.as_deref().unwrap_or("?"),
+                center.x,
+                center.y,
+                reasons.join("; ")
+            );
+            let item = json!({
+                "kind": "window",
+                "window_id": id.to_string(),
+                "title": title,
+                "process": process,
+                "class": class,
+                "frame": frame,
+                "center": { "x": center.x, "y": center.y },
+                "in_screenshot": shot_json,
+                "state": state,
+                "last_seen": last_seen,
+                "gone_at": match p { Presence::Gone { gone_at, .. } => Some(*gone_at), _ => None },
+                "score": c.score,
+                "why": c.why.iter().map(why_json).collect::<Vec<_>>(),
+            });
+            (line, item)
+        }
+        Recalled::Element {
+            window,
+            role,
+            name,
+            bounds,
+            center,
+            path,
+            token,
+            presence: p,
+            last_seen,
+            acted_on,
+        } => {
+            let (state, said) = presence(*p, &window.to_string(), now, focus);
+            let token_said = match (&live, token) {
+                (Some(l), _) if l.kept => format!("token {} (still valid)", l.token),
+                (Some(l), _) => format!("token {} (found again in a fresh read)", l.token),
+                (None, Some(t)) => format!("old token {t} no longer valid: read the window again"),
+                (None, None) => "no token".to_string(),
+            };
+            let acted = acted_on
+                .map(|t| format!("; acted on {}", when(t, now)))
+                .unwrap_or_default();
+            let line = format!(
+                "{role} \"{name}\" in window {window} — {said}; centre ({}, {}) physical{in_shot}; {token_said}{acted}. Why: {}.",
+                center.x,
+                center.y,
+                reasons.join("; ")
+            );
+            let item = json!({
+                "kind": "element",
+                "window_id": window.to_string(),
+                "role": role.as_str(),
+                "name": name,
+                "bounds": bounds,
+                "center": { "x": center.x, "y": center.y },
+                "in_screenshot": shot_json,
+                "path": path,
+                "token": live.as_ref().map(|l| l.token.clone()),
+                "token_kept": live.as_ref().map(|l| l.kept),
+                "state": state,
+                "last_seen": last_seen,
+                "acted_on": acted_on,
+                "score": c.score,
+                "why": c.why.iter().map(why_json).collect::<Vec<_>>(),
+            });
+            (line, item)
+        }
+    }
+}
+
+/// One timeline line: `19:40:12 click on 0x1a00003 "Untitled" (mousepad) at (640, 400) → input, confirmed`.
+fn entry_line(e: &TimelineEntry) -> String {
+    let mut s = format!("{} {}", clock(e.at), e.tool);
+    if let Some(w) = &e.window {
+        s.push_str(&format!(
+            " on {} \"{}\" ({})",
+            w.id,
+            w.title,
+            w.process.as_deref().unwrap_or("?")
+        ));
+    }
+    match &e.target {
+        Some(TimelineTarget::Point { at }) => s.push_str(&format!(" at ({}, {})", at.x, at.y)),
+        Some(TimelineTarget::Element {
+            role, name, path, ..
+        }) => s.push_str(&format!(" → {role} \"{name}\" (path {path})")),
+        None => {}
+    }
+    match (&e.route, &e.effect) {
+        (Some(r), Some(f)) => s.push_str(&format!(" → {r}, {f}")),
+        (None, Some(f)) => s.push_str(&format!(" → {f}")),
+        (Some(r), None) => s.push_str(&format!(" → {r}")),
+        (None, None) => {}
+    }
+    s
+}
+
+/// The timeline as text and structured content.
+pub(crate) fn timeline(read: &TimelineRead) -> (String, Value) {
+    let n = read.entries.len();
+    let mut text = if n == 0 {
+        "The timeline is empty for that range.".to_string()
+    } else {
+        format!(
+            "{n} timeline entr{} (oldest first, times UTC):",
+            if n == 1 { "y" } else { "ies" }
+        )
+    };
+    for e in &read.entries {
+        text.push('\n');
+        text.push_str(&entry_line(e));
+    }
+    if read.skipped_lines > 0 {
+        text.push_str(&format!(
+            "\n{} unreadable line(s) skipped (a write cut short by a crash).",
+            read.skipped_lines
+        ));
+    }
+    let structured = json!({
+        "entries": read.entries,
+        "skipped_lines": read.skipped_lines,
+    });
+    (text, structured)
+}
+
+/// `memory_stats` as text and structured content.
+pub(crate) fn stats(r: &MemoryReport) -> (String, Value) {
+    let s = &r.stats;
+    let now = now_millis();
+    let mut text = format!(
+        "Memory at {}: {} window(s) ({} closed), {} control(s), {} focus change(s); state file {} bytes, timeline {} bytes; last update {}.",
+        s.dir.display(),
+        s.windows,
+        s.windows_gone,
+        s.elements,
+        s.focus_entries,
+        s.state_bytes,
+        s.timeline_bytes,
+        s.last_update
+            .map_or("never".to_string(), |t| when(t, now)),
+    );
+    if let Some(e) = &r.save_error {
+        text.push_str(&format!("\nNOT SAVED: {e}"));
+    }
+    if let Some(w) = &r.load_warning {
+        text.push_str(&format!("\nAt start: {w}"));
+    }
+    let structured = json!({
+        "dir": s.dir.display().to_string(),
+        "windows": s.windows,
+        "windows_gone": s.windows_gone,
+        "elements": s.elements,
+        "focus_entries": s.focus_entries,
+        "state_bytes": s.state_bytes,
+        "timeline_bytes": s.timeline_bytes,
+        "last_update": s.last_update,
+        "save_error": r.save_error,
+        "load_warning": r.load_warning,
+        "bounds": {
+            "state_bytes_max": deskpilot_engine::MAX_STATE_BYTES,
+            "timeline_bytes_max": 2 * deskpilot_engine::TIMELINE_ROTATE_BYTES,
+        },
+    });
+    (text, structured)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_and_ago_read_as_a_person_would() {
+        assert_eq!(clock(0), "00:00:00");
+        assert_eq!(clock((19 * 3600 + 40 * 60 + 12) * 1000 + 345), "19:40:12");
+        assert_eq!(ago(1_000, 1_500), "just now");
+        assert_eq!(ago(0, 90_000), "90 s ago");
+        assert_eq!(ago(0, 600_000), "10 min ago");
+        assert_eq!(ago(0, 3 * 86_400_000), "3 days ago");
+    }
+}
