@@ -9,7 +9,7 @@
 use deskpilot_types::{Point, Rect, Role, WindowId};
 
 use super::aliases::{Aliases, holds};
-use super::store::{ElementRecord, WindowRecord};
+use super::store::{ElementRecord, Recognition, WindowRecord};
 use super::{MemoryState, UnixMillis};
 use crate::matcher::fold;
 
@@ -114,6 +114,8 @@ pub enum Recalled {
         center: Point,
         presence: Presence,
         last_seen: UnixMillis,
+        /// The closed window this one was recognised as, reopened.
+        recognized_as: Option<Recognition>,
     },
     Element {
         window: WindowId,
@@ -213,6 +215,7 @@ fn window_target(w: &WindowRecord) -> Recalled {
         center: w.frame.center(),
         presence: window_presence(w),
         last_seen: w.last_seen,
+        recognized_as: w.recognized_as.clone(),
     }
 }
 

@@ -6,7 +6,7 @@
 //! it was last seen, a query that matched nothing says so and lists only the closest records.
 
 use deskpilot_engine::{
-    Deixis, Field, MemoryReport, Presence, RecallCandidate, Recalled, Recollection, TimelineEntry,
+    Confidence, Deixis, Recognition, Field, MemoryReport, Presence, RecallCandidate, Recalled, Recollection, TimelineEntry,
     TimelineRead, TimelineTarget, UnixMillis, Why, now_millis,
 };
 use serde_json::{Value, json};
@@ -49,6 +49,32 @@ fn deixis(d: Deixis) -> String {
         Deixis::LastElement(role) => format!("the {role} acted on (else seen) last"),
         Deixis::LastActed => "the control acted on last".to_string(),
     }
+}
+
+/// "the same app's window as 0x1a00003 (closed), confidence high: same process, same title,
+/// pixels 3 bits apart".
+fn recognition(r: &Recognition) -> String {
+    let mut evidence = Vec::new();
+    if r.process_agrees {
+        evidence.push("same process".to_string());
+    }
+    if r.title_agrees {
+        evidence.push("same title".to_string());
+    }
+    if let Some(d) = r.hash_distance {
+        evidence.push(format!("pixels {d} of 64 bits apart"));
+    }
+    let confidence = match r.confidence {
+        Confidence::High => "high",
+        Confidence::Medium => "medium",
+        Confidence::Low => "low",
+    };
+    format!(
+        "the same app's window as {} \"{}\" (closed), confidence {confidence}: {}",
+        r.previous,
+        r.previous_title,
+        evidence.join(", ")
+    )
 }
 
 /// One reason, in words.
@@ -161,10 +187,15 @@ fn candidate(
             center,
             presence: p,
             last_seen,
+            recognized_as,
         } => {
             let (state, said) = presence(*p, &id.to_string(), now, focus);
+            let reopened = recognized_as
+                .as_ref()
+                .map(|r| format!(" Reopened: {}.", recognition(r)))
+                .unwrap_or_default();
             let line = format!(
-                "window {id} \"{title}\" ({}) — {said}; centre ({}, {}) physical{in_shot}; frame {frame}. Why: {}.",
+                "window {id} \"{title}\" ({}) — {said}; centre ({}, {}) physical{in_shot}; frame {frame}. Why: {}.{reopened}",
                 process.as_deref().unwrap_or("?"),
                 center.x,
                 center.y,
@@ -184,6 +215,14 @@ fn candidate(
                 "gone_at": match p { Presence::Gone { gone_at, .. } => Some(*gone_at), _ => None },
                 "score": c.score,
                 "why": c.why.iter().map(why_json).collect::<Vec<_>>(),
+                "recognized_as": recognized_as.as_ref().map(|r| json!({
+                    "previous": r.previous.to_string(),
+                    "previous_title": r.previous_title,
+                    "confidence": r.confidence,
+                    "process_agrees": r.process_agrees,
+                    "title_agrees": r.title_agrees,
+                    "hash_distance": r.hash_distance,
+                })),
             });
             (line, item)
         }
