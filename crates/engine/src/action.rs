@@ -217,13 +217,13 @@ impl Session {
         let outcome = match outcome {
             Ok(o) => o,
             Err(e) => {
-                crate::remember::note_failure(&e);
+                self.note_failure(&e);
                 return Err(e);
             }
         };
         let verdict = before.map(|b| b.and_then(|b| self.verify_after(&b, check.observe)));
         let report = ActionReport::new(outcome, verdict);
-        crate::remember::note_effect(report.route, report.effect);
+        self.note_effect(report.route, report.effect);
         if report.effect != Effect::Refused {
             self.remember_acted();
         }

@@ -156,9 +156,9 @@ impl Session {
         let pin = window.as_ref().map(Pin::of);
         let format = request.format.unwrap_or(self.config.format);
         // Memory hashes a window's own pixels: on screen uncovered, or its own drawing.
-        let own_pixels = notes.iter().all(|n| {
-            !matches!(n, Note::Fallback(f) if !matches!(f, Fallback::OwnDrawing { .. }))
-        });
+        let own_pixels = notes
+            .iter()
+            .all(|n| !matches!(n, Note::Fallback(f) if !matches!(f, Fallback::OwnDrawing { .. })));
         if let Some(w) = &window {
             self.note_window(w);
         }
@@ -283,6 +283,9 @@ impl Session {
 
     /// Captures `rect`, masks, scales to `geometry(rect)`, decorates, encodes and registers it;
     /// the undecorated, masked frame becomes its target's reference signature.
+    ///
+    /// `hash`: the window whose own pixels this frame shows uncovered, for memory's dHash.
+    #[allow(clippy::too_many_arguments)] // independent inputs of the one capture path
     pub(crate) fn capture_view(
         &self,
         rect: Rect,

@@ -266,7 +266,11 @@ impl Session {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .newest_of(now.id)
-            .and_then(|(_, elements, _)| crate::paths::paths(&elements).into_iter().nth(element.index))
+            .and_then(|(_, elements, _)| {
+                crate::paths::paths(&elements)
+                    .into_iter()
+                    .nth(element.index)
+            })
             .unwrap_or_default();
         self.note_element(&now, &element, path);
         Ok((seen, now, element))

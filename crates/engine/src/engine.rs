@@ -33,7 +33,7 @@ pub struct Engine {
     /// App skills: built-ins and the user layer.
     pub(crate) skills: deskpilot_skills::Library,
     /// What this user's desktop showed and what was done on it; `None` when memory is off.
-    pub(crate) memory: Option<std::sync::Arc<crate::remember::Store>>,
+    pub(crate) memory: Option<std::sync::Arc<crate::memory::live::Store>>,
 }
 
 /// Pixel buffers kept between screenshots, so a full-screen capture reuses its pages instead
@@ -47,9 +47,9 @@ pub(crate) struct Buffers {
 
 impl Engine {
     pub fn new(mut desktop: Desktop, config: EngineConfig) -> Self {
-        let memory = crate::remember::Store::open(&config.memory, &config.safety.blocklist);
+        let memory = crate::memory::live::Store::open(&config.memory, &config.safety.blocklist);
         if let Some(store) = &memory {
-            desktop.windows = std::sync::Arc::new(crate::remember::Watched {
+            desktop.windows = std::sync::Arc::new(crate::memory::live::Watched {
                 inner: desktop.windows.clone(),
                 store: std::sync::Arc::downgrade(store),
             });

@@ -38,8 +38,8 @@ pub mod paths;
 pub mod pick;
 pub mod pipeline;
 mod pointer;
-mod remember;
 mod registry;
+mod remember;
 mod safety;
 mod session;
 mod shell;
@@ -71,6 +71,7 @@ pub use find::{Candidate, FindRequest};
 pub use keyboard::{KeyboardNote, KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
 pub use launch::{LaunchOutcome, MAX_LAUNCH_WAIT};
 pub use matcher::fold;
+pub use memory::live::{SAVE_INTERVAL, traced};
 pub use memory::{
     AliasHit, Aliases, Confidence, DEFAULT_ALIASES, Deixis, Dhash, ElementIndex,
     ElementObservation, ElementRecord, Field, FocusEntry, FocusHistory, HASH_THRESHOLD, Indexing,
@@ -84,10 +85,8 @@ pub use note::{Chosen, Cover, Fallback, MAX_WIDTH_RANGE, NearlyEmpty, Note};
 pub use ocr::{DEFAULT_MIN_CONFIDENCE, OcrRequest, OcrResult, TextLine};
 pub use outline::{Outline, OutlineItem};
 pub use pointer::{CoordinateSpace, HitWarning, PointerOutcome, PointerTarget, Receipt};
-pub use remember::{
-    LiveToken, MAX_TIMELINE_READ, MemoryCleared, MemoryReport, Recollection, SAVE_INTERVAL, traced,
-};
 pub use registry::{Pin, ScreenshotId, ScreenshotRecord};
+pub use remember::{LiveToken, MAX_TIMELINE_READ, MemoryCleared, MemoryReport, Recollection};
 pub use safety::{
     APPROVAL_TIMEOUT, Approval, Approver, DEFAULT_OVERLAY_MESSAGE, GuardStatus, Mutation,
     OverlayMode, RESUME_COOLDOWN, SafetyConfig, Stop, StopReason,

@@ -1,7 +1,10 @@
 //! Memory wired into the engine: what every call sees and does is fed to the one [`Memory`] of
 //! this user's desktop, shared by every session of the process.
 //!
-//! - Window lists: the backend's `Windows` is wrapped ([`Watched`]) so every complete listing
+//! The machinery (the store, its saver thread, the watched window listing, the per-thread trace)
+//! is `memory::live`; this module holds the engine's and sessions' side of it.
+//!
+//! - Window lists: the backend's `Windows` is wrapped (`memory::live::Watched`) so every complete listing
 //!   any operation takes — `list_windows`, hit tests, key targets, window operations — is
 //!   offered to memory; the newest one is applied (window index, focus history from the window
 //!   manager's active window) before anything reads memory, else by the saver thread.
@@ -9,7 +12,7 @@
 //!   masked frame.
 //! - Trees: the named controls of a snapshot enter the element index ([`Engine::remember_tree`]);
 //!   the control an action targeted is marked acted on when the action went through.
-//! - The timeline: a surface runs each tool call inside [`traced`], naming the tool; engine
+//! - The timeline: a surface runs each tool call inside `traced`, naming the tool; engine
 //!   operations note on the calling thread what they resolved (window, point, element) and
 //!   [`Session::act`] the route and effect; the entry is appended when the call ends.
 //! - Persistence: a saver thread writes the state file at most once a second after a change;
@@ -21,293 +24,22 @@
 //! Invariants: windows refused by the privacy rules never enter memory (the memory module
 //! enforces it); nothing is worded here — surfaces render the typed facts.
 
-use std::cell::RefCell;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
-use deskpilot_backend::{Frame, Windows};
+use deskpilot_backend::Frame;
 use deskpilot_types::{Point, Rect, WindowId, WindowInfo};
 
 use crate::action::{Effect, Route};
-use crate::config::MemorySettings;
+use crate::memory::live::{Store, TRACE, Target, with_trace};
 use crate::memory::{
-    Aliases, ElementObservation, LoadWarning, Memory, MemoryPrivacy, MemoryStats, Recall,
-    TimelineEntry, TimelineRead, TimelineTarget, TimelineWindow, UnixMillis, WindowObservation,
-    now_millis,
+    ElementObservation, MemoryStats, Recall, TimelineRead, UnixMillis, now_millis,
 };
 use crate::snapshots::Element;
-use crate::{Engine, Error, Session};
-
-/// The shortest time between two saves of the state file.
-pub const SAVE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Timeline entries a read returns at most.
 pub const MAX_TIMELINE_READ: usize = 500;
-
-/// Memory as the engine holds it.
-#[derive(Debug)]
-pub(crate) struct Store {
-    inner: Mutex<Inner>,
-    /// The newest complete window list not yet applied.
-    pending: Mutex<Option<Listing>>,
-    wake: Condvar,
-    seq: AtomicU64,
-    /// Why the state file could not be loaded at start, when it could not.
-    pub(crate) warning: Option<LoadWarning>,
-}
-
-#[derive(Debug)]
-struct Listing {
-    seq: u64,
-    at: UnixMillis,
-    windows: Vec<WindowInfo>,
-}
-
-#[derive(Debug)]
-struct Inner {
-    memory: Memory,
-    applied: u64,
-    dirty: bool,
-    last_save: Option<Instant>,
-    save_error: Option<String>,
-}
-
-impl Store {
-    /// Opens memory as `settings` say; `None` when it is off or has no directory.
-    pub(crate) fn open(settings: &MemorySettings, blocklist: &[String]) -> Option<Arc<Store>> {
-        if !settings.enabled {
-            return None;
-        }
-        let dir = settings.dir.clone()?;
-        let mut aliases = Aliases::default();
-        for group in &settings.aliases {
-            aliases.extend(group);
-        }
-        let privacy = MemoryPrivacy {
-            blocklist: blocklist.to_vec(),
-            never_remember: settings.never_remember.clone(),
-        };
-        let (memory, warning) = Memory::open(&dir, privacy, aliases, now_millis());
-        if let Some(w) = &warning {
-            tracing::warn!("memory: {w}");
-        }
-        let store = Arc::new(Store {
-            inner: Mutex::new(Inner {
-                memory,
-                applied: 0,
-                dirty: false,
-                last_save: None,
-                save_error: None,
-            }),
-            pending: Mutex::new(None),
-            wake: Condvar::new(),
-            seq: AtomicU64::new(0),
-            warning,
-        });
-        let weak = Arc::downgrade(&store);
-        let spawned = std::thread::Builder::new()
-            .name("deskpilot-memory".into())
-            .spawn(move || saver(weak));
-        if let Err(e) = spawned {
-            tracing::warn!("memory: no saver thread ({e}); saving on demand only");
-        }
-        Some(store)
-    }
-
-    fn inner(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Offers a complete window list (newest wins).
-    fn offer(&self, windows: Vec<WindowInfo>) {
-        let listing = Listing {
-            seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
-            at: now_millis(),
-            windows,
-        };
-        *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(listing);
-        self.wake.notify_one();
-    }
-
-    /// Applies the pending window list, if any; returns the locked state.
-    fn current(&self) -> MutexGuard<'_, Inner> {
-        let listing = self
-            .pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        let mut inner = self.inner();
-        if let Some(l) = listing
-            && l.seq > inner.applied
-        {
-            let list: Vec<WindowObservation> = l.windows.iter().map(Into::into).collect();
-            let active = l.windows.iter().find(|w| w.state.active).map(|w| w.id);
-            let made = inner.memory.observe_windows(&list, active, l.at);
-            for r in made {
-                tracing::debug!(previous = %r.previous, confidence = ?r.confidence, "memory: a window reopened");
-            }
-            inner.applied = l.seq;
-            inner.dirty = true;
-        }
-        inner
-    }
-
-    /// Saves when something changed and the last save is `interval` old.
-    fn save_if_due(&self, interval: Duration) -> Result<(), Error> {
-        let mut inner = self.current();
-        if !inner.dirty || inner.last_save.is_some_and(|t| t.elapsed() < interval) {
-            return Ok(());
-        }
-        let result = inner.memory.save();
-        inner.last_save = Some(Instant::now());
-        match result {
-            Ok(_) => {
-                inner.dirty = false;
-                inner.save_error = None;
-                Ok(())
-            }
-            Err(e) => {
-                if inner.save_error.is_none() {
-                    tracing::warn!(dir = %inner.memory.dir().display(), "memory: cannot save: {e}");
-                }
-                inner.save_error = Some(e.to_string());
-                Err(Error::Memory {
-                    message: format!(
-                        "cannot write {}: {e}",
-                        inner.memory.dir().join(crate::memory::STATE_FILE).display()
-                    ),
-                })
-            }
-        }
-    }
-
-    fn flush(&self) -> Result<(), Error> {
-        self.save_if_due(Duration::ZERO)
-    }
-}
-
-/// The saver thread: applies window lists as they come and saves at most once per
-/// [`SAVE_INTERVAL`]; ends when the engine drops its memory.
-fn saver(store: Weak<Store>) {
-    loop {
-        let Some(s) = store.upgrade() else { return };
-        let _ = s.save_if_due(SAVE_INTERVAL);
-        let pending = s.pending.lock().unwrap_or_else(|e| e.into_inner());
-        if pending.is_none() {
-            let _ = s.wake.wait_timeout(pending, Duration::from_millis(250));
-        }
-    }
-}
-
-impl Drop for Store {
-    fn drop(&mut self) {
-        let _ = self.flush();
-    }
-}
-
-/// The backend's window listing, with every complete list offered to memory.
-pub(crate) struct Watched {
-    pub(crate) inner: Arc<dyn Windows>,
-    pub(crate) store: Weak<Store>,
-}
-
-impl Windows for Watched {
-    fn list_windows(&self) -> Result<Vec<WindowInfo>, deskpilot_backend::Error> {
-        let list = self.inner.list_windows()?;
-        if let Some(s) = self.store.upgrade() {
-            s.offer(list.clone());
-        }
-        Ok(list)
-    }
-
-    fn window_at(&self, p: Point) -> Result<Option<WindowId>, deskpilot_backend::Error> {
-        self.inner.window_at(p)
-    }
-}
-
-/// What one tool call resolved and did, gathered on its thread.
-#[derive(Debug)]
-struct Trace {
-    tool: String,
-    store: Option<Arc<Store>>,
-    window: Option<WindowInfo>,
-    target: Option<Target>,
-    route: Option<Route>,
-    effect: Option<String>,
-}
-
-#[derive(Debug, Clone)]
-enum Target {
-    Point(Point),
-    Element(ElementObservation),
-}
-
-thread_local! {
-    static TRACE: RefCell<Vec<Trace>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Runs one tool call (`tool`: its name on the surface) so that what it resolves and does is
-/// appended to the timeline when it ends. Calls outside `traced` are still remembered in the
-/// indexes, only not in the timeline.
-pub fn traced<T>(tool: &str, f: impl FnOnce() -> T) -> T {
-    TRACE.with(|t| {
-        t.borrow_mut().push(Trace {
-            tool: tool.to_string(),
-            store: None,
-            window: None,
-            target: None,
-            route: None,
-            effect: None,
-        })
-    });
-    struct Pop;
-    impl Drop for Pop {
-        fn drop(&mut self) {
-            let Some(trace) = TRACE.with(|t| t.borrow_mut().pop()) else {
-                return;
-            };
-            let Some(store) = trace.store.clone() else {
-                return;
-            };
-            let inner = store.current();
-            let entry = TimelineEntry {
-                at: now_millis(),
-                tool: trace.tool,
-                window: trace.window.map(|w| TimelineWindow {
-                    id: w.id,
-                    title: w.title,
-                    process: w.process,
-                }),
-                target: trace.target.map(|t| match t {
-                    Target::Point(at) => TimelineTarget::Point { at },
-                    Target::Element(e) => TimelineTarget::Element {
-                        role: e.role,
-                        name: e.name,
-                        path: e.path,
-                        bounds: Some(e.bounds),
-                    },
-                }),
-                route: trace.route.map(|r| r.as_str().to_string()),
-                effect: trace.effect,
-            };
-            if let Err(e) = inner.memory.record(&entry) {
-                tracing::warn!("memory: timeline append failed: {e}");
-            }
-        }
-    }
-    let _pop = Pop;
-    f()
-}
-
-fn with_trace(f: impl FnOnce(&mut Trace)) {
-    TRACE.with(|t| {
-        if let Some(trace) = t.borrow_mut().last_mut() {
-            f(trace)
-        }
-    });
-}
+use crate::{Engine, Error, Session};
 
 /// A control as memory keeps it: role, name, bounds and path in its window's tree.
 fn element_observation(
@@ -628,7 +360,10 @@ impl Session {
             Target::Point(p) => window.and_then(|w| self.element_under(w, p)),
         };
         if let Some(o) = observation {
-            store.current().memory.observe_element(&o, true, now_millis());
+            store
+                .current()
+                .memory
+                .observe_element(&o, true, now_millis());
             store.inner().dirty = true;
         }
     }
@@ -650,23 +385,27 @@ impl Session {
     }
 }
 
-/// Notes an action's route and effect on the running call's trace.
-pub(crate) fn note_effect(route: Route, effect: Effect) {
-    with_trace(|t| {
-        t.route = Some(route);
-        t.effect = Some(effect.as_str().to_string());
-    });
-}
+impl Engine {
+    /// Notes an action's route and effect on the running call's trace.
+    pub(crate) fn note_effect(&self, route: Route, effect: Effect) {
+        self.note_call();
+        with_trace(|t| {
+            t.route = Some(route.as_str());
+            t.effect = Some(effect.as_str().to_string());
+        });
+    }
 
-/// Notes a failed action on the running call's trace (`refused: CODE` or `failed: CODE`).
-pub(crate) fn note_failure(error: &Error) {
-    let what = if crate::action::refused_effect(error).is_some() {
-        "refused"
-    } else {
-        "failed"
-    };
-    let effect = format!("{what}: {}", error.code().as_str());
-    with_trace(|t| t.effect = Some(effect));
+    /// Notes a failed action on the running call's trace (`refused: CODE` or `failed: CODE`).
+    pub(crate) fn note_failure(&self, error: &Error) {
+        let what = if crate::action::refused_effect(error).is_some() {
+            "refused"
+        } else {
+            "failed"
+        };
+        let effect = format!("{what}: {}", error.code().as_str());
+        self.note_call();
+        with_trace(|t| t.effect = Some(effect));
+    }
 }
 
 /// What `memory_clear` removed.
@@ -683,11 +422,202 @@ impl crate::Outcome for MemoryCleared {
 
     fn judged(&self) -> Option<(Effect, &'static str)> {
         let a = &self.after;
-        let empty = a.windows == 0 && a.elements == 0 && a.state_bytes == 0 && a.timeline_bytes == 0;
+        let empty =
+            a.windows == 0 && a.elements == 0 && a.state_bytes == 0 && a.timeline_bytes == 0;
         Some(if empty {
             (Effect::Confirmed, "memory's files read back empty")
         } else {
             (Effect::SuspectedNoop, "memory's files still hold entries")
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use deskpilot_backend::fake::FakeWindow;
+    use deskpilot_backend::{Button, FakeDesktop};
+    use deskpilot_types::{ErrorCode, WindowState};
+
+    use super::*;
+    use crate::config::MemorySettings;
+    use crate::memory::live::traced;
+    use crate::memory::tests::TempDir;
+    use crate::memory::{Recalled, TimelineTarget};
+    use crate::{
+        CaptureTarget, Check, CoordinateSpace, EngineConfig, HitTestMode, PointerTarget,
+        ScreenshotRequest, VerifyTarget,
+    };
+
+    fn session(fake: &FakeDesktop, dir: &TempDir, blocklist: &[&str]) -> Session {
+        let mut config = EngineConfig {
+            memory: MemorySettings {
+                enabled: true,
+                dir: Some(dir.path().to_path_buf()),
+                ..MemorySettings::default()
+            },
+            ..EngineConfig::default()
+        };
+        config.safety.blocklist = blocklist.iter().map(|s| s.to_string()).collect();
+        Session::standalone(fake.desktop(), config)
+    }
+
+    fn shot(s: &Session, id: WindowId) {
+        s.screenshot(&ScreenshotRequest {
+            target: CaptureTarget::Window(id),
+            max_width: None,
+            format: None,
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn memory_is_off_unless_configured_and_says_so() {
+        let fake = FakeDesktop::new(100, 100);
+        let s = Session::standalone(fake.desktop(), EngineConfig::default());
+        let e = s.memory_recall("that window").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::MemoryUnavailable);
+        assert!(e.to_string().contains("switched off"), "{e}");
+        assert!(!s.memory_on());
+    }
+
+    #[test]
+    fn a_click_is_remembered_in_the_timeline_with_its_window_point_and_effect() {
+        let dir = TempDir::new("remember-timeline");
+        let fake = FakeDesktop::new(400, 200);
+        let a = fake.add_window(FakeWindow::new("Ledger", Rect::new(0, 0, 200, 200)));
+        let s = session(&fake, &dir, &[]);
+        traced("screenshot", || shot(&s, a));
+        traced("click", || {
+            s.act(Check::default(), VerifyTarget::Auto, |s| {
+                s.click(
+                    PointerTarget {
+                        x: 50.0,
+                        y: 60.0,
+                        space: CoordinateSpace::Image {
+                            screenshot_id: None,
+                        },
+                    },
+                    Button::Left,
+                    1,
+                    &[],
+                    HitTestMode::Fail,
+                )
+            })
+            .unwrap()
+        });
+        let read = s.memory_timeline(10, None).unwrap();
+        let tools: Vec<&str> = read.entries.iter().map(|e| e.tool.as_str()).collect();
+        assert_eq!(tools, ["screenshot", "click"]);
+        let click = &read.entries[1];
+        assert_eq!(click.window.as_ref().unwrap().title, "Ledger");
+        assert_eq!(
+            click.target,
+            Some(TimelineTarget::Point {
+                at: Point::new(50, 60)
+            })
+        );
+        assert_eq!(click.route.as_deref(), Some("input"));
+        assert_eq!(click.effect.as_deref(), Some("unverifiable"));
+        // A refused action is remembered as refused, with its code.
+        fake.remove_window(a);
+        traced("click", || {
+            let _ = s.act(Check::default(), VerifyTarget::Auto, |s| {
+                s.click(
+                    PointerTarget {
+                        x: 5.0,
+                        y: 5.0,
+                        space: CoordinateSpace::Image {
+                            screenshot_id: None,
+                        },
+                    },
+                    Button::Left,
+                    1,
+                    &[],
+                    HitTestMode::Fail,
+                )
+            });
+        });
+        let last = s.memory_timeline(1, None).unwrap().entries.remove(0);
+        assert_eq!(last.effect.as_deref(), Some("refused: TARGET_WINDOW_GONE"));
+    }
+
+    #[test]
+    fn windows_seen_by_any_call_are_recalled_minimized_and_gone_and_survive_a_restart() {
+        let dir = TempDir::new("remember-restart");
+        let fake = FakeDesktop::new(800, 600);
+        let pad = fake.add_window(FakeWindow {
+            process: "mousepad".into(),
+            ..FakeWindow::new("notes.txt - Mousepad", Rect::new(0, 0, 400, 300))
+        });
+        let term = fake.add_window(FakeWindow {
+            process: "xterm".into(),
+            ..FakeWindow::new("bash", Rect::new(400, 0, 400, 300))
+        });
+        {
+            let s = session(&fake, &dir, &[]);
+            shot(&s, pad);
+            let r = s.memory_recall("记事本").unwrap();
+            let Recalled::Window { id, center, .. } = &r.recall.candidates()[0].target else {
+                panic!("{r:?}")
+            };
+            assert_eq!((*id, *center), (pad, Point::new(200, 150)));
+            assert!(
+                s.memory_stats().unwrap().stats.state_bytes > 0,
+                "stats save"
+            );
+            let hashed = s
+                .store()
+                .unwrap()
+                .inner()
+                .memory
+                .state()
+                .windows
+                .get(pad)
+                .unwrap()
+                .dhash;
+            assert!(hashed.is_some(), "a window screenshot hashes it");
+        }
+        fake.set_state(
+            pad,
+            WindowState {
+                minimized: true,
+                ..WindowState::default()
+            },
+        );
+        fake.remove_window(term);
+        let s = session(&fake, &dir, &[]);
+        let r = s.memory_recall("mousepad").unwrap();
+        assert!(matches!(
+            r.recall.candidates()[0].target,
+            Recalled::Window {
+                presence: crate::memory::Presence::Minimized,
+                ..
+            }
+        ));
+        let r = s.memory_recall("终端").unwrap();
+        assert!(
+            matches!(
+                r.recall.candidates()[0].target,
+                Recalled::Window {
+                    presence: crate::memory::Presence::Gone { .. },
+                    ..
+                }
+            ),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn blocklisted_windows_never_reach_memory_files() {
+        let dir = TempDir::new("remember-privacy");
+        let fake = FakeDesktop::new(400, 200);
+        let vault = fake.add_window(FakeWindow::new("SecretVault", Rect::new(0, 0, 200, 200)));
+        let s = session(&fake, &dir, &["secretvault"]);
+        traced("screenshot", || shot(&s, vault));
+        s.memory_stats().unwrap();
+        for f in std::fs::read_dir(dir.path()).unwrap() {
+            let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
+            assert!(!text.to_lowercase().contains("secretvault"), "{text}");
+        }
     }
 }

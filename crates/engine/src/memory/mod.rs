@@ -18,6 +18,7 @@
 
 mod aliases;
 mod dhash;
+pub(crate) mod live;
 mod persist;
 mod recall;
 mod store;

@@ -1,0 +1,287 @@
+//! Memory as the running engine holds it: the [`Memory`] behind a lock, the newest window
+//! list waiting to be applied, the saver thread, the window listing that feeds it
+//! ([`Watched`]), and the per-thread trace of the tool call running ([`traced`]).
+//!
+//! Plain machinery: it knows no session and no engine (those hooks live in `remember`), so the
+//! engine can hold a [`Store`] without an import circle.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use deskpilot_backend::Windows;
+use deskpilot_types::{Point, WindowId, WindowInfo};
+
+use super::{
+    Aliases, ElementObservation, LoadWarning, Memory, MemoryPrivacy, TimelineEntry, TimelineTarget,
+    TimelineWindow, UnixMillis, WindowObservation, now_millis,
+};
+use crate::config::MemorySettings;
+use crate::error::Error;
+
+/// The shortest time between two saves of the state file.
+pub const SAVE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Memory as the engine holds it.
+#[derive(Debug)]
+pub(crate) struct Store {
+    inner: Mutex<Inner>,
+    /// The newest complete window list not yet applied.
+    pending: Mutex<Option<Listing>>,
+    wake: Condvar,
+    seq: AtomicU64,
+    /// Why the state file could not be loaded at start, when it could not.
+    pub(crate) warning: Option<LoadWarning>,
+}
+
+#[derive(Debug)]
+struct Listing {
+    seq: u64,
+    at: UnixMillis,
+    windows: Vec<WindowInfo>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) memory: Memory,
+    applied: u64,
+    pub(crate) dirty: bool,
+    last_save: Option<Instant>,
+    save_error: Option<String>,
+}
+
+impl Store {
+    /// Opens memory as `settings` say; `None` when it is off or has no directory.
+    pub(crate) fn open(settings: &MemorySettings, blocklist: &[String]) -> Option<Arc<Store>> {
+        if !settings.enabled {
+            return None;
+        }
+        let dir = settings.dir.clone()?;
+        let mut aliases = Aliases::default();
+        for group in &settings.aliases {
+            aliases.extend(group);
+        }
+        let privacy = MemoryPrivacy {
+            blocklist: blocklist.to_vec(),
+            never_remember: settings.never_remember.clone(),
+        };
+        let (memory, warning) = Memory::open(&dir, privacy, aliases, now_millis());
+        if let Some(w) = &warning {
+            tracing::warn!("memory: {w}");
+        }
+        let store = Arc::new(Store {
+            inner: Mutex::new(Inner {
+                memory,
+                applied: 0,
+                dirty: false,
+                last_save: None,
+                save_error: None,
+            }),
+            pending: Mutex::new(None),
+            wake: Condvar::new(),
+            seq: AtomicU64::new(0),
+            warning,
+        });
+        let weak = Arc::downgrade(&store);
+        let spawned = std::thread::Builder::new()
+            .name("deskpilot-memory".into())
+            .spawn(move || saver(weak));
+        if let Err(e) = spawned {
+            tracing::warn!("memory: no saver thread ({e}); saving on demand only");
+        }
+        Some(store)
+    }
+
+    pub(crate) fn inner(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Offers a complete window list (newest wins).
+    fn offer(&self, windows: Vec<WindowInfo>) {
+        let listing = Listing {
+            seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
+            at: now_millis(),
+            windows,
+        };
+        *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(listing);
+        self.wake.notify_one();
+    }
+
+    /// Applies the pending window list, if any; returns the locked state.
+    pub(crate) fn current(&self) -> MutexGuard<'_, Inner> {
+        let listing = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let mut inner = self.inner();
+        if let Some(l) = listing
+            && l.seq > inner.applied
+        {
+            let list: Vec<WindowObservation> = l.windows.iter().map(Into::into).collect();
+            let active = l.windows.iter().find(|w| w.state.active).map(|w| w.id);
+            let made = inner.memory.observe_windows(&list, active, l.at);
+            for r in made {
+                tracing::debug!(previous = %r.previous, confidence = ?r.confidence, "memory: a window reopened");
+            }
+            inner.applied = l.seq;
+            inner.dirty = true;
+        }
+        inner
+    }
+
+    /// Saves when something changed and the last save is `interval` old.
+    fn save_if_due(&self, interval: Duration) -> Result<(), Error> {
+        let mut inner = self.current();
+        if !inner.dirty || inner.last_save.is_some_and(|t| t.elapsed() < interval) {
+            return Ok(());
+        }
+        let result = inner.memory.save();
+        inner.last_save = Some(Instant::now());
+        match result {
+            Ok(_) => {
+                inner.dirty = false;
+                inner.save_error = None;
+                Ok(())
+            }
+            Err(e) => {
+                if inner.save_error.is_none() {
+                    tracing::warn!(dir = %inner.memory.dir().display(), "memory: cannot save: {e}");
+                }
+                inner.save_error = Some(e.to_string());
+                Err(Error::Memory {
+                    message: format!(
+                        "cannot write {}: {e}",
+                        inner.memory.dir().join(crate::memory::STATE_FILE).display()
+                    ),
+                })
+            }
+        }
+    }
+
+    pub(crate) fn flush(&self) -> Result<(), Error> {
+        self.save_if_due(Duration::ZERO)
+    }
+}
+
+/// The saver thread: applies window lists as they come and saves at most once per
+/// [`SAVE_INTERVAL`]; ends when the engine drops its memory.
+fn saver(store: Weak<Store>) {
+    loop {
+        let Some(s) = store.upgrade() else { return };
+        let _ = s.save_if_due(SAVE_INTERVAL);
+        let pending = s.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if pending.is_none() {
+            let _ = s.wake.wait_timeout(pending, Duration::from_millis(250));
+        }
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
+/// The backend's window listing, with every complete list offered to memory.
+pub(crate) struct Watched {
+    pub(crate) inner: Arc<dyn Windows>,
+    pub(crate) store: Weak<Store>,
+}
+
+impl Windows for Watched {
+    fn list_windows(&self) -> Result<Vec<WindowInfo>, deskpilot_backend::Error> {
+        let list = self.inner.list_windows()?;
+        if let Some(s) = self.store.upgrade() {
+            s.offer(list.clone());
+        }
+        Ok(list)
+    }
+
+    fn window_at(&self, p: Point) -> Result<Option<WindowId>, deskpilot_backend::Error> {
+        self.inner.window_at(p)
+    }
+}
+
+/// What one tool call resolved and did, gathered on its thread.
+#[derive(Debug)]
+pub(crate) struct Trace {
+    tool: String,
+    pub(crate) store: Option<Arc<Store>>,
+    pub(crate) window: Option<WindowInfo>,
+    pub(crate) target: Option<Target>,
+    pub(crate) route: Option<&'static str>,
+    pub(crate) effect: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    Point(Point),
+    Element(ElementObservation),
+}
+
+thread_local! {
+    pub(crate) static TRACE: RefCell<Vec<Trace>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs one tool call (`tool`: its name on the surface) so that what it resolves and does is
+/// appended to the timeline when it ends. Calls outside `traced` are still remembered in the
+/// indexes, only not in the timeline.
+pub fn traced<T>(tool: &str, f: impl FnOnce() -> T) -> T {
+    TRACE.with(|t| {
+        t.borrow_mut().push(Trace {
+            tool: tool.to_string(),
+            store: None,
+            window: None,
+            target: None,
+            route: None,
+            effect: None,
+        })
+    });
+    struct Pop;
+    impl Drop for Pop {
+        fn drop(&mut self) {
+            let Some(trace) = TRACE.with(|t| t.borrow_mut().pop()) else {
+                return;
+            };
+            let Some(store) = trace.store.clone() else {
+                return;
+            };
+            let inner = store.current();
+            let entry = TimelineEntry {
+                at: now_millis(),
+                tool: trace.tool,
+                window: trace.window.map(|w| TimelineWindow {
+                    id: w.id,
+                    title: w.title,
+                    process: w.process,
+                }),
+                target: trace.target.map(|t| match t {
+                    Target::Point(at) => TimelineTarget::Point { at },
+                    Target::Element(e) => TimelineTarget::Element {
+                        role: e.role,
+                        name: e.name,
+                        path: e.path,
+                        bounds: Some(e.bounds),
+                    },
+                }),
+                route: trace.route.map(str::to_string),
+                effect: trace.effect,
+            };
+            if let Err(e) = inner.memory.record(&entry) {
+                tracing::warn!("memory: timeline append failed: {e}");
+            }
+        }
+    }
+    let _pop = Pop;
+    f()
+}
+
+pub(crate) fn with_trace(f: impl FnOnce(&mut Trace)) {
+    TRACE.with(|t| {
+        if let Some(trace) = t.borrow_mut().last_mut() {
+            f(trace)
+        }
+    });
+}
