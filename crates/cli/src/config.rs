@@ -531,17 +531,24 @@ fn memory(
     warnings: &mut Vec<String>,
 ) {
     let m = &mut config.memory;
-    m.enabled = match (env("DESKPILOT_MEMORY").as_deref().map(str::trim), table.get("memory")) {
+    m.enabled = match (
+        env("DESKPILOT_MEMORY").as_deref().map(str::trim),
+        table.get("memory"),
+    ) {
         (Some("0" | "false" | "off"), _) => false,
         (Some("1" | "true" | "on"), _) => true,
         (Some(other), _) => {
-            warnings.push(format!("DESKPILOT_MEMORY={other} is not true/false; memory stays on"));
+            warnings.push(format!(
+                "DESKPILOT_MEMORY={other} is not true/false; memory stays on"
+            ));
             true
         }
         (None, None) => true,
         (None, Some(Value::Boolean(b))) => *b,
         (None, Some(other)) => {
-            warnings.push(format!("memory = {other} is not a boolean; memory stays on"));
+            warnings.push(format!(
+                "memory = {other} is not a boolean; memory stays on"
+            ));
             true
         }
     };
@@ -570,13 +577,17 @@ fn memory(
                 .filter_map(|i| match i.as_str() {
                     Some(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
                     _ => {
-                        warnings.push(format!("{key} entry {i} is not a non-empty string; ignored"));
+                        warnings.push(format!(
+                            "{key} entry {i} is not a non-empty string; ignored"
+                        ));
                         None
                     }
                 })
                 .collect(),
             other => {
-                warnings.push(format!("{key} must be an array of strings, not {other}; ignored"));
+                warnings.push(format!(
+                    "{key} must be an array of strings, not {other}; ignored"
+                ));
                 Vec::new()
             }
         }
@@ -603,7 +614,6 @@ fn memory(
         )),
     }
 }
-
 
 fn mask(item: &Value) -> Option<Rect> {
     let t = item.as_table()?;

@@ -137,10 +137,7 @@ pub async fn serve_with<H: ClientHandler>(
 pub fn fresh_memory_dir() -> std::path::PathBuf {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!(
-        "deskpilot-e2e-memory-{}-{n}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("deskpilot-e2e-memory-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }

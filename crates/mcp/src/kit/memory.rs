@@ -6,8 +6,8 @@
 //! it was last seen, a query that matched nothing says so and lists only the closest records.
 
 use deskpilot_engine::{
-    Confidence, Deixis, Recognition, Field, MemoryReport, Presence, RecallCandidate, Recalled, Recollection, TimelineEntry,
-    TimelineRead, TimelineTarget, UnixMillis, Why, now_millis,
+    Confidence, Deixis, Field, MemoryReport, Presence, RecallCandidate, Recalled, Recognition,
+    Recollection, TimelineEntry, TimelineRead, TimelineTarget, UnixMillis, Why, now_millis,
 };
 use serde_json::{Value, json};
 
@@ -144,10 +144,12 @@ pub(crate) fn recall(query: &str, r: &Recollection, focus: &str) -> (String, Val
             "{n} candidate{} for \"{query}\", best first:",
             if n == 1 { "" } else { "s" }
         ),
-        (false, 0) => format!("Nothing in memory matches \"{query}\", and memory holds nothing yet."),
-        (false, _) => format!(
-            "Nothing in memory matches \"{query}\". The closest records (NOT matches):"
-        ),
+        (false, 0) => {
+            format!("Nothing in memory matches \"{query}\", and memory holds nothing yet.")
+        }
+        (false, _) => {
+            format!("Nothing in memory matches \"{query}\". The closest records (NOT matches):")
+        }
     };
     let mut items = Vec::new();
     for (i, c) in candidates.iter().enumerate() {
@@ -176,7 +178,8 @@ fn candidate(
     let in_shot = shot
         .map(|(id, x, y)| format!(", ({x}, {y}) in screenshot {id}"))
         .unwrap_or_default();
-    let shot_json = shot.map(|(id, x, y)| json!({ "screenshot_id": id.to_string(), "x": x, "y": y }));
+    let shot_json =
+        shot.map(|(id, x, y)| json!({ "screenshot_id": id.to_string(), "x": x, "y": y }));
     match &c.target {
         Recalled::Window {
             id,
@@ -344,8 +347,7 @@ pub(crate) fn stats(r: &MemoryReport) -> (String, Value) {
         s.focus_entries,
         s.state_bytes,
         s.timeline_bytes,
-        s.last_update
-            .map_or("never".to_string(), |t| when(t, now)),
+        s.last_update.map_or("never".to_string(), |t| when(t, now)),
     );
     if let Some(e) = &r.save_error {
         text.push_str(&format!("\nNOT SAVED: {e}"));
