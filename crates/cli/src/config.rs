@@ -740,6 +740,37 @@ mod tests {
     }
 
     #[test]
+    fn memory_keys_defaults_and_overrides() {
+        let (c, w) = parse("", &[("HOME", "/home/u")]);
+        assert!(w.is_empty(), "{w:?}");
+        assert!(c.memory.enabled, "memory is on by default");
+        assert_eq!(
+            c.memory.dir.as_deref(),
+            Some(std::path::Path::new("/home/u/.local/state/deskpilot/memory"))
+        );
+        let (c, _) = parse("", &[("XDG_STATE_HOME", "/state"), ("HOME", "/home/u")]);
+        assert_eq!(
+            c.memory.dir.as_deref(),
+            Some(std::path::Path::new("/state/deskpilot/memory"))
+        );
+        let (c, w) = parse(
+            "memory = false\nmemoryDir = \"/m\"\nmemoryNeverRemember = [\"keepassxc\", 3]\nmemoryAliases = [[\"飞书\", \"feishu\", \"lark\"], [\"solo\"]]\n",
+            &[],
+        );
+        assert!(!c.memory.enabled);
+        assert_eq!(c.memory.dir.as_deref(), Some(std::path::Path::new("/m")));
+        assert_eq!(c.memory.never_remember, ["keepassxc"]);
+        assert_eq!(c.memory.aliases, [vec!["飞书", "feishu", "lark"]]);
+        assert_eq!(w.len(), 2, "{w:?}");
+        let (c, _) = parse(
+            "memory = false\nmemoryDir = \"/m\"\n",
+            &[("DESKPILOT_MEMORY", "true"), ("DESKPILOT_MEMORY_DIR", "/e")],
+        );
+        assert!(c.memory.enabled, "the environment wins");
+        assert_eq!(c.memory.dir.as_deref(), Some(std::path::Path::new("/e")));
+    }
+
+    #[test]
     fn safety_keys_and_their_overrides() {
         let (c, w) = parse(
             "dryRun = true\nallowLaunch = false\nblocklist = [\"1Password\", \"\", 3]\n",
