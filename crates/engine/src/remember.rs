@@ -116,6 +116,15 @@ impl Engine {
         })
     }
 
+    /// Writes what memory learned since its last save (at shutdown; a failure is logged).
+    pub fn memory_flush(&self) {
+        if let Some(store) = &self.memory
+            && let Err(e) = store.flush()
+        {
+            tracing::warn!("memory: {e}");
+        }
+    }
+
     /// Whether memory is on.
     pub fn memory_on(&self) -> bool {
         self.memory.is_some()

@@ -236,9 +236,11 @@ impl Engine {
         Ok(Some(stop))
     }
 
-    /// Takes the overlay down for good; call when the server stops, before its display goes.
+    /// Takes the overlay down for good and writes memory; call when the server stops, before
+    /// its display goes.
     pub fn shutdown(&self) {
         self.desktop.overlay.shutdown();
+        self.memory_flush();
     }
 
     /// deskpilot is about to press Esc itself.
