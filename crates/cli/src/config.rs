@@ -741,24 +741,34 @@ mod tests {
 
     #[test]
     fn memory_keys_defaults_and_overrides() {
-        let (c, w) = parse("", &[("HOME", "/home/u")]);
+        let (c, w) = parse(
+            "",
+            &[
+                ("HOME", "/home/u"),
+                ("LOCALAPPDATA", r"C:\Users\u\AppData\Local"),
+            ],
+        );
         assert!(w.is_empty(), "{w:?}");
         assert!(c.memory.enabled, "memory is on by default");
-        assert_eq!(
-            c.memory.dir.as_deref(),
-            Some(std::path::Path::new("/home/u/.local/state/deskpilot/memory"))
-        );
-        let (c, _) = parse("", &[("XDG_STATE_HOME", "/state"), ("HOME", "/home/u")]);
-        assert_eq!(
-            c.memory.dir.as_deref(),
-            Some(std::path::Path::new("/state/deskpilot/memory"))
-        );
+        let home = if cfg!(windows) {
+            r"C:\Users\u\AppData\Local\deskpilot\memory"
+        } else {
+            "/home/u/.local/state/deskpilot/memory"
+        };
+        assert_eq!(c.memory.dir.as_deref(), Some(Path::new(home)));
+        if !cfg!(windows) {
+            let (c, _) = parse("", &[("XDG_STATE_HOME", "/state"), ("HOME", "/home/u")]);
+            assert_eq!(
+                c.memory.dir.as_deref(),
+                Some(Path::new("/state/deskpilot/memory"))
+            );
+        }
         let (c, w) = parse(
             "memory = false\nmemoryDir = \"/m\"\nmemoryNeverRemember = [\"keepassxc\", 3]\nmemoryAliases = [[\"飞书\", \"feishu\", \"lark\"], [\"solo\"]]\n",
             &[],
         );
         assert!(!c.memory.enabled);
-        assert_eq!(c.memory.dir.as_deref(), Some(std::path::Path::new("/m")));
+        assert_eq!(c.memory.dir.as_deref(), Some(Path::new("/m")));
         assert_eq!(c.memory.never_remember, ["keepassxc"]);
         assert_eq!(c.memory.aliases, [vec!["飞书", "feishu", "lark"]]);
         assert_eq!(w.len(), 2, "{w:?}");
@@ -767,7 +777,7 @@ mod tests {
             &[("DESKPILOT_MEMORY", "true"), ("DESKPILOT_MEMORY_DIR", "/e")],
         );
         assert!(c.memory.enabled, "the environment wins");
-        assert_eq!(c.memory.dir.as_deref(), Some(std::path::Path::new("/e")));
+        assert_eq!(c.memory.dir.as_deref(), Some(Path::new("/e")));
     }
 
     #[test]
