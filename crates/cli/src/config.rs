@@ -750,13 +750,15 @@ mod tests {
         );
         assert!(w.is_empty(), "{w:?}");
         assert!(c.memory.enabled, "memory is on by default");
-        let home = if cfg!(windows) {
-            r"C:\Users\u\AppData\Local\deskpilot\memory"
-        } else {
+        let xdg =
+            deskpilot_engine::PathConvention::native() == deskpilot_engine::PathConvention::Xdg;
+        let home = if xdg {
             "/home/u/.local/state/deskpilot/memory"
+        } else {
+            r"C:\Users\u\AppData\Local\deskpilot\memory"
         };
         assert_eq!(c.memory.dir.as_deref(), Some(Path::new(home)));
-        if !cfg!(windows) {
+        if xdg {
             let (c, _) = parse("", &[("XDG_STATE_HOME", "/state"), ("HOME", "/home/u")]);
             assert_eq!(
                 c.memory.dir.as_deref(),
