@@ -163,6 +163,11 @@ impl Session {
             self.note_window(w);
         }
         let hash = window.as_ref().filter(|_| own_pixels).map(|w| w.id);
+        let mut remember = |frame: &deskpilot_backend::FrameMut<'_>| {
+            if let Some(id) = hash {
+                self.remember_hash(id, frame, rect);
+            }
+        };
         let c = self.capture_view(
             rect,
             drawn,
@@ -170,7 +175,7 @@ impl Session {
             pin,
             format,
             decorations,
-            hash,
+            Some(&mut remember),
         )?;
         Ok(c.into_screenshot(window, notes))
     }
@@ -284,7 +289,8 @@ impl Session {
     /// Captures `rect`, masks, scales to `geometry(rect)`, decorates, encodes and registers it;
     /// the undecorated, masked frame becomes its target's reference signature.
     ///
-    /// `hash`: the window whose own pixels this frame shows uncovered, for memory's dHash.
+    /// `inspect` sees the masked frame before it is scaled (memory's dHash, perception's
+    /// pixel statistics).
     #[allow(clippy::too_many_arguments)] // independent inputs of the one capture path
     pub(crate) fn capture_view(
         &self,
@@ -294,7 +300,7 @@ impl Session {
         pin: Option<Pin>,
         format: ImageFormat,
         decorations: &dyn Fn(&ViewGeometry) -> Decorations,
-        hash: Option<WindowId>,
+        mut inspect: Option<&mut dyn FnMut(&deskpilot_backend::FrameMut<'_>)>,
     ) -> Result<Captured, Error> {
         if self.config.safety.overlay == crate::safety::OverlayMode::Always {
             self.arm(false);
@@ -309,8 +315,8 @@ impl Session {
         let mut process = |frame: &mut deskpilot_backend::FrameMut<'_>| {
             let capture_time = started.elapsed();
             let masked_regions = pipeline::apply_masks(frame, &self.config.mask_regions);
-            if let Some(window) = hash {
-                self.remember_hash(window, frame, rect);
+            if let Some(inspect) = inspect.as_mut() {
+                inspect(frame);
             }
             let signature = crate::signature::signature(frame);
             let image = pipeline::encode(frame, &view, format, &mut scaled, &decorations(&view));

@@ -34,6 +34,7 @@ mod memory;
 mod note;
 mod ocr;
 mod outline;
+mod perceive;
 pub mod paths;
 pub mod pick;
 pub mod pipeline;
@@ -84,6 +85,10 @@ pub use memory::{
 pub use note::{Chosen, Cover, Fallback, MAX_WIDTH_RANGE, NearlyEmpty, Note};
 pub use ocr::{DEFAULT_MIN_CONFIDENCE, OcrRequest, OcrResult, TextLine};
 pub use outline::{Outline, OutlineItem};
+pub use perceive::{
+    BLANK_STDDEV, COVERED, Coverer, OFFSCREEN, OwnPixels, PerceiveRequest, Perception, TINY,
+    WindowPerception, WindowVerdict,
+};
 pub use pointer::{CoordinateSpace, HitWarning, PointerOutcome, PointerTarget, Receipt};
 pub use registry::{Pin, ScreenshotId, ScreenshotRecord};
 pub use remember::{LiveToken, MAX_TIMELINE_READ, MemoryCleared, MemoryReport, Recollection};
