@@ -17,6 +17,7 @@ pub(crate) mod context;
 pub(crate) mod filter;
 pub(crate) mod memory;
 pub use filter::ToolFilter;
+pub(crate) mod perceive;
 pub(crate) mod pick;
 pub(crate) mod progress;
 pub(crate) mod render;

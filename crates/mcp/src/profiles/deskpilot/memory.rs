@@ -1,15 +1,35 @@
+//! `perceive` (the window list checked against the pixels, worded through `kit::perceive`) and
 //! `memory_recall`, `memory_timeline`, `memory_stats`, `memory_clear`: what deskpilot remembers
 //! of this desktop, worded through `kit::memory`.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
+use serde_json::Value;
 
 use super::wording::WORDING;
 use super::{DeskpilotServer, error};
 use crate::kit::report::{self, Body, Step};
-use crate::kit::{Parameters, memory, render};
-use deskpilot_engine::{Check, VerifyTarget};
+use super::screenshot::{FormatArg, format};
+use super::wording::image_result;
+use crate::kit::{Parameters, memory, perceive, render};
+use deskpilot_engine::{Check, PerceiveRequest, VerifyTarget};
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PerceiveArgs {
+    /// Also return the screenshot the verdicts were read from.
+    #[serde(default, alias = "includeScreenshot")]
+    pub include_screenshot: bool,
+    /// Its widest image, 64–8192.
+    #[serde(default, alias = "maxWidth")]
+    pub max_width: u32,
+    #[serde(default)]
+    pub format: Option<FormatArg>,
+    /// Capture covered windows alone to judge their own drawing (slower).
+    #[serde(default, alias = "ownPixels")]
+    pub own_pixels: bool,
+}
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -37,7 +57,7 @@ pub struct TimelineArgs {
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 
-fn done(text: String, structured: serde_json::Value) -> CallToolResult {
+fn done(text: String, structured: Value) -> CallToolResult {
     let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
     r.structured_content = Some(structured);
     r
@@ -45,6 +65,50 @@ fn done(text: String, structured: serde_json::Value) -> CallToolResult {
 
 #[tool_router(router = memory_router, vis = "pub(crate)")]
 impl DeskpilotServer {
+    /// Check the window list against the pixels: per window consistent, minimized, hidden, offscreen, covered (by whom) or blank.
+    #[tool(
+        name = "perceive",
+        annotations(
+            title = "Perceive windows",
+            read_only_hint = true,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn perceive(&self, Parameters(a): Parameters<PerceiveArgs>) -> CallToolResult {
+        let session = self.session();
+        let request = PerceiveRequest {
+            include_screenshot: a.include_screenshot,
+            max_width: (a.max_width > 0).then_some(a.max_width),
+            format: a.format.map(format),
+            own_pixels: a.own_pixels,
+        };
+        match render::blocking(self.request_timeout(), "perceive", move || {
+            session.perceive(&request)
+        })
+        .await
+        {
+            Ok(p) => {
+                let (text, mut structured) = perceive::perception(&p, "window focus");
+                match &p.screenshot {
+                    Some(shot) => {
+                        let mut r = image_result("Screenshot", shot, "the screen");
+                        if let Some(t) = render::text_mut(&mut r) {
+                            *t = format!("{text}\n{t}");
+                        }
+                        if let Some(Value::Object(m)) = r.structured_content.take() {
+                            structured["screenshot"] = Value::Object(m);
+                        }
+                        r.structured_content = Some(structured);
+                        r
+                    }
+                    None => done(text, structured),
+                }
+            }
+            Err(e) => error(&e),
+        }
+    }
+
     /// Find a window or control seen before, by app, title or "that window"; says if minimized or gone.
     #[tool(
         name = "memory_recall",
