@@ -120,10 +120,14 @@ pub enum OwnPixels {
         stddev: Option<f64>,
     },
     /// The backend captured it but it drew nothing (a window that never repaints).
-    Blank { method: &'static str },
+    Blank {
+        method: &'static str,
+    },
     /// This backend or window manager cannot capture a window alone.
     Unsupported,
-    Failed { error: String },
+    Failed {
+        error: String,
+    },
 }
 
 /// One window, with the evidence for its verdict.
@@ -590,7 +594,10 @@ mod tests {
         let o = verdict(&p, off);
         assert_eq!(o.verdict, WindowVerdict::Offscreen);
         // 100×100 of 400×300 on screen.
-        assert!((o.offscreen - (1.0 - 10_000.0 / 120_000.0)).abs() < 1e-9, "{o:?}");
+        assert!(
+            (o.offscreen - (1.0 - 10_000.0 / 120_000.0)).abs() < 1e-9,
+            "{o:?}"
+        );
         assert_eq!(verdict(&p, tiny).verdict, WindowVerdict::Hidden);
         let u = verdict(&p, under);
         assert_eq!(u.verdict, WindowVerdict::Covered);
@@ -614,7 +621,9 @@ mod tests {
         let a = drawn(&fake, "A", Rect::new(0, 0, 200, 200));
         let b = fake.add_window(FakeWindow::new("B", Rect::new(100, 0, 200, 100)));
         let c = fake.add_window(FakeWindow::new("C", Rect::new(0, 150, 50, 100)));
-        let p = session(&fake).perceive(&PerceiveRequest::default()).unwrap();
+        let p = session(&fake)
+            .perceive(&PerceiveRequest::default())
+            .unwrap();
         let w = verdict(&p, a);
         // B hides 100×100, C hides 50×50: 12,500 of 40,000.
         assert!((w.covered - 12_500.0 / 40_000.0).abs() < 1e-9, "{w:?}");
@@ -700,11 +709,13 @@ mod tests {
             ..EngineConfig::default()
         };
         let s = Session::standalone(fake.desktop(), config);
-        crate::traced("perceive", || s.perceive(&PerceiveRequest::default()))
-            .unwrap();
+        crate::traced("perceive", || s.perceive(&PerceiveRequest::default())).unwrap();
         s.memory_stats().unwrap();
         let read = s.memory_timeline(10, None).unwrap();
-        assert_eq!(read.entries.last().map(|e| e.tool.as_str()), Some("perceive"));
+        assert_eq!(
+            read.entries.last().map(|e| e.tool.as_str()),
+            Some("perceive")
+        );
         let state: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(dir.path().join(crate::memory::STATE_FILE)).unwrap(),
         )
@@ -720,6 +731,9 @@ mod tests {
                 .is_number()
         };
         assert!(hashed(seen), "{text}");
-        assert!(!hashed(under), "a covered window's screen pixels are not its own");
+        assert!(
+            !hashed(under),
+            "a covered window's screen pixels are not its own"
+        );
     }
 }

@@ -169,9 +169,20 @@ impl Engine {
     pub(crate) fn note_element(&self, window: &WindowInfo, element: &Element, path: String) {
         self.note_window(window);
         let token = Some(element.token.clone()).filter(|t| !t.is_empty());
-        if let Some(o) = element_observation(window.id, element, path, token) {
+        if let Some(o) =
+            element_observation(window.id, element, path, token).filter(|o| !self.masked(o.bounds))
+        {
             with_trace(|t| t.target = Some(Target::Element(o)));
         }
+    }
+
+    /// Whether `bounds` touch a privacy mask: such a control's name and value never enter
+    /// memory (the mask hides them from every screenshot too).
+    fn masked(&self, bounds: Rect) -> bool {
+        self.config
+            .mask_regions
+            .iter()
+            .any(|m| m.intersect(&bounds).is_some())
     }
 
     /// The dHash of a window's masked pixels in `frame`.
@@ -202,6 +213,7 @@ impl Engine {
             .filter(|(e, _)| memorable(e))
             .take(MAX_ELEMENTS_PER_TREE)
             .filter_map(|(e, p)| element_observation(window, e, p, Some(e.token.clone())))
+            .filter(|o| !self.masked(o.bounds))
             .collect();
         let now = now_millis();
         let mut inner = store.current();
@@ -628,5 +640,78 @@ mod tests {
             let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
             assert!(!text.to_lowercase().contains("secretvault"), "{text}");
         }
+    }
+
+    #[test]
+    fn controls_under_a_privacy_mask_never_reach_memory_files() {
+        use deskpilot_backend::{ElementHandle, ElementStates, RawElement, RawTree};
+        use deskpilot_types::Role;
+        let dir = TempDir::new("remember-mask");
+        let fake = FakeDesktop::new(400, 200);
+        let w = fake.add_window(FakeWindow::new("Ledger", Rect::new(0, 0, 400, 200)));
+        let el = |parent, role, name: &str, bounds| RawElement {
+            parent,
+            depth: u32::from(parent.is_some()),
+            role,
+            platform_role: String::new(),
+            name: name.to_string(),
+            description: String::new(),
+            value: None,
+            states: ElementStates {
+                enabled: true,
+                onscreen: true,
+                ..Default::default()
+            },
+            actions: vec!["click".into()],
+            bounds: Some(bounds),
+            handle: ElementHandle(format!("h-{name}")),
+        };
+        fake.set_tree(
+            w,
+            RawTree {
+                elements: vec![
+                    el(None, Role::Window, "Ledger", Rect::new(0, 0, 400, 200)),
+                    el(
+                        Some(0),
+                        Role::Button,
+                        "Visible Apply",
+                        Rect::new(10, 150, 80, 20),
+                    ),
+                    el(
+                        Some(0),
+                        Role::Button,
+                        "IBAN DE89 3704",
+                        Rect::new(250, 30, 100, 20),
+                    ),
+                ],
+                source: "fake".into(),
+                complete: true,
+                notes: vec![],
+            },
+        );
+        let mut config = EngineConfig {
+            memory: MemorySettings {
+                enabled: true,
+                dir: Some(dir.path().to_path_buf()),
+                ..MemorySettings::default()
+            },
+            ..EngineConfig::default()
+        };
+        config.mask_regions = vec![Rect::new(200, 0, 200, 100)];
+        let s = Session::standalone(fake.desktop(), config);
+        traced("get_window_state", || {
+            s.window_state(&crate::TreeRequest::new(crate::WindowRef::Id(w)))
+                .unwrap()
+        });
+        s.memory_stats().unwrap();
+        let mut all = String::new();
+        for f in std::fs::read_dir(dir.path()).unwrap() {
+            all.push_str(&std::fs::read_to_string(f.unwrap().path()).unwrap());
+        }
+        assert!(
+            all.contains("Visible Apply"),
+            "unmasked controls are remembered: {all}"
+        );
+        assert!(!all.contains("IBAN"), "{all}");
     }
 }

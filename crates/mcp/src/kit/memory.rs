@@ -206,7 +206,7 @@ fn candidate(
             );
             let item = json!({
                 "kind": "window",
-                "window_id": id.to_string(),
+                "window_id": id.0,
                 "title": title,
                 "process": process,
                 "class": class,
@@ -219,7 +219,7 @@ fn candidate(
                 "score": c.score,
                 "why": c.why.iter().map(why_json).collect::<Vec<_>>(),
                 "recognized_as": recognized_as.as_ref().map(|r| json!({
-                    "previous": r.previous.to_string(),
+                    "previous": r.previous.0,
                     "previous_title": r.previous_title,
                     "confidence": r.confidence,
                     "process_agrees": r.process_agrees,
@@ -259,7 +259,7 @@ fn candidate(
             );
             let item = json!({
                 "kind": "element",
-                "window_id": window.to_string(),
+                "window_id": window.0,
                 "role": role.as_str(),
                 "name": name,
                 "bounds": bounds,

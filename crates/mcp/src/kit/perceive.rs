@@ -18,7 +18,14 @@ fn evidence(w: &WindowPerception, focus: &str) -> String {
     let covered_by = || {
         w.covered_by
             .iter()
-            .map(|c| format!("{} \"{}\" ({})", c.cover.id, c.cover.title, percent(c.share)))
+            .map(|c| {
+                format!(
+                    "{} \"{}\" ({})",
+                    c.cover.id,
+                    c.cover.title,
+                    percent(c.share)
+                )
+            })
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -32,7 +39,9 @@ fn evidence(w: &WindowPerception, focus: &str) -> String {
             "its client area is {}x{} px: a parked window, nothing to see",
             win.client.width, win.client.height
         ),
-        WindowVerdict::Offscreen => format!("{} of its frame is off every monitor", percent(w.offscreen)),
+        WindowVerdict::Offscreen => {
+            format!("{} of its frame is off every monitor", percent(w.offscreen))
+        }
         WindowVerdict::Covered => format!("{} hidden by {}", percent(w.covered), covered_by()),
         WindowVerdict::Blank => format!(
             "nothing drawn: luminance spread {:.1} over {} visible px (under {BLANK_STDDEV})",
@@ -42,7 +51,11 @@ fn evidence(w: &WindowPerception, focus: &str) -> String {
         WindowVerdict::Cloaked => "cloaked by the desktop window manager".to_string(),
     };
     if w.verdict != WindowVerdict::Covered && w.covered > 0.0 {
-        text.push_str(&format!("; {} hidden by {}", percent(w.covered), covered_by()));
+        text.push_str(&format!(
+            "; {} hidden by {}",
+            percent(w.covered),
+            covered_by()
+        ));
     }
     if w.verdict != WindowVerdict::Offscreen && w.offscreen > 0.0 {
         text.push_str(&format!("; {} off screen", percent(w.offscreen)));

@@ -7,11 +7,11 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::screenshot::{FormatArg, format};
 use super::wording::WORDING;
+use super::wording::image_result;
 use super::{DeskpilotServer, error};
 use crate::kit::report::{self, Body, Step};
-use super::screenshot::{FormatArg, format};
-use super::wording::image_result;
 use crate::kit::{Parameters, memory, perceive, render};
 use deskpilot_engine::{Check, PerceiveRequest, VerifyTarget};
 
