@@ -144,6 +144,7 @@ async fn deskpilot(
     let command = tokio::process::Command::new(binary).configure(|cmd| {
         cmd.arg("serve")
             .env("DESKPILOT_LOG", "warn")
+            .env("DESKPILOT_MEMORY_DIR", crate::bench_memory_dir())
             .env("DESKPILOT_CURSOR", "off")
             .stderr(Stdio::null());
         for (k, v) in env {

@@ -52,6 +52,7 @@ pub async fn run(
     let command = tokio::process::Command::new(binary).configure(|cmd| {
         cmd.args(["serve", "--profile", "dsh"])
             .env("DESKPILOT_LOG", "warn")
+            .env("DESKPILOT_MEMORY_DIR", crate::bench_memory_dir())
             .env("DESKPILOT_CURSOR", "off")
             .stderr(Stdio::null());
         for (k, v) in &env {

@@ -117,6 +117,7 @@ async fn measure(
         tokio::process::Command::new(binary).configure(|cmd| {
             cmd.arg("serve")
                 .env("DESKPILOT_LOG", "warn")
+                .env("DESKPILOT_MEMORY_DIR", crate::bench_memory_dir())
                 .stderr(Stdio::null());
             if cold {
                 cmd.env("DESKPILOT_OCR_NO_CACHE", "1");

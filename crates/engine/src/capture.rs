@@ -162,10 +162,10 @@ impl Session {
         if let Some(w) = &window {
             self.note_window(w);
         }
-        let hash = window.as_ref().filter(|_| own_pixels).map(|w| w.id);
+        let hash = window.as_ref().filter(|_| own_pixels);
         let mut remember = |frame: &deskpilot_backend::FrameMut<'_>| {
-            if let Some(id) = hash {
-                self.remember_hash(id, frame, rect);
+            if let Some(w) = hash {
+                self.remember_hash(w, frame, rect);
             }
         };
         let c = self.capture_view(

@@ -46,6 +46,8 @@ pub const COVERED: f64 = 0.9;
 pub const OFFSCREEN: f64 = 0.5;
 /// Luminance standard deviation (0-255 scale) under which a window's pixels are `blank`.
 pub const BLANK_STDDEV: f64 = 3.0;
+/// How long a window brought back from minimized gets to repaint before the call returns.
+pub(crate) const DRAW_WAIT: Duration = Duration::from_millis(1000);
 /// Fewer visible client pixels than this and the pixels cannot tell blank from drawn.
 const MIN_SAMPLES: u64 = 64;
 
@@ -286,6 +288,19 @@ fn visible_luma<D: AsRef<[u8]>>(frame: &Frame<D>, area: Rect, holes: &[Rect]) ->
     luma
 }
 
+/// Whether the client area of `w` inside `rect` shows nothing: flat, or too small to tell.
+pub(crate) fn flat<D: AsRef<[u8]>>(frame: &Frame<D>, w: &WindowInfo, rect: Rect) -> bool {
+    let client = if w.client.is_empty() {
+        w.frame
+    } else {
+        w.client
+    };
+    client
+        .intersect(&rect)
+        .map(|area| visible_luma(frame, area, &[]).stddev())
+        .is_none_or(|s| s.is_none_or(|s| s < BLANK_STDDEV))
+}
+
 /// The structure-channel part of one verdict: geometry against monitors and the stack.
 struct Geometry {
     /// The frame's parts on each monitor.
@@ -397,7 +412,7 @@ impl Session {
                 }
                 *luma = client_luma(frame, w, g);
                 if g.covered == 0.0 && g.offscreen == 0.0 {
-                    self.remember_hash(w.id, frame, w.frame);
+                    self.remember_hash(w, frame, w.frame);
                 }
             }
         };
@@ -472,6 +487,33 @@ impl Session {
         })
     }
 
+    /// Waits until the client area of `w` (on top: just focused or restored) shows something;
+    /// `false` when it still shows nothing after [`DRAW_WAIT`]. A window that comes back from
+    /// minimized is black until its app repaints it, and a screenshot or a hash taken before
+    /// then shows nothing of it.
+    pub(crate) fn wait_drawn(&self, w: &WindowInfo) -> Result<bool, Error> {
+        let desktop = self.desktop.screens.desktop_bounds()?;
+        let client = if w.client.is_empty() {
+            w.frame
+        } else {
+            w.client
+        };
+        let Some(area) = client.intersect(&desktop) else {
+            return Ok(true);
+        };
+        let deadline = Instant::now() + DRAW_WAIT;
+        loop {
+            let frame = self.desktop.capture.capture(area)?;
+            if !flat(&frame, w, area) {
+                return Ok(true);
+            }
+            if Instant::now() >= deadline {
+                return Ok(false);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Captures `rect` into the session's reused buffer, masks it and lends it to `read`.
     fn read_screen(
         &self,
@@ -513,7 +555,7 @@ impl Session {
                     w.client
                 };
                 let stddev = visible_luma(&frame, client, &[]).stddev();
-                self.remember_hash(w.id, &frame, clip);
+                self.remember_hash(w, &frame, clip);
                 OwnPixels::Read { method, stddev }
             }
             Ok(WindowCapture::Blank) => OwnPixels::Blank { method },

@@ -185,19 +185,25 @@ impl Engine {
             .any(|m| m.intersect(&bounds).is_some())
     }
 
-    /// The dHash of a window's masked pixels in `frame`.
+    /// The dHash of a window's masked pixels in `frame` (its part `rect`). A window whose
+    /// client area shows nothing (not drawn yet, or flat) keeps the hash it had: a flat image
+    /// says nothing about which window it is.
     pub(crate) fn remember_hash<D: AsRef<[u8]>>(
         &self,
-        window: WindowId,
+        window: &WindowInfo,
         frame: &Frame<D>,
         rect: Rect,
     ) {
         let Some(store) = &self.memory else { return };
+        if crate::perceive::flat(frame, window, rect) {
+            tracing::debug!(window = %window.id, "memory: not hashing a window that shows nothing");
+            return;
+        }
         let Some(hash) = crate::memory::dhash(frame, rect) else {
             return;
         };
         let mut inner = store.current();
-        if let Some(r) = inner.memory.set_window_hash(window, hash, now_millis()) {
+        if let Some(r) = inner.memory.set_window_hash(window.id, hash, now_millis()) {
             tracing::debug!(previous = %r.previous, confidence = ?r.confidence, "memory: pixels recognise a reopened window");
         }
         inner.dirty = true;
@@ -576,7 +582,25 @@ mod tests {
         });
         {
             let s = session(&fake, &dir, &[]);
+            let hash = |s: &Session| {
+                s.store()
+                    .unwrap()
+                    .inner()
+                    .memory
+                    .state()
+                    .windows
+                    .get(pad)
+                    .unwrap()
+                    .dhash
+            };
             shot(&s, pad);
+            assert!(
+                hash(&s).is_none(),
+                "a flat window (nothing drawn yet) is not hashed"
+            );
+            fake.paint(Rect::new(10, 40, 120, 12), [0, 0, 0]);
+            shot(&s, pad);
+            assert!(hash(&s).is_some(), "a window screenshot hashes it");
             let r = s.memory_recall("记事本").unwrap();
             let Recalled::Window { id, center, .. } = &r.recall.candidates()[0].target else {
                 panic!("{r:?}")
@@ -586,17 +610,6 @@ mod tests {
                 s.memory_stats().unwrap().stats.state_bytes > 0,
                 "stats save"
             );
-            let hashed = s
-                .store()
-                .unwrap()
-                .inner()
-                .memory
-                .state()
-                .windows
-                .get(pad)
-                .unwrap()
-                .dhash;
-            assert!(hashed.is_some(), "a window screenshot hashes it");
         }
         fake.set_state(
             pad,

@@ -94,6 +94,8 @@ pub enum WindowNote {
     RestoredFirst,
     /// The window manager placed the window elsewhere than asked.
     Adjusted { frame: Rect, asked: Rect },
+    /// A minimized window came back but its client area still showed nothing after `waited`.
+    NotDrawn { waited: Duration },
 }
 
 impl std::fmt::Display for WindowNote {
@@ -106,6 +108,11 @@ impl std::fmt::Display for WindowNote {
                 waited.as_millis()
             ),
             WindowNote::RestoredFirst => f.write_str("the window was restored first"),
+            WindowNote::NotDrawn { waited } => write!(
+                f,
+                "the window came back from minimized but still showed nothing after {} ms: it may be slow to repaint (take a screenshot before acting on its pixels)",
+                waited.as_millis()
+            ),
             WindowNote::Adjusted { frame, asked } => write!(
                 f,
                 "the window manager adjusted the request: the frame is {frame} instead of {asked} (size increments, size limits or screen edges)"
@@ -211,6 +218,11 @@ impl Session {
                         if attempt > 0 {
                             notes.push(WindowNote::FocusRetried);
                         }
+                        if before.state.minimized && !self.wait_drawn(&w)? {
+                            notes.push(WindowNote::NotDrawn {
+                                waited: crate::perceive::DRAW_WAIT,
+                            });
+                        }
                         return Ok(WindowOutcome {
                             before,
                             after: Some(w),
@@ -275,16 +287,22 @@ impl Session {
                         confirmed: true,
                     })
             }
-            WindowAction::Restore => self
-                .apply(id, WindowOp::Restore, "restore", |w| {
+            WindowAction::Restore => {
+                let after = self.apply(id, WindowOp::Restore, "restore", |w| {
                     !w.state.minimized && !w.state.maximized
-                })
-                .map(|after| WindowOutcome {
+                })?;
+                if before.state.minimized && !self.wait_drawn(&after)? {
+                    notes.push(WindowNote::NotDrawn {
+                        waited: crate::perceive::DRAW_WAIT,
+                    });
+                }
+                Ok(WindowOutcome {
                     before,
                     after: Some(after),
                     notes,
                     confirmed: true,
-                }),
+                })
+            }
             WindowAction::Move { x, y } => {
                 let frame = Rect::new(x, y, before.frame.width, before.frame.height);
                 self.place(before, frame, notes)

@@ -20,6 +20,7 @@ mod guard;
 mod harness;
 mod keyboard;
 mod manage;
+mod memory;
 mod multimonitor;
 mod ocr;
 mod paint;
