@@ -147,6 +147,8 @@ pub async fn run(
             "chromium",
             vec![
                 "--no-first-run",
+                // Root (CI) cannot use Chromium's sandbox.
+                "--no-sandbox",
                 "--no-default-browser-check",
                 "--disable-gpu",
                 "--window-size=700,500",

@@ -185,7 +185,7 @@ impl Engine {
             .any(|m| m.intersect(&bounds).is_some())
     }
 
-    /// The dHash of a window's masked pixels in `frame` (its part `rect`). A window whose
+    /// The dHash of a window's masked client pixels in `frame` (its part `rect`). A window whose
     /// client area shows nothing (not drawn yet, or flat) keeps the hash it had: a flat image
     /// says nothing about which window it is.
     pub(crate) fn remember_hash<D: AsRef<[u8]>>(
@@ -199,7 +199,14 @@ impl Engine {
             tracing::debug!(window = %window.id, "memory: not hashing a window that shows nothing");
             return;
         }
-        let Some(hash) = crate::memory::dhash(frame, rect) else {
+        // The client area only: the window manager draws every frame's decorations alike.
+        let client = if window.client.is_empty() {
+            window.frame
+        } else {
+            window.client
+        };
+        let region = client.intersect(&rect).unwrap_or(rect);
+        let Some(hash) = crate::memory::dhash(frame, region) else {
             return;
         };
         let mut inner = store.current();

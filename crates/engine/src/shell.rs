@@ -311,7 +311,8 @@ impl Session {
     }
 
     /// `shell_exec_verified`: runs `command` in session `name` until `expect` holds, as the
-    /// shell crate's verified loop decides.
+    /// shell crate's verified loop decides; `auto_fix` allows its additive fix (a missing
+    /// parent directory created).
     pub fn shell_exec_verified(
         &self,
         name: &str,
@@ -319,6 +320,7 @@ impl Session {
         expect: &Expect,
         retries: u32,
         timeout: Duration,
+        auto_fix: bool,
     ) -> Result<ShellOutcome, Error> {
         let label = format!(
             "run shell command {} in session {name}",
@@ -326,7 +328,7 @@ impl Session {
         );
         let run = self.in_shell(name, &label, |s| {
             Ok(deskpilot_shell::run_verified(
-                s, command, expect, retries, timeout,
+                s, command, expect, retries, timeout, auto_fix,
             ))
         })?;
         Ok(ShellOutcome {

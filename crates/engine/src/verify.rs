@@ -56,6 +56,8 @@ pub enum VerifyTarget {
     Screenshot(ScreenshotId),
     /// The window that has the keyboard focus (else the screen): where keys land.
     Focused,
+    /// A physical rectangle (clipped to the desktop): only what happens there counts.
+    Region(Rect),
     Screen,
 }
 
@@ -139,6 +141,7 @@ impl Session {
         let windows = || self.desktop.windows.list_windows();
         let (rect, window, what) = match target {
             VerifyTarget::Screen => (desktop, None, "screen".to_string()),
+            VerifyTarget::Region(r) => (r, None, format!("region {r}")),
             VerifyTarget::Window(id) => {
                 let w = windows()?
                     .into_iter()

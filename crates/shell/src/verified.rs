@@ -33,13 +33,15 @@ pub struct VerifiedRun {
     pub stopped: String,
 }
 
-/// Runs, checks, diagnoses, fixes (the additive case only), and retries while it makes sense.
+/// Runs, checks, diagnoses, fixes (the additive case only, when `auto_fix`), and retries while
+/// it makes sense.
 pub fn run_verified(
     s: &mut Session,
     command: &str,
     expect: &Expect,
     retries: u32,
     t: Duration,
+    auto_fix: bool,
 ) -> VerifiedRun {
     let mut attempts = Vec::new();
     let mut last = None;
@@ -104,10 +106,18 @@ pub fn run_verified(
             Some(Fix::CreateDirectory { path }) if !fixed => Some(path.clone()),
             _ => None,
         };
+        let refused = fix.as_ref().filter(|_| !auto_fix).map(|dir| {
+            format!(
+                "the fix (create the missing directory {dir}) is off for this call (autoFix false)"
+            )
+        });
+        let fix = fix.filter(|_| auto_fix);
         let retryable = d.retryable;
         a.diagnosis = Some(d);
         last = Some(out);
-        let stop = if let Some(dir) = fix {
+        let stop = if let Some(why) = refused {
+            Some(why)
+        } else if let Some(dir) = fix {
             match std::fs::create_dir_all(&dir) {
                 Ok(()) => {
                     fixed = true;

@@ -24,6 +24,7 @@ pub(crate) mod render;
 pub(crate) mod report;
 pub(crate) mod schema;
 pub(crate) mod server;
+pub(crate) mod shell;
 pub(crate) mod skills;
 
 pub use args::Parameters;

@@ -16,7 +16,6 @@ mod memory;
 mod ocr;
 mod pointer;
 mod screenshot;
-mod shell;
 mod status;
 mod targets;
 mod tree;
@@ -87,7 +86,7 @@ impl ProfileSpec for Deskpilot {
             + DeskpilotServer::tree_router()
             + DeskpilotServer::elements_router()
             + DeskpilotServer::wait_router()
-            + DeskpilotServer::shell_router()
+            + kit::shell::tools::<Self>("diagnose")
             + DeskpilotServer::browser_router()
             + DeskpilotServer::memory_router()
             + kit::context::tools::<Self>(&CONTEXT)

@@ -1,6 +1,8 @@
-//! Shell tools: a persistent shell per named session (`main` by default) that keeps `cd`,
-//! variables and activated virtual environments between calls, verified execution, and the
-//! diagnoser.
+//! Shell tools, shared by every profile that offers them (`deskpilot`, DesktopOS's surface): a
+//! persistent shell per named session (`main` by default) that keeps `cd`, variables and
+//! activated virtual environments between calls, verified execution, and the diagnoser.
+//! Declared once on every profile's [`Server`]; a profile mounts them with [`tools`], naming the
+//! diagnoser as it names it, and words errors through its own [`Wording`].
 //!
 //! Every tool that changes a session is an engine action (`Session::shell_*` through
 //! `Session::act`): the same gates as desktop actions (kill switch, blocklist on the command
@@ -11,22 +13,34 @@
 
 use std::time::Duration;
 
-use crate::kit::Parameters;
 use deskpilot_engine::{
     ActionReport, Captured, Check, Error, Expect, Output, Session as EngineSession, ShellDone,
     ShellOutcome, ShellPlace, VerifiedRun, VerifyTarget,
 };
 use deskpilot_types::ErrorCode;
+use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::wording::WORDING;
-use super::{DeskpilotServer, error};
-use crate::kit::render;
-use crate::kit::report::{self, Body};
+use super::report::{self, Body};
+use super::server::{ProfileSpec, Server};
+use super::{Parameters, Wording, render};
 use deskpilot_engine::limits::{SHELL_RETRIES, SHELL_TIMEOUT_MS};
+
+/// The shell tools for profile `P`'s server, the diagnoser named `diagnose` (for example
+/// `desktop_diagnose`).
+pub(crate) fn tools<P: ProfileSpec>(diagnose: &'static str) -> ToolRouter<Server<P>> {
+    let mut router = Server::<P>::shell_router();
+    if diagnose != "diagnose"
+        && let Some(mut route) = router.map.remove("diagnose")
+    {
+        route.attr.name = diagnose.into();
+        router.map.insert(diagnose.into(), route);
+    }
+    router
+}
 
 /// The command timeout when a call does not say (its range is the engine's
 /// `limits::SHELL_TIMEOUT_MS`).
@@ -138,6 +152,13 @@ pub struct VerifiedArgs {
     /// Session (default main).
     #[serde(default = "main_session")]
     pub session: String,
+    /// Create a missing parent directory and rerun (default true; the only fix, additive).
+    #[serde(default = "yes", alias = "autoFix")]
+    pub auto_fix: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -230,8 +251,8 @@ fn output_body(session: &str, command: &str, out: &Output) -> Body {
 }
 
 /// An error of a shell tool; a timeout still shows what the command printed.
-fn shell_failure(session: &str, e: &Error) -> CallToolResult {
-    let mut r = error(e);
+fn shell_failure(session: &str, e: &Error, wording: &dyn Wording) -> CallToolResult {
+    let mut r = render::error(e, wording);
     let Error::ShellTimeout { output, .. } = e else {
         return r;
     };
@@ -249,7 +270,7 @@ fn shell_failure(session: &str, e: &Error) -> CallToolResult {
     r
 }
 
-impl DeskpilotServer {
+impl<P: ProfileSpec> Server<P> {
     /// Runs a shell action of this client's session through the action pipeline on the
     /// blocking pool (the gates may wait for a human's approval).
     async fn shell_report<F>(
@@ -286,15 +307,15 @@ impl DeskpilotServer {
         match self.shell_report(what, budget, f).await {
             Ok(report) => {
                 let body = body(&report.outcome.done);
-                report::render(report, body, &WORDING)
+                report::render(report, body, P::wording())
             }
-            Err(e) => shell_failure(session, &e),
+            Err(e) => shell_failure(session, &e, P::wording()),
         }
     }
 }
 
 #[tool_router(router = shell_router, vis = "pub(crate)")]
-impl DeskpilotServer {
+impl<P: ProfileSpec> Server<P> {
     /// Run a command in a persistent shell session (cd, variables, venvs stay; stdin empty): exit
     /// code, stdout and stderr apart (huge output cut to head + tail), directory, and a diagnosis
     /// on failure.
@@ -311,7 +332,7 @@ impl DeskpilotServer {
     pub async fn shell_exec(&self, Parameters(a): Parameters<ExecArgs>) -> CallToolResult {
         let t = match timeout(a.timeout_ms) {
             Ok(t) => t,
-            Err(e) => return error(&e),
+            Err(e) => return render::error(&e, P::wording()),
         };
         let (name, command) = (a.session.clone(), a.command.clone());
         self.shell_action(
@@ -379,7 +400,7 @@ impl DeskpilotServer {
         .await;
         match found {
             Ok(place) => cwd_result(&place),
-            Err(e) => error(&e),
+            Err(e) => render::error(&e, P::wording()),
         }
     }
 
@@ -412,7 +433,7 @@ impl DeskpilotServer {
                 );
                 r
             }
-            Err(e) => error(&e),
+            Err(e) => render::error(&e, P::wording()),
         }
     }
 
@@ -500,13 +521,16 @@ impl DeskpilotServer {
     ) -> CallToolResult {
         let t = match timeout(a.timeout_ms) {
             Ok(t) => t,
-            Err(e) => return error(&e),
+            Err(e) => return render::error(&e, P::wording()),
         };
         if let Err(e) = SHELL_RETRIES.check(i64::from(a.retries)) {
-            return error(&coded(
-                ErrorCode::InvalidArgument,
-                format!("retries {} is more than {}", a.retries, e.limit.hi),
-            ));
+            return render::error(
+                &coded(
+                    ErrorCode::InvalidArgument,
+                    format!("retries {} is more than {}", a.retries, e.limit.hi),
+                ),
+                P::wording(),
+            );
         }
         let e = &a.expect;
         let expect = Expect {
@@ -518,28 +542,37 @@ impl DeskpilotServer {
             cwd: e.cwd.clone(),
         };
         if expect.is_empty() {
-            return error(&coded(
-                ErrorCode::InvalidArgument,
-                "expect needs at least one of pathExists, pathNotExists, isDir, isFile, fileContains, cwd",
-            ));
+            return render::error(
+                &coded(
+                    ErrorCode::InvalidArgument,
+                    "expect needs at least one of pathExists, pathNotExists, isDir, isFile, fileContains, cwd",
+                ),
+                P::wording(),
+            );
         }
-        let (name, command, retries) = (a.session.clone(), a.command.clone(), a.retries);
+        let (name, command, retries, fix) =
+            (a.session.clone(), a.command.clone(), a.retries, a.auto_fix);
         let budget = t * (retries + 1) + Duration::from_secs(2 * u64::from(retries + 1));
         let report = self
             .shell_report("shell_exec_verified", budget, move |s| {
-                s.shell_exec_verified(&name, &command, &expect, retries, t)
+                s.shell_exec_verified(&name, &command, &expect, retries, t, fix)
             })
             .await;
         match report {
             Ok(report) => match &report.outcome.done {
                 ShellDone::Verified(run) if run.passed => {
                     let body = verified_body(run, &a.session, &a.command);
-                    report::render(report, body, &WORDING)
+                    report::render(report, body, P::wording())
                 }
-                ShellDone::Verified(run) => render_verified_failure(run, &a.session, &a.command),
-                _ => error(&coded(ErrorCode::Internal, "not a verified run")),
+                ShellDone::Verified(run) => {
+                    render_verified_failure(run, &a.session, &a.command, P::wording())
+                }
+                _ => render::error(
+                    &coded(ErrorCode::Internal, "not a verified run"),
+                    P::wording(),
+                ),
             },
-            Err(e) => shell_failure(&a.session, &e),
+            Err(e) => shell_failure(&a.session, &e, P::wording()),
         }
     }
 
@@ -578,7 +611,7 @@ impl DeskpilotServer {
     }
 }
 
-/// `shell_cwd`'s answer, in this profile's words.
+/// `shell_cwd`'s answer.
 fn cwd_result(p: &ShellPlace) -> CallToolResult {
     if p.started {
         let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
@@ -609,7 +642,7 @@ fn cwd_result(p: &ShellPlace) -> CallToolResult {
     }
 }
 
-/// A verified run that passed, in this profile's words.
+/// A verified run that passed.
 fn verified_body(run: &VerifiedRun, session: &str, command: &str) -> Body {
     let n = run.attempts.len();
     let fixes: Vec<&str> = run
@@ -636,7 +669,12 @@ fn verified_body(run: &VerifiedRun, session: &str, command: &str) -> Body {
 }
 
 /// A verified run whose expectations still fail: `VERIFICATION_FAILED` with every attempt.
-fn render_verified_failure(run: &VerifiedRun, session: &str, command: &str) -> CallToolResult {
+fn render_verified_failure(
+    run: &VerifiedRun,
+    session: &str,
+    command: &str,
+    wording: &dyn Wording,
+) -> CallToolResult {
     let n = run.attempts.len();
     let failed: Vec<String> = run
         .attempts
@@ -660,7 +698,7 @@ fn render_verified_failure(run: &VerifiedRun, session: &str, command: &str) -> C
             run.stopped
         ),
     );
-    let mut r = error(&e);
+    let mut r = render::error(&e, wording);
     if let Some(Value::Object(s)) = r.structured_content.as_mut() {
         s.insert("verified".into(), json!(false));
         s.insert("attempts".into(), json!(run.attempts));
