@@ -116,6 +116,10 @@ impl Drop for Launched {
 pub struct LaunchOptions {
     pub url: String,
     pub headless: bool,
+    /// The browser to start (default: the installed Chromium, see [`find_browser`]).
+    pub program: Option<PathBuf>,
+    /// The DevTools port (default 0: one the system picks).
+    pub port: u16,
     /// Environment for the browser (the desktop's DISPLAY and the like).
     pub env: Vec<(String, String)>,
     pub timeout: Duration,
@@ -226,7 +230,16 @@ pub fn spawn_owned(cmd: Command) -> std::io::Result<Child> {
 /// Launches the installed browser on `options.url` with a fresh profile and waits for its
 /// "DevTools listening on ws://…" line.
 pub fn launch(options: &LaunchOptions) -> Result<Launched, Error> {
-    let program = find_browser()?;
+    let program = match &options.program {
+        Some(p) if p.is_file() => p.clone(),
+        Some(p) => {
+            return Err(Error::Launch(format!(
+                "no browser at {}; leave browserPath out to use the installed Chromium",
+                p.display()
+            )));
+        }
+        None => find_browser()?,
+    };
     clean_stale_profiles();
     let profile = std::env::temp_dir().join(format!(
         "{PROFILE_PREFIX}{}-{}",
@@ -237,7 +250,7 @@ pub fn launch(options: &LaunchOptions) -> Result<Launched, Error> {
     ));
     std::fs::create_dir_all(&profile).map_err(|e| Error::Launch(e.to_string()))?;
     let mut cmd = Command::new(&program);
-    cmd.arg("--remote-debugging-port=0")
+    cmd.arg(format!("--remote-debugging-port={}", options.port))
         .arg(format!("--user-data-dir={}", profile.display()))
         .args([
             "--no-first-run",

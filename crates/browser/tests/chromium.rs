@@ -37,6 +37,8 @@ fn a_launched_chromium_is_read_into_a_snapshot_with_refs() {
     let launched = launch::launch(&LaunchOptions {
         url: page.into(),
         headless: true,
+        program: None,
+        port: 0,
         env: Vec::new(),
         timeout: T,
     })
@@ -95,6 +97,8 @@ fn open_page(url: &str, ready: &str) -> (launch::Launched, Connection, String) {
     let launched = launch::launch(&LaunchOptions {
         url: url.into(),
         headless: true,
+        program: None,
+        port: 0,
         env: Vec::new(),
         timeout: T,
     })

@@ -47,13 +47,17 @@ pub struct DesktopArgs {
 /// Tool selection shared by `serve` and `call`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ToolArgs {
-    /// Tool surface to expose: deskpilot (granular tools), dsh (dsh-computer-use), ui-context (UI Context Protocol).
+    /// Tool surface to expose: deskpilot (granular tools), desktopos (DesktopOS), dsh (dsh-computer-use), ui-context (UI Context Protocol).
     #[arg(long, default_value = "deskpilot")]
     pub profile: String,
-    /// Expose only these tools (comma-separated).
+    /// Expose only these tools or groups (comma-separated).
     #[arg(long, env = "DESKPILOT_TOOLS")]
     pub tools: Option<String>,
-    /// Hide these tools (comma-separated).
+    /// Expose only these tools or groups (comma-separated; DesktopOS's spelling, also
+    /// DESKTOPOS_TOOLS). Adds to --tools.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Hide these tools or groups (comma-separated; also DESKTOPOS_TOOLS_EXCLUDE). Exclusion wins.
     #[arg(long, env = "DESKPILOT_TOOLS_EXCLUDE")]
     pub exclude_tools: Option<String>,
     /// Configuration file (TOML, the keys dsh-computer-use reads); default: deskpilot/config.toml in the

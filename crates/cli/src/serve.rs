@@ -9,9 +9,36 @@ use rmcp::ServiceExt;
 
 use crate::{DesktopArgs, ToolArgs};
 
-/// The profile `tools` names, or an error listing the profiles that exist.
+/// The profile `tools` names, or an error listing the profiles that exist; its tool filter is
+/// checked too (a name that is neither one of its tools nor one of its groups is an error
+/// listing them, never a silently wrong tool list).
 pub fn profile(tools: &ToolArgs) -> anyhow::Result<&'static Profile> {
-    Ok(deskpilot_mcp::profile(&tools.profile)?)
+    let profile = deskpilot_mcp::profile(&tools.profile)?;
+    profile
+        .check_filter(&filter(tools))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(profile)
+}
+
+/// The tool filter of `--tools` / `DESKPILOT_TOOLS`, `--only` / `DESKTOPOS_TOOLS` (DesktopOS's
+/// spelling; allow lists add up) and `--exclude-tools` / `DESKPILOT_TOOLS_EXCLUDE` /
+/// `DESKTOPOS_TOOLS_EXCLUDE` (excludes add up and win). Groups and names mix.
+pub fn filter(tools: &ToolArgs) -> ToolFilter {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    let join = |parts: Vec<Option<String>>| {
+        let parts: Vec<String> = parts.into_iter().flatten().collect();
+        (!parts.is_empty()).then(|| parts.join(","))
+    };
+    let only = join(vec![
+        tools.tools.clone(),
+        tools.only.clone(),
+        env("DESKTOPOS_TOOLS"),
+    ]);
+    let exclude = join(vec![
+        tools.exclude_tools.clone(),
+        env("DESKTOPOS_TOOLS_EXCLUDE"),
+    ]);
+    ToolFilter::new(only.as_deref(), exclude.as_deref())
 }
 
 /// Builds the engine on `desktop` and a server of `profile` for one client of it.
@@ -34,7 +61,7 @@ pub fn server(
         version: env!("CARGO_PKG_VERSION").to_string(),
     };
     let filter = if enabled {
-        ToolFilter::new(tools.tools.as_deref(), tools.exclude_tools.as_deref())
+        filter(tools)
     } else {
         tracing::warn!("enabled = false in the configuration: no tools are served");
         ToolFilter::none()

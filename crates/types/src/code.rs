@@ -131,6 +131,8 @@ pub enum ErrorCode {
     PickerUnavailable,
     /// Memory is switched off, has no directory, or its files cannot be read or written.
     MemoryUnavailable,
+    /// A control named by its text matches several controls: the candidates are listed, none is guessed.
+    AmbiguousElement,
 }
 
 impl ErrorCode {
@@ -195,6 +197,7 @@ impl ErrorCode {
             ErrorCode::PickWindowClosed => "PICK_WINDOW_CLOSED",
             ErrorCode::PickerUnavailable => "PICKER_UNAVAILABLE",
             ErrorCode::MemoryUnavailable => "MEMORY_UNAVAILABLE",
+            ErrorCode::AmbiguousElement => "AMBIGUOUS_ELEMENT",
         }
     }
 
@@ -258,6 +261,7 @@ impl ErrorCode {
         ErrorCode::PickWindowClosed,
         ErrorCode::PickerUnavailable,
         ErrorCode::MemoryUnavailable,
+        ErrorCode::AmbiguousElement,
     ];
 }
 

@@ -115,6 +115,8 @@ pub async fn serve_with<H: ClientHandler>(
     cmd.env_remove("DISPLAY")
         .env_remove("DESKPILOT_TOOLS")
         .env_remove("DESKPILOT_TOOLS_EXCLUDE")
+        .env_remove("DESKTOPOS_TOOLS")
+        .env_remove("DESKTOPOS_TOOLS_EXCLUDE")
         .env_remove("DESKPILOT_CONFIG")
         .env_remove("DESKPILOT_SCREENSHOT_MAX_WIDTH")
         .env_remove("DESKPILOT_SCREENSHOT_MAX_PIXELS")

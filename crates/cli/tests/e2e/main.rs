@@ -14,6 +14,7 @@ mod cli;
 mod clipboard;
 mod context;
 mod covered;
+mod desktopos;
 mod dsh;
 mod elements;
 mod guard;

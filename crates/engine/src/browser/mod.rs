@@ -194,6 +194,14 @@ impl Outcome for BrowserInfo {
     }
 }
 
+/// The ports of `ports` on which a DevTools endpoint answers on 127.0.0.1 (any browser or
+/// Electron app started with `--remote-debugging-port`), read-only.
+pub fn devtools_ports(ports: std::ops::RangeInclusive<u16>) -> Vec<u16> {
+    ports
+        .filter(|p| launch::endpoint(*p, Duration::from_millis(300)).is_ok())
+        .collect()
+}
+
 impl Session {
     fn browsers(&self) -> Arc<Mutex<Browsers>> {
         self.with_slot::<Slot, _>(|s| s.0.clone())
@@ -255,6 +263,18 @@ impl Session {
     /// Launches the installed Chromium on `url` (on this desktop, or headless) with a
     /// throw-away profile.
     pub fn browser_launch(&self, url: &str, headless: bool) -> Result<BrowserInfo, Error> {
+        self.browser_launch_with(url, headless, None, 0)
+    }
+
+    /// [`Session::browser_launch`] with a browser of the caller's choice (`program`) and a fixed
+    /// DevTools `port` (0: any).
+    pub fn browser_launch_with(
+        &self,
+        url: &str,
+        headless: bool,
+        program: Option<&std::path::Path>,
+        port: u16,
+    ) -> Result<BrowserInfo, Error> {
         let url = if url.trim().is_empty() {
             "about:blank"
         } else {
@@ -267,6 +287,8 @@ impl Session {
         let launched = launch::launch(&LaunchOptions {
             url: url.to_string(),
             headless,
+            program: program.map(std::path::Path::to_path_buf),
+            port,
             env: self.desktop.window_control.launch_env(),
             timeout: START,
         })
@@ -278,7 +300,12 @@ impl Session {
             std::thread::sleep(Duration::from_millis(50));
         }
         let pid = launched.pid();
-        let mut info = self.add_browser(cdp, Some(launched), None, headless)?;
+        // ws://127.0.0.1:PORT/devtools/browser/…
+        let port = launched
+            .ws_url
+            .rsplit_once(':')
+            .and_then(|(_, rest)| rest.split('/').next()?.parse::<u16>().ok());
+        let mut info = self.add_browser(cdp, Some(launched), port, headless)?;
         if !headless {
             // Its window maps a moment after its first page exists.
             let deadline = Instant::now() + Duration::from_secs(10);
@@ -321,6 +348,15 @@ impl Session {
         let ws = launch::endpoint(port, Duration::from_secs(5)).map_err(unavailable)?;
         let cdp = Connection::open(&ws, CALL).map_err(unavailable)?;
         self.add_browser(cdp, None, Some(port), false)
+    }
+
+    /// This client's browser listening on DevTools `port`, when it has one.
+    pub fn browser_on_port(&self, port: u16) -> Option<u32> {
+        lock(&self.browsers())
+            .list
+            .iter()
+            .find(|b| b.port == Some(port))
+            .map(|b| b.id)
     }
 
     /// Every page of this client's browsers.
@@ -631,6 +667,35 @@ impl Session {
             detail: format!("typed into {} \"{}\"", t.role, t.name),
             page: info,
             value: value.map(Value::from),
+            snapshot: None,
+            mutation: true,
+        })
+    }
+
+    /// Types `text` into whatever has the focus in `page` (`insertText`: no keyboard layout,
+    /// any Unicode).
+    pub fn browser_insert_text(
+        &self,
+        page: Option<&str>,
+        text: &str,
+    ) -> Result<BrowserOutcome, Error> {
+        let (cdp, session, info) = self.page(page)?;
+        self.gate(
+            Mutation::Other,
+            &format!(
+                "type {} into the focused element of \"{}\" ({})",
+                crate::safety::quoted(text),
+                info.title,
+                info.url
+            ),
+        )?;
+        let before = script::page_state(&cdp, &session);
+        input::insert_text(&cdp, &session, text).map_err(unavailable)?;
+        Ok(BrowserOutcome {
+            changed: changed_after(&cdp, &session, before),
+            detail: "typed into the focused element".into(),
+            page: info,
+            value: None,
             snapshot: None,
             mutation: true,
         })

@@ -54,7 +54,65 @@ impl ToolFilter {
     }
 }
 
+/// A profile's tool groups: a name and the tools it stands for.
+pub type Groups = &'static [(&'static str, &'static [&'static str])];
+
 impl ToolFilter {
+    /// The same filter with every group name replaced by its tools (a name that is both a group
+    /// and a tool stays a tool too).
+    pub fn expand(&self, groups: Groups) -> ToolFilter {
+        let expand = |set: &BTreeSet<String>| -> BTreeSet<String> {
+            let mut out = BTreeSet::new();
+            for name in set {
+                match groups.iter().find(|(g, _)| g == name) {
+                    Some((_, tools)) => out.extend(tools.iter().map(|t| t.to_string())),
+                    None => {
+                        out.insert(name.clone());
+                    }
+                }
+            }
+            out
+        };
+        ToolFilter {
+            only: self.only.as_ref().map(expand),
+            exclude: expand(&self.exclude),
+        }
+    }
+
+    /// Names in the filter that are neither a group nor a tool of a profile that has `tools`
+    /// and `groups`: a start-up error, since a typo would silently expose or hide the wrong tools.
+    pub fn check(&self, tools: &[String], groups: Groups) -> Result<(), String> {
+        let unknown: Vec<&str> = self
+            .only
+            .iter()
+            .flatten()
+            .chain(&self.exclude)
+            .map(String::as_str)
+            .filter(|n| !tools.iter().any(|t| t == n) && !groups.iter().any(|(g, _)| g == n))
+            .collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "the tool filter names {} that this profile does not have; groups: {}; tools: {}",
+            unknown
+                .iter()
+                .map(|n| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if groups.is_empty() {
+                "none".to_string()
+            } else {
+                groups
+                    .iter()
+                    .map(|(g, t)| format!("{g} ({})", t.len()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+            tools.join(", ")
+        ))
+    }
+
     /// Removes the tools this filter hides from `router`; returns it and the hidden names.
     /// Names the filter gives that the router does not have are logged.
     pub(crate) fn apply<S: Send + Sync + 'static>(
@@ -93,7 +151,7 @@ pub(crate) fn refuse_hidden(
     if hidden.iter().any(|h| h == name) {
         return Err(rmcp::ErrorData::invalid_params(
             format!(
-                "tool {name} is disabled on this server (--tools / --exclude-tools / DESKPILOT_TOOLS); available: {}",
+                "tool {name} is disabled on this server (--tools / --exclude-tools / DESKPILOT_TOOLS / DESKTOPOS_TOOLS); available: {}",
                 available().join(", ")
             ),
             None,
@@ -122,6 +180,31 @@ mod tests {
         assert_eq!(
             typo.unknown_names(&known).collect::<Vec<_>>(),
             ["screenshto"]
+        );
+    }
+
+    #[test]
+    fn groups_expand_mixed_with_names_and_exclude_wins() {
+        const GROUPS: Groups = &[("shell", &["shell_exec", "shell_cd"]), ("desk", &["click"])];
+        let known: Vec<String> = ["shell_exec", "shell_cd", "click", "screenshot"]
+            .map(String::from)
+            .to_vec();
+        let f = ToolFilter::new(Some("shell,screenshot"), Some("shell_cd")).expand(GROUPS);
+        let allowed: Vec<&String> = known.iter().filter(|t| f.allows(t)).collect();
+        assert_eq!(allowed, ["shell_exec", "screenshot"]);
+        let f = ToolFilter::new(None, Some("desk")).expand(GROUPS);
+        assert!(!f.allows("click") && f.allows("shell_cd"));
+        assert!(
+            ToolFilter::new(Some("shell,click"), None)
+                .check(&known, GROUPS)
+                .is_ok()
+        );
+        let e = ToolFilter::new(Some("shel"), Some("clik"))
+            .check(&known, GROUPS)
+            .unwrap_err();
+        assert!(
+            e.contains("\"shel\", \"clik\"") && e.contains("groups: shell (2), desk (1)"),
+            "{e}"
         );
     }
 }

@@ -9,6 +9,7 @@ use deskpilot_engine::{
     Confidence, Deixis, Field, MemoryReport, Presence, RecallCandidate, Recalled, Recognition,
     Recollection, TimelineEntry, TimelineRead, TimelineTarget, UnixMillis, Why, now_millis,
 };
+use deskpilot_types::WindowId;
 use serde_json::{Value, json};
 
 /// `19:40:12 UTC (3 min ago)`.
@@ -53,7 +54,7 @@ fn deixis(d: Deixis) -> String {
 
 /// "the same app's window as 0x1a00003 (closed), confidence high: same process, same title,
 /// pixels 3 bits apart".
-fn recognition(r: &Recognition) -> String {
+fn recognition(r: &Recognition, id: fn(WindowId) -> String) -> String {
     let mut evidence = Vec::new();
     if r.process_agrees {
         evidence.push("same process".to_string());
@@ -71,7 +72,7 @@ fn recognition(r: &Recognition) -> String {
     };
     format!(
         "the same app's window as {} \"{}\" (closed), confidence {confidence}: {}",
-        r.previous,
+        id(r.previous),
         r.previous_title,
         evidence.join(", ")
     )
@@ -135,7 +136,12 @@ fn presence(p: Presence, window: &str, now: UnixMillis, focus: &str) -> (&'stati
 
 /// A recall as text and structured content. `focus` is how the profile says "focus window X"
 /// (e.g. `window focus`).
-pub(crate) fn recall(query: &str, r: &Recollection, focus: &str) -> (String, Value) {
+pub(crate) fn recall(
+    query: &str,
+    r: &Recollection,
+    focus: &str,
+    id: fn(WindowId) -> String,
+) -> (String, Value) {
     let now = now_millis();
     let candidates = r.recall.candidates();
     let matched = matches!(r.recall, deskpilot_engine::Recall::Matched(_));
@@ -155,7 +161,7 @@ pub(crate) fn recall(query: &str, r: &Recollection, focus: &str) -> (String, Val
     for (i, c) in candidates.iter().enumerate() {
         let shot = r.in_screenshot.get(i).copied().flatten();
         let live = r.live_tokens.get(i).cloned().flatten();
-        let (line, item) = candidate(c, shot, live, now, focus);
+        let (line, item) = candidate(c, shot, live, now, (focus, id));
         text.push_str(&format!("\n{}. {line}", i + 1));
         items.push(item);
     }
@@ -172,7 +178,7 @@ fn candidate(
     shot: Option<(deskpilot_engine::ScreenshotId, u32, u32)>,
     live: Option<deskpilot_engine::LiveToken>,
     now: UnixMillis,
-    focus: &str,
+    (focus, id_of): (&str, fn(WindowId) -> String),
 ) -> (String, Value) {
     let reasons: Vec<String> = c.why.iter().map(why).collect();
     let in_shot = shot
@@ -192,13 +198,14 @@ fn candidate(
             last_seen,
             recognized_as,
         } => {
-            let (state, said) = presence(*p, &id.to_string(), now, focus);
+            let (state, said) = presence(*p, &id_of(*id), now, focus);
             let reopened = recognized_as
                 .as_ref()
-                .map(|r| format!(" Reopened: {}.", recognition(r)))
+                .map(|r| format!(" Reopened: {}.", recognition(r, id_of)))
                 .unwrap_or_default();
             let line = format!(
-                "window {id} \"{title}\" ({}) — {said}; centre ({}, {}) physical{in_shot}; frame {frame}. Why: {}.{reopened}",
+                "window {} \"{title}\" ({}) — {said}; centre ({}, {}) physical{in_shot}; frame {frame}. Why: {}.{reopened}",
+                id_of(*id),
                 process.as_deref().unwrap_or("?"),
                 center.x,
                 center.y,
@@ -232,7 +239,7 @@ fn candidate(
         Recalled::Element {
             window,
             role,
-            name,
+            name: label,
             bounds,
             center,
             path,
@@ -241,7 +248,7 @@ fn candidate(
             last_seen,
             acted_on,
         } => {
-            let (state, said) = presence(*p, &window.to_string(), now, focus);
+            let (state, said) = presence(*p, &id_of(*window), now, focus);
             let token_said = match (&live, token) {
                 (Some(l), _) if l.kept => format!("token {} (still valid)", l.token),
                 (Some(l), _) => format!("token {} (found again in a fresh read)", l.token),
@@ -252,7 +259,8 @@ fn candidate(
                 .map(|t| format!("; acted on {}", when(t, now)))
                 .unwrap_or_default();
             let line = format!(
-                "{role} \"{name}\" in window {window} — {said}; centre ({}, {}) physical{in_shot}; {token_said}{acted}. Why: {}.",
+                "{role} \"{label}\" in window {} — {said}; centre ({}, {}) physical{in_shot}; {token_said}{acted}. Why: {}.",
+                id_of(*window),
                 center.x,
                 center.y,
                 reasons.join("; ")
@@ -261,7 +269,7 @@ fn candidate(
                 "kind": "element",
                 "window_id": window.0,
                 "role": role.as_str(),
-                "name": name,
+                "name": label,
                 "bounds": bounds,
                 "center": { "x": center.x, "y": center.y },
                 "in_screenshot": shot_json,

@@ -1,11 +1,13 @@
 //! Rendering a perception — every window's verdict with its evidence, and totals that add up —
 //! into text and structured content. Every profile that offers perception (`perceive`,
 //! DesktopOS's `desktop_perceive`) words it through [`perception`]; `focus` names the caller's
-//! tool that restores a minimized window.
+//! tool that restores a minimized window and `id` writes a window id the caller's way
+//! (`0x1a00003`, `handle=27262979`).
 
 use deskpilot_engine::{
     BLANK_STDDEV, OwnPixels, Perception, WindowPerception, WindowVerdict, describe_state,
 };
+use deskpilot_types::WindowId;
 use serde_json::{Value, json};
 
 fn percent(share: f64) -> String {
@@ -13,7 +15,7 @@ fn percent(share: f64) -> String {
 }
 
 /// Why a window got its verdict, in one clause.
-fn evidence(w: &WindowPerception, focus: &str) -> String {
+fn evidence(w: &WindowPerception, focus: &str, id: fn(WindowId) -> String) -> String {
     let win = &w.window;
     let covered_by = || {
         w.covered_by
@@ -21,7 +23,7 @@ fn evidence(w: &WindowPerception, focus: &str) -> String {
             .map(|c| {
                 format!(
                     "{} \"{}\" ({})",
-                    c.cover.id,
+                    id(c.cover.id),
                     c.cover.title,
                     percent(c.share)
                 )
@@ -94,7 +96,11 @@ fn own_json(own: &OwnPixels) -> Value {
 }
 
 /// The text and structured content of a perception.
-pub(crate) fn perception(p: &Perception, focus: &str) -> (String, Value) {
+pub(crate) fn perception(
+    p: &Perception,
+    focus: &str,
+    id: fn(WindowId) -> String,
+) -> (String, Value) {
     let counts: Vec<String> = WindowVerdict::ALL
         .iter()
         .filter(|v| **v != WindowVerdict::Consistent)
@@ -121,12 +127,12 @@ pub(crate) fn perception(p: &Perception, focus: &str) -> (String, Value) {
         let win = &w.window;
         text.push_str(&format!(
             "\n- {} {} [{}] frame {}: {} — {}.",
-            win.id,
+            id(win.id),
             win.label(),
             describe_state(win),
             win.frame,
             w.verdict.name(),
-            evidence(w, focus)
+            evidence(w, focus, id)
         ));
     }
     let windows: Vec<Value> = p
@@ -156,7 +162,7 @@ pub(crate) fn perception(p: &Perception, focus: &str) -> (String, Value) {
                 "visible_pixels": w.visible_pixels,
                 "stddev": w.stddev,
                 "own_pixels": w.own.as_ref().map(own_json),
-                "evidence": evidence(w, focus),
+                "evidence": evidence(w, focus, id),
             })
         })
         .collect();

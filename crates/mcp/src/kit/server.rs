@@ -36,6 +36,8 @@ pub trait ProfileSpec: Send + Sync + Sized + 'static {
     const REQUEST_TIMEOUT: Duration;
     /// How long a capture may take when the deployment sets no `screenshotTimeoutMs`.
     const SCREENSHOT_TIMEOUT: Duration;
+    /// Tool groups a filter may name instead of tools.
+    const GROUPS: super::filter::Groups = &[];
     /// How this profile words what the kit renders.
     fn wording() -> &'static dyn Wording;
     /// Every tool of the profile, before filtering.
@@ -81,7 +83,7 @@ impl<P: ProfileSpec> std::fmt::Debug for Server<P> {
 impl<P: ProfileSpec> Server<P> {
     /// A server for one client of `engine`, exposing the tools `filter` allows.
     pub fn new(engine: Arc<Engine>, identity: ServerIdentity, filter: &ToolFilter) -> Self {
-        let (tool_router, hidden) = filter.apply(P::router());
+        let (tool_router, hidden) = filter.expand(P::GROUPS).apply(P::router());
         let tools = tool_router
             .list_all()
             .into_iter()

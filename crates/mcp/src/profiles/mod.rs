@@ -3,6 +3,7 @@
 //! instructions, timeouts, wording, tools) and a row.
 
 pub(crate) mod deskpilot;
+pub(crate) mod desktopos;
 pub(crate) mod dsh;
 pub(crate) mod ui_context;
 
@@ -13,6 +14,7 @@ use rmcp::RoleServer;
 use rmcp::service::{DynService, ServiceExt};
 
 use crate::ToolFilter;
+use crate::kit::filter::Groups;
 use crate::kit::server::{ProfileSpec, Server, ServerIdentity};
 
 /// A server for one connection, ready to be served over a transport.
@@ -42,6 +44,29 @@ pub struct Profile {
     pub summary: &'static str,
     /// Builds a server for one new client of `engine`.
     pub build: fn(Arc<Engine>, ServerIdentity, &ToolFilter) -> Surface,
+    /// Every tool it has, sorted (before any filter).
+    pub tools: fn() -> Vec<String>,
+    /// The groups a tool filter may name.
+    pub groups: Groups,
+}
+
+impl Profile {
+    /// Checks a tool filter against this profile: every name must be one of its tools or
+    /// groups. The error lists them.
+    pub fn check_filter(&self, filter: &ToolFilter) -> Result<(), String> {
+        filter.check(&(self.tools)(), self.groups)
+    }
+}
+
+/// Every tool of profile `P`, sorted.
+fn names<P: ProfileSpec>() -> Vec<String> {
+    let mut n: Vec<String> = P::router()
+        .list_all()
+        .into_iter()
+        .map(|t| t.name.into_owned())
+        .collect();
+    n.sort();
+    n
 }
 
 /// Every profile this build has.
@@ -50,16 +75,29 @@ pub static PROFILES: &[Profile] = &[
         name: "deskpilot",
         summary: "Codex-style granular tools (the default)",
         build: build::<deskpilot::Deskpilot>,
+        tools: names::<deskpilot::Deskpilot>,
+        groups: deskpilot::GROUPS,
+    },
+    Profile {
+        name: "desktopos",
+        summary: "drop-in for DesktopOS: 33 tools (shell_*, desktop_*, desktop_cdp_*, memory_*, desktop_diagnose)",
+        build: build::<desktopos::DesktopOs>,
+        tools: names::<desktopos::DesktopOs>,
+        groups: desktopos::GROUPS,
     },
     Profile {
         name: "dsh",
         summary: "drop-in for dsh-computer-use: computer, app_window, ui_element, clipboard, app_skill",
         build: build::<dsh::Dsh>,
+        tools: names::<dsh::Dsh>,
+        groups: &[],
     },
     Profile {
         name: "ui-context",
         summary: "drop-in for the UI Context Protocol (Little Mouse Pointer): ui_context_pick, ui_context_current, ui_context_clear",
         build: build::<ui_context::UiContext>,
+        tools: names::<ui_context::UiContext>,
+        groups: &[],
     },
 ];
 
@@ -138,6 +176,7 @@ mod tests {
             assert!(!tools.is_empty(), "{}", p.name);
             let (listed, raw) = match p.name {
                 "deskpilot" => (deskpilot::tools_list(), deskpilot::tools_list_raw()),
+                "desktopos" => (desktopos::tools_list(), desktopos::tools_list_raw()),
                 "dsh" => (dsh::tools_list(), dsh::tools_list_raw()),
                 "ui-context" => (ui_context::tools_list(), ui_context::tools_list_raw()),
                 other => panic!("profile {other} has no snapshot test"),
@@ -175,6 +214,24 @@ mod tests {
                 path.display()
             );
         }
+    }
+
+    /// Every tool of a profile with groups is in exactly one group, and every group names only
+    /// its tools.
+    #[test]
+    fn groups_partition_the_tools() {
+        for p in PROFILES.iter().filter(|p| !p.groups.is_empty()) {
+            let tools = (p.tools)();
+            let mut grouped: Vec<&str> = p
+                .groups
+                .iter()
+                .flat_map(|(_, t)| t.iter().copied())
+                .collect();
+            grouped.sort();
+            assert_eq!(grouped, tools, "{}: groups and tools differ", p.name);
+        }
+        let d = profile("desktopos").unwrap();
+        assert_eq!((d.tools)().len(), 33, "DesktopOS has 33 tools");
     }
 
     /// The `deskpilot` profile's `tools/list` answer, as the one JSON-RPC line a client reads
@@ -216,7 +273,7 @@ mod tests {
         modules.sort();
         assert_eq!(
             modules,
-            ["deskpilot", "dsh", "ui_context"],
+            ["deskpilot", "desktopos", "dsh", "ui_context"],
             "a new profile? extend this list"
         );
         let modules: Vec<&str> = modules.iter().map(String::as_str).collect();
@@ -266,5 +323,6 @@ mod tests {
         assert!(!err.to_lowercase().contains("seed"), "{err}");
         assert!(err.contains("dsh-computer-use"), "{err}");
         assert!(err.contains("UI Context Protocol"), "{err}");
+        assert!(err.contains("DesktopOS"), "{err}");
     }
 }

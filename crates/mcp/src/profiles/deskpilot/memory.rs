@@ -89,7 +89,8 @@ impl DeskpilotServer {
         .await
         {
             Ok(p) => {
-                let (text, mut structured) = perceive::perception(&p, "window focus");
+                let (text, mut structured) =
+                    perceive::perception(&p, "window focus", |id| id.to_string());
                 match &p.screenshot {
                     Some(shot) => {
                         let mut r = image_result("Screenshot", shot, "the screen");
@@ -128,7 +129,8 @@ impl DeskpilotServer {
         .await
         {
             Ok(r) => {
-                let (text, structured) = memory::recall(&a.query, &r, "window focus");
+                let (text, structured) =
+                    memory::recall(&a.query, &r, "window focus", |id| id.to_string());
                 done(text, structured)
             }
             Err(e) => error(&e),

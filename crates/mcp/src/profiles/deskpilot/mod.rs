@@ -47,6 +47,93 @@ effect (confirmed, unverifiable, suspected_noop, refused); verify: true compares
 observe: true adds a fresh screenshot. A human can stop you with Esc (STOPPED_BY_HUMAN): stop and wait for them. \
 Errors carry a stable code and a Hint line saying what to do next.";
 
+/// The `deskpilot` profile's tool groups, for `--tools` / `DESKPILOT_TOOLS` and the excludes;
+/// every tool is in exactly one.
+pub(crate) const GROUPS: kit::filter::Groups = &[
+    ("screen", &["screenshot", "zoom", "perceive"]),
+    (
+        "input",
+        &[
+            "click",
+            "double_click",
+            "right_click",
+            "move_cursor",
+            "scroll",
+            "drag",
+            "press_key",
+            "type_text",
+        ],
+    ),
+    (
+        "elements",
+        &[
+            "get_window_state",
+            "find_elements",
+            "set_value",
+            "perform_action",
+            "get_element_text",
+        ],
+    ),
+    (
+        "windows",
+        &[
+            "list_windows",
+            "window",
+            "wait",
+            "wait_for",
+            "status",
+            "resume",
+        ],
+    ),
+    (
+        "browser",
+        &[
+            "browser_launch",
+            "browser_attach",
+            "browser_targets",
+            "browser_navigate",
+            "browser_snapshot",
+            "browser_click",
+            "browser_type",
+            "browser_select",
+            "browser_screenshot",
+            "browser_press_key",
+            "browser_wait_for",
+            "browser_eval",
+            "browser_close",
+        ],
+    ),
+    (
+        "shell",
+        &[
+            "shell_exec",
+            "shell_exec_verified",
+            "shell_cd",
+            "shell_cwd",
+            "shell_env_get",
+            "shell_env_set",
+            "shell_reset",
+            "diagnose",
+        ],
+    ),
+    ("ocr", &["ocr"]),
+    (
+        "memory",
+        &[
+            "memory_recall",
+            "memory_timeline",
+            "memory_stats",
+            "memory_clear",
+        ],
+    ),
+    (
+        "context",
+        &["ui_context_pick", "ui_context_current", "ui_context_clear"],
+    ),
+    ("skills", &["app_skill"]),
+    ("clipboard", &["clipboard_read", "clipboard_write"]),
+];
+
 /// The `deskpilot` profile.
 #[derive(Debug)]
 pub struct Deskpilot;
@@ -69,6 +156,7 @@ impl ProfileSpec for Deskpilot {
     const INSTRUCTIONS: &'static str = INSTRUCTIONS;
     const REQUEST_TIMEOUT: Duration = DESKTOP_TIMEOUT;
     const SCREENSHOT_TIMEOUT: Duration = DESKTOP_TIMEOUT;
+    const GROUPS: kit::filter::Groups = GROUPS;
 
     fn wording() -> &'static dyn Wording {
         &wording::WORDING
