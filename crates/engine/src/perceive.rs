@@ -47,7 +47,16 @@ pub const OFFSCREEN: f64 = 0.5;
 /// Luminance standard deviation (0-255 scale) under which a window's pixels are `blank`.
 pub const BLANK_STDDEV: f64 = 3.0;
 /// How long a window brought back from minimized gets to repaint before the call returns.
-pub(crate) const DRAW_WAIT: Duration = Duration::from_millis(1000);
+pub(crate) const DRAW_WAIT: Duration = Duration::from_millis(2000);
+/// Between two reads of a repainting window that must agree for it to count as drawn.
+const SETTLE_READ: Duration = Duration::from_millis(40);
+
+/// FNV-1a of `bytes`: enough to tell two reads of the same pixels apart from different ones.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
 /// Fewer visible client pixels than this and the pixels cannot tell blank from drawn.
 const MIN_SAMPLES: u64 = 64;
 
@@ -487,10 +496,11 @@ impl Session {
         })
     }
 
-    /// Waits until the client area of `w` (on top: just focused or restored) shows something;
-    /// `false` when it still shows nothing after [`DRAW_WAIT`]. A window that comes back from
-    /// minimized is black until its app repaints it, and a screenshot or a hash taken before
-    /// then shows nothing of it.
+    /// Waits until the client area of `w` (on top: just focused or restored) shows something
+    /// and has stopped changing (two reads [`SETTLE_READ`] apart agree); `false` when that has
+    /// not happened after [`DRAW_WAIT`]. A window that comes back from minimized is black until
+    /// its app repaints it, and then drawn piece by piece (a menu bar before the page), so a
+    /// screenshot or a hash taken before then shows little of it.
     pub(crate) fn wait_drawn(&self, w: &WindowInfo) -> Result<bool, Error> {
         let desktop = self.desktop.screens.desktop_bounds()?;
         let client = if w.client.is_empty() {
@@ -502,15 +512,19 @@ impl Session {
             return Ok(true);
         };
         let deadline = Instant::now() + DRAW_WAIT;
+        let mut previous: Option<u64> = None;
         loop {
             let frame = self.desktop.capture.capture(area)?;
-            if !flat(&frame, w, area) {
+            let drawn = !flat(&frame, w, area);
+            let digest = fnv(frame.bytes());
+            if drawn && previous == Some(digest) {
                 return Ok(true);
             }
+            previous = drawn.then_some(digest);
             if Instant::now() >= deadline {
                 return Ok(false);
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(SETTLE_READ);
         }
     }
 

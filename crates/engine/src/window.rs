@@ -94,7 +94,7 @@ pub enum WindowNote {
     RestoredFirst,
     /// The window manager placed the window elsewhere than asked.
     Adjusted { frame: Rect, asked: Rect },
-    /// A minimized window came back but its client area still showed nothing after `waited`.
+    /// A minimized window came back but its client area was not drawn and settled after `waited`.
     NotDrawn { waited: Duration },
 }
 
@@ -110,7 +110,7 @@ impl std::fmt::Display for WindowNote {
             WindowNote::RestoredFirst => f.write_str("the window was restored first"),
             WindowNote::NotDrawn { waited } => write!(
                 f,
-                "the window came back from minimized but still showed nothing after {} ms: it may be slow to repaint (take a screenshot before acting on its pixels)",
+                "the window came back from minimized but had not finished repainting after {} ms (take a screenshot before acting on its pixels)",
                 waited.as_millis()
             ),
             WindowNote::Adjusted { frame, asked } => write!(

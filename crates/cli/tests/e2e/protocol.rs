@@ -40,8 +40,13 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "get_element_text",
         "get_window_state",
         "list_windows",
+        "memory_clear",
+        "memory_recall",
+        "memory_stats",
+        "memory_timeline",
         "move_cursor",
         "ocr",
+        "perceive",
         "perform_action",
         "press_key",
         "resume",
@@ -92,6 +97,10 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
             "browser_wait_for",
             "ui_context_pick",
             "ui_context_current",
+            "perceive",
+            "memory_recall",
+            "memory_timeline",
+            "memory_stats",
         ]
         .contains(&t.name.as_ref());
         // Hints equal to the protocol's defaults are left out (readOnlyHint false,
@@ -157,7 +166,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 48,
+        !names.contains(&"list_windows".to_string()) && names.len() == 53,
         "{names:?}"
     );
     let refused = server
