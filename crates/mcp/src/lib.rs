@@ -16,5 +16,6 @@ pub use kit::schema::wire_line as tools_list_line;
 pub use kit::server::ServerIdentity;
 pub use kit::{Parameters, ToolFilter, Wording};
 pub use profiles::deskpilot::{DeskpilotServer, tools_list as deskpilot_tools_list};
+pub use profiles::desktopos::DesktopOsServer;
 pub use profiles::dsh::DshServer;
 pub use profiles::{PROFILES, Profile, Surface, UnknownProfile, profile};

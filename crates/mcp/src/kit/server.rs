@@ -147,6 +147,28 @@ pub(crate) fn tools_list_raw<P: ProfileSpec>() -> Vec<Tool> {
     P::router().list_all()
 }
 
+/// Shows the parameter `from` of the shared tool `name` under the name `to` in its schema (the
+/// argument struct must accept `to` as an alias), for a profile that spells it another way.
+pub(crate) fn rename_param<S>(router: &mut ToolRouter<S>, name: &str, from: &str, to: &str) {
+    let Some(route) = router.map.get_mut(name) else {
+        return;
+    };
+    let mut schema = (*route.attr.input_schema).clone();
+    if let Some(serde_json::Value::Object(props)) = schema.get_mut("properties")
+        && let Some(p) = props.remove(from)
+    {
+        props.insert(to.to_string(), p);
+    }
+    if let Some(serde_json::Value::Array(required)) = schema.get_mut("required") {
+        for r in required.iter_mut() {
+            if r == from {
+                *r = serde_json::Value::from(to);
+            }
+        }
+    }
+    route.attr.input_schema = Arc::new(schema);
+}
+
 /// Gives the shared tool `name` in `router` the profile's `description`.
 pub(crate) fn describe<S>(router: &mut ToolRouter<S>, name: &str, description: &'static str) {
     if let Some(route) = router.map.get_mut(name) {

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 
-use crate::kit::server::{ProfileSpec, Server, describe};
+use crate::kit::server::{ProfileSpec, Server, describe, rename_param};
 use crate::kit::{self, Wording};
 
 pub(crate) use wording::error;
@@ -144,6 +144,10 @@ impl ProfileSpec for DesktopOs {
         for (name, description) in SHELL_DESCRIPTIONS {
             describe(&mut shell, name, description);
         }
+        // DesktopOS's spellings (the argument structs take both).
+        rename_param(&mut shell, "shell_exec", "timeout_ms", "timeout");
+        rename_param(&mut shell, "shell_exec_verified", "timeout_ms", "timeout");
+        rename_param(&mut shell, "shell_exec_verified", "auto_fix", "autoFix");
         shell
             + DesktopOsServer::desktop_router()
             + DesktopOsServer::elements_router()
