@@ -56,8 +56,8 @@ mod zoom;
 
 pub use action::{ActionReport, Check, Effect, Evidence, Outcome, Route, refused_effect};
 pub use browser::{
-    BrowserInfo, BrowserOutcome, PageInfo, PageShot, PageSnapshot, SnapshotView, Until,
-    devtools_ports,
+    BrowserInfo, BrowserOutcome, PageControl, PageInfo, PageShot, PageSnapshot, SnapshotView,
+    Until, devtools_ports,
 };
 pub use capture::{CaptureTarget, Change, Screenshot, ScreenshotRequest};
 pub use clipboard::{ClipboardWrite, MAX_CLIPBOARD_BYTES};

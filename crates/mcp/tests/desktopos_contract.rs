@@ -393,13 +393,13 @@ fn type_of(schema: &Value, prop: &Value) -> String {
             .to_string(),
         _ => "?".to_string(),
     };
-    if ty == "object" {
-        if let Some(required) = p["required"].as_array().filter(|r| !r.is_empty()) {
-            let mut required: Vec<&str> = required.iter().filter_map(Value::as_str).collect();
-            let order = ["x", "y", "w", "h"];
-            required.sort_by_key(|k| order.iter().position(|o| o == k));
-            return format!("object:{}", required.join(","));
-        }
+    if ty == "object"
+        && let Some(required) = p["required"].as_array().filter(|r| !r.is_empty())
+    {
+        let mut required: Vec<&str> = required.iter().filter_map(Value::as_str).collect();
+        let order = ["x", "y", "w", "h"];
+        required.sort_by_key(|k| order.iter().position(|o| o == k));
+        return format!("object:{}", required.join(","));
     }
     ty
 }

@@ -143,6 +143,52 @@ pub struct SnapshotView {
     pub max_lines: usize,
 }
 
+/// One actionable control of a page (a ref of its snapshot) with its role, accessible name
+/// and depth in the tree; a control's own text is not another control (the snapshot's dedup).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PageControl {
+    pub r#ref: String,
+    pub role: String,
+    pub name: String,
+    pub depth: usize,
+}
+
+/// The controls of a snapshot text (`- button "Submit" [ref=e2]`, indented two spaces per
+/// level; a table row may hold several): the engine reads its own format back.
+fn controls_of(text: &str) -> Vec<PageControl> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let depth = (line.len() - line.trim_start().len()) / 2;
+        let mut rest = line.trim_start().trim_start_matches("- ");
+        while let Some(at) = rest.find("[ref=") {
+            let head = &rest[..at];
+            let after = &rest[at + 5..];
+            let Some(end) = after.find(']') else { break };
+            let r = after[..end].to_string();
+            rest = &after[end + 1..];
+            // The part of `head` after the previous cell (`|`) is `role "name"`.
+            let head = head.rsplit(" | ").next().unwrap_or(head).trim();
+            let (role_part, name) = match (head.find('"'), head.rfind('"')) {
+                (Some(a), Some(b)) if b > a => (&head[..a], head[a + 1..b].replace("\\\"", "\"")),
+                _ => (head, String::new()),
+            };
+            let role = role_part
+                .split_whitespace()
+                .next_back()
+                .unwrap_or("")
+                .trim_end_matches(':')
+                .to_string();
+            out.push(PageControl {
+                r#ref: r,
+                role,
+                name,
+                depth,
+            });
+        }
+    }
+    out
+}
+
 /// A page's snapshot.
 #[derive(Debug, Clone, Serialize)]
 pub struct PageSnapshot {
@@ -535,6 +581,22 @@ impl Session {
             omitted,
             snapshot: n,
         })
+    }
+
+    /// The page's actionable controls from a fresh snapshot (their refs work for
+    /// `browser_click` / `browser_type` like the snapshot's own).
+    pub fn browser_controls(
+        &self,
+        page: Option<&str>,
+    ) -> Result<(PageInfo, Vec<PageControl>), Error> {
+        let snap = self.browser_snapshot(
+            page,
+            &SnapshotView {
+                max_lines: usize::MAX,
+                ..SnapshotView::default()
+            },
+        )?;
+        Ok((snap.page, controls_of(&snap.text)))
     }
 
     /// The node a ref names in the latest snapshot of its page.
@@ -973,6 +1035,26 @@ fn changed_after(cdp: &Connection, session: &str, before: Option<String>) -> Opt
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn snapshot_lines_become_controls_with_depth() {
+        let text = "- RootWebArea \"Fixture\"\n  - button \"Submit\" [ref=e1]\n  - textbox \"名前\" [ref=e2]\n  - heading > link \"News \\\"today\\\"\" [ref=e3]\n    - row: link \"Q1\" [ref=e4] | \"1.20\" | link \"Q2\" [ref=e5]\n";
+        let got: Vec<(String, String, String, usize)> = super::controls_of(text)
+            .into_iter()
+            .map(|c| (c.r#ref, c.role, c.name, c.depth))
+            .collect();
+        let want: Vec<(String, String, String, usize)> = [
+            ("e1", "button", "Submit", 1),
+            ("e2", "textbox", "名前", 1),
+            ("e3", "link", "News \"today\"", 1),
+            ("e4", "link", "Q1", 2),
+            ("e5", "link", "Q2", 2),
+        ]
+        .into_iter()
+        .map(|(r, role, n, d)| (r.to_string(), role.to_string(), n.to_string(), d))
+        .collect();
+        assert_eq!(got, want);
+    }
+
     /// Every DevTools method name and all page JavaScript live in `crates/browser`; the
     /// engine keeps the session logic and calls its typed functions.
     #[test]

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use deskpilot_engine::pipeline::ImageFormat;
-use deskpilot_engine::{BrowserOutcome, Error, PageInfo, Session, SnapshotView};
+use deskpilot_engine::{BrowserOutcome, Error, PageControl, PageInfo, Session};
 use deskpilot_types::ErrorCode;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
@@ -38,67 +38,21 @@ struct CdpSession {
     page: String,
 }
 
-/// A control of a page as DesktopOS lists it.
-#[derive(Debug, Clone, PartialEq)]
-struct PageElement {
-    r#ref: String,
-    role: String,
-    name: String,
-    depth: usize,
-}
-
-/// The controls of a snapshot text (`- button "Submit" [ref=e2]`, indented by depth; a row
-/// may hold several).
-fn elements_of(text: &str) -> Vec<PageElement> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let depth = (line.len() - line.trim_start().len()) / 2;
-        let body = line.trim_start().trim_start_matches("- ");
-        let mut rest = body;
-        while let Some(at) = rest.find("[ref=") {
-            let head = &rest[..at];
-            let after = &rest[at + 5..];
-            let Some(end) = after.find(']') else { break };
-            let r = after[..end].to_string();
-            rest = &after[end + 1..];
-            // The part of `head` after the previous cell (`|`) is `role "name"`.
-            let head = head.rsplit(" | ").next().unwrap_or(head).trim();
-            let (role_part, name) = match (head.find('"'), head.rfind('"')) {
-                (Some(a), Some(b)) if b > a => (&head[..a], head[a + 1..b].replace("\\\"", "\"")),
-                _ => (head, String::new()),
-            };
-            let role = role_part
-                .split_whitespace()
-                .next_back()
-                .unwrap_or("")
-                .trim_end_matches(':')
-                .to_string();
-            out.push(PageElement {
-                r#ref: r,
-                role,
-                name,
-                depth,
-            });
-        }
-    }
-    out
-}
-
 /// The one control named `name` (and of `role`, when given): exact (case-insensitive) names
 /// win over containing ones; several is `AMBIGUOUS_ELEMENT` listing them.
 fn by_name<'a>(
-    all: &'a [PageElement],
+    all: &'a [PageControl],
     name: &str,
     role: Option<&str>,
-) -> Result<&'a PageElement, Error> {
+) -> Result<&'a PageControl, Error> {
     let want = name.trim().to_lowercase();
     if want.is_empty() {
         return Err(Error::InvalidArgument {
             message: "name is empty: pass the control's visible text".into(),
         });
     }
-    let of_role = |e: &&PageElement| role.is_none_or(|r| e.role.eq_ignore_ascii_case(r.trim()));
-    let exact: Vec<&PageElement> = all
+    let of_role = |e: &&PageControl| role.is_none_or(|r| e.role.eq_ignore_ascii_case(r.trim()));
+    let exact: Vec<&PageControl> = all
         .iter()
         .filter(of_role)
         .filter(|e| e.name.trim().to_lowercase() == want)
@@ -163,16 +117,9 @@ fn page_of(s: &Session, named: &str) -> Result<CdpSession, Error> {
     .ok_or_else(|| no_session(named))
 }
 
-/// The page's controls, from a full snapshot.
-fn read_elements(s: &Session, page: &str) -> Result<(PageInfo, Vec<PageElement>), Error> {
-    let snap = s.browser_snapshot(
-        Some(page),
-        &SnapshotView {
-            max_lines: usize::MAX,
-            ..SnapshotView::default()
-        },
-    )?;
-    Ok((snap.page, elements_of(&snap.text)))
+/// The page's controls, from a fresh snapshot.
+fn read_elements(s: &Session, page: &str) -> Result<(PageInfo, Vec<PageControl>), Error> {
+    s.browser_controls(Some(page))
 }
 
 fn page_json(p: &PageInfo) -> Value {
@@ -556,7 +503,7 @@ impl DesktopOsServer {
         match run {
             Ok((sid, page, all)) => {
                 let role = a.role.trim().to_lowercase();
-                let shown: Vec<&PageElement> = all
+                let shown: Vec<&PageControl> = all
                     .iter()
                     .filter(|e| role.is_empty() || e.role.to_lowercase() == role)
                     .take(a.limit.max(1))
@@ -849,30 +796,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn snapshot_lines_become_controls_with_depth() {
-        let text = "- RootWebArea \"Fixture\"\n  - button \"Submit\" [ref=e1]\n  - textbox \"名前\" [ref=e2]\n  - heading > link \"News \\\"today\\\"\" [ref=e3]\n    - row: link \"Q1\" [ref=e4] | \"1.20\" | link \"Q2\" [ref=e5]\n";
-        let all = elements_of(text);
-        let got: Vec<(&str, &str, &str, usize)> = all
-            .iter()
-            .map(|e| (e.r#ref.as_str(), e.role.as_str(), e.name.as_str(), e.depth))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                ("e1", "button", "Submit", 1),
-                ("e2", "textbox", "名前", 1),
-                ("e3", "link", "News \"today\"", 1),
-                ("e4", "link", "Q1", 2),
-                ("e5", "link", "Q2", 2),
-            ]
-        );
-    }
-
-    #[test]
     fn names_resolve_exactly_first_and_never_guess() {
-        let all = elements_of(
-            "- button \"搜索\" [ref=e1]\n- link \"搜索结果\" [ref=e2]\n- button \"Save\" [ref=e3]\n- link \"Save\" [ref=e4]\n",
-        );
+        let c = |r: &str, role: &str, name: &str| PageControl {
+            r#ref: r.into(),
+            role: role.into(),
+            name: name.into(),
+            depth: 1,
+        };
+        let all = [
+            c("e1", "button", "搜索"),
+            c("e2", "link", "搜索结果"),
+            c("e3", "button", "Save"),
+            c("e4", "link", "Save"),
+        ];
         assert_eq!(by_name(&all, "搜索", None).unwrap().r#ref, "e1");
         assert_eq!(by_name(&all, "结果", None).unwrap().r#ref, "e2");
         let e = by_name(&all, "save", None).unwrap_err();
