@@ -5,6 +5,7 @@
 //! stderr through `tracing`. Only `call`, `doctor` and `desktop`, which are not MCP channels,
 //! write their answers to stdout.
 
+mod audit;
 mod call;
 mod config;
 mod desktop;
@@ -90,6 +91,9 @@ enum Command {
         #[command(flatten)]
         tools: ToolArgs,
     },
+    /// Find near-duplicate tools across the MCP servers your clients start (Claude Desktop,
+    /// Cursor, DSH, VS Code, or --config FILE): a ranked candidate list, not a verdict.
+    AuditOverlap(audit::AuditArgs),
     /// Check this machine for everything deskpilot needs and print the fix for each miss.
     Doctor {
         #[command(flatten)]
@@ -151,6 +155,7 @@ fn main() -> ExitCode {
             desktop,
             tools,
         } => call::run(&tool, &arguments, save_image.as_deref(), &desktop, &tools),
+        Command::AuditOverlap(args) => audit::run(&args),
         Command::Doctor { desktop } => doctor::run(&desktop),
         Command::Desktop { screen, command } => desktop::run(screen, &command),
         Command::HoldClipboard => platform::hold_clipboard(),

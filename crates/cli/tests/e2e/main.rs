@@ -9,6 +9,7 @@
 #![cfg(target_os = "linux")]
 
 mod apps;
+mod audit;
 mod browser;
 mod cli;
 mod clipboard;
