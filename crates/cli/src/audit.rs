@@ -356,6 +356,14 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         .filter(|p| p.score >= args.min_score)
         .take(args.top)
         .collect();
+    // The report is this command's output (not an MCP server: stdout is free).
+    let mut out_text = String::new();
+    macro_rules! say {
+        ($out:ident, $($arg:tt)*) => {{
+            $out.push_str(&format!($($arg)*));
+            $out.push('\n');
+        }};
+    }
     if args.json {
         let out = json!({
             "note": NOTE,
@@ -370,9 +378,11 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                 "description": (p.description * 1000.0).round() / 1000.0,
             })).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        out_text.push_str(&serde_json::to_string_pretty(&out)?);
+        out_text.push('\n');
     } else {
-        println!(
+        say!(
+            out_text,
             "Overlap audit of {} server(s), {} tool(s), from {}.",
             servers.len(),
             tools.len(),
@@ -382,34 +392,48 @@ pub fn run(args: &AuditArgs) -> anyhow::Result<ExitCode> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        println!("{NOTE}");
+        say!(out_text, "{NOTE}");
         for p in &problems {
-            println!("config problem: {p}");
+            say!(out_text, "config problem: {p}");
         }
         for r in &reports {
             match r["error"].as_str() {
-                Some(e) => println!(
+                Some(e) => say!(
+                    out_text,
                     "  server {}: NOT AUDITED — {e}",
                     r["name"].as_str().unwrap_or("?")
                 ),
-                None => println!(
+                None => say!(
+                    out_text,
                     "  server {}: {} tools",
                     r["name"].as_str().unwrap_or("?"),
                     r["tools"]
                 ),
             }
         }
-        println!("Near-duplicate pairs, most similar first (score = 0.6 name + 0.4 description):");
+        say!(
+            out_text,
+            "Near-duplicate pairs, most similar first (score = 0.6 name + 0.4 description):"
+        );
         if ranked.is_empty() {
-            println!("  none at or above {:.2}", args.min_score);
+            say!(out_text, "  none at or above {:.2}", args.min_score);
         }
         for p in &ranked {
-            println!(
+            say!(
+                out_text,
                 "  {:.2}  {}/{}  <->  {}/{}   name {:.2}, description {:.2}",
-                p.score, p.a.server, p.a.name, p.b.server, p.b.name, p.name, p.description
+                p.score,
+                p.a.server,
+                p.a.name,
+                p.b.server,
+                p.b.name,
+                p.name,
+                p.description
             );
         }
     }
+    use std::io::Write as _;
+    std::io::stdout().lock().write_all(out_text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
