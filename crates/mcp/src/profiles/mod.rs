@@ -249,6 +249,15 @@ mod tests {
         );
     }
 
+    /// DesktopOS's 33 bilingual tools stay within the same budget.
+    #[test]
+    #[allow(clippy::print_stderr)]
+    fn the_desktopos_tools_list_line_fits_in_30000_bytes() {
+        let line = crate::kit::schema::wire_line(desktopos::tools_list());
+        eprintln!("tools/list of desktopos: {} bytes on the wire", line.len());
+        assert!(line.len() <= 30_000, "{} bytes", line.len());
+    }
+
     /// A profile is built from the kit alone: no file of one profile names another profile
     /// (what two profiles share belongs in the kit).
     #[test]
