@@ -236,6 +236,26 @@ async fn a_shell_in_a_chinese_directory_and_verified_execution_fixes_a_missing_p
         "{}",
         text(&r)
     );
+    // isDir, DesktopOS's own example: mkdir under a missing parent.
+    let made = base.join("新目录2").join("子目录");
+    let r = server
+        .call(
+            "shell_exec_verified",
+            json!({
+                "command": format!("mkdir '{}'", made.display()),
+                "expect": { "isDir": made.to_str().unwrap() },
+                "retries": 2,
+            }),
+        )
+        .await;
+    assert_eq!(ok(&r)["verified"], true, "{}", text(&r));
+    assert!(made.is_dir());
+    assert_eq!(
+        ok(&r)["attempts"][0]["diagnosis"]["category"],
+        "missing-parent",
+        "{}",
+        text(&r)
+    );
     // autoFix: false leaves it alone and says why it stopped.
     let other = base.join("别的").join("y.txt");
     let r = server
