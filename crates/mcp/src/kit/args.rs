@@ -42,6 +42,33 @@ impl<S, P: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Paramet
     }
 }
 
+/// A window id as a tool takes it: a number, or the same as text — decimal, or the `0x…` hex
+/// that result texts print (`0x1a00003`), so an id copied from a text works.
+pub(crate) fn window_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    use serde::Deserialize as _;
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Number(u64),
+        Text(String),
+    }
+    match Raw::deserialize(d)? {
+        Raw::Number(n) => Ok(n),
+        Raw::Text(s) => {
+            let t = s.trim();
+            let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                Some(hex) => u64::from_str_radix(hex, 16),
+                None => t.parse(),
+            };
+            parsed.map_err(|_| {
+                serde::de::Error::custom(format!(
+                    "expected a window id (a number, or 0x… as result texts print it), got the string \"{s}\""
+                ))
+            })
+        }
+    }
+}
+
 /// Parses `arguments`, or says which field is wrong and how.
 pub(crate) fn parse<P: DeserializeOwned>(arguments: Value) -> Result<P, String> {
     serde_path_to_error::deserialize::<_, P>(arguments).map_err(|e| {
@@ -193,6 +220,25 @@ pub(crate) fn into_tool_error(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn window_ids_are_numbers_decimal_text_or_hex_text() {
+        #[derive(serde::Deserialize, Debug)]
+        struct A {
+            #[serde(default, deserialize_with = "super::window_id")]
+            window_id: u64,
+        }
+        for (v, want) in [
+            (serde_json::json!({ "window_id": 27262979 }), 27262979),
+            (serde_json::json!({ "window_id": "27262979" }), 27262979),
+            (serde_json::json!({ "window_id": "0x1a00003" }), 0x1a00003),
+            (serde_json::json!({}), 0),
+        ] {
+            assert_eq!(parse::<A>(v).unwrap().window_id, want);
+        }
+        let e = parse::<A>(serde_json::json!({ "window_id": "mousepad" })).unwrap_err();
+        assert!(e.contains("0x"), "{e}");
+    }
+
     use serde::Deserialize;
 
     use super::*;

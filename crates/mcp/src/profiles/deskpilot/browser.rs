@@ -40,7 +40,7 @@ pub struct AttachArgs {
     #[serde(default)]
     pub port: u16,
     /// Or its window (list_windows id).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
 }
 

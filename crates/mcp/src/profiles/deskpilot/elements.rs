@@ -22,7 +22,7 @@ use crate::kit::report::{self, Body};
 #[serde(deny_unknown_fields)]
 pub struct FindArgs {
     /// Default: last looked at, else active.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
     /// Or title/process.
     #[serde(default, alias = "titleMatch")]

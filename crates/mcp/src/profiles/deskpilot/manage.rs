@@ -46,7 +46,7 @@ pub struct WindowArgs {
     /// What to do; close is like its close button (unsaved work may prompt).
     pub action: WindowActionArg,
     /// The window (list_windows id).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
     /// Or title/process.
     #[serde(default, alias = "titleMatch")]

@@ -22,7 +22,11 @@ const DEFAULT_MAX_LINES: usize = 200;
 #[serde(deny_unknown_fields)]
 pub struct OcrArgs {
     /// This window; default: the whole screen.
-    #[serde(default, alias = "hwnd")]
+    #[serde(
+        default,
+        alias = "hwnd",
+        deserialize_with = "crate::kit::args::window_id"
+    )]
     pub window_id: u64,
     /// Or title/process.
     #[serde(default, alias = "titleMatch")]

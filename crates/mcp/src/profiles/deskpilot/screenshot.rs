@@ -35,7 +35,7 @@ pub enum FormatArg {
 #[serde(deny_unknown_fields)]
 pub struct ScreenshotArgs {
     /// This window (list_windows id); default: the screen.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
     /// Or title/process.
     #[serde(default, alias = "titleMatch")]

@@ -18,7 +18,7 @@ use crate::kit::render;
 #[serde(deny_unknown_fields)]
 pub struct WindowStateArgs {
     /// Default: last looked at, else active.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
     /// Or title/process.
     #[serde(default, alias = "titleMatch")]

@@ -41,7 +41,7 @@ pub struct WaitForArgs {
     #[serde(default = "half_second", alias = "stableMs")]
     pub stable_ms: u64,
     /// Default: the screen for stable, else the window last looked at.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
     /// Or title/process.
     #[serde(default, alias = "titleMatch")]

@@ -27,27 +27,7 @@ use crate::kit::{Parameters, perceive, render};
 
 /// A window handle as DesktopOS hands it out: a number (a numeric or `0x` string is taken too).
 pub(crate) fn handle<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Raw {
-        Number(u64),
-        Text(String),
-    }
-    match Raw::deserialize(d)? {
-        Raw::Number(n) => Ok(n),
-        Raw::Text(s) => {
-            let t = s.trim();
-            let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-                Some(hex) => u64::from_str_radix(hex, 16),
-                None => t.parse(),
-            };
-            parsed.map_err(|_| {
-                serde::de::Error::custom(format!(
-                    "handle: expected a window handle (a number from desktop_list_windows), got \"{s}\""
-                ))
-            })
-        }
-    }
+    crate::kit::args::window_id(d)
 }
 
 /// DesktopOS's rectangle: `{x, y, w, h}` (`width` / `height` are taken too).
