@@ -201,7 +201,8 @@ async fn memory_outlives_a_killed_server_and_says_minimized_gone_and_reopened() 
     ok(&server
         .call(
             "window",
-            json!({ "action": "minimize", "window_id": pw["id"] }),
+            // The id as the texts print it (0x…) is taken too.
+            json!({ "action": "minimize", "window_id": format!("{:#x}", pw["id"].as_u64().unwrap()) }),
         )
         .await);
     let (r, said) = recall(&server, "记事本").await;
