@@ -13,6 +13,7 @@
 //! Invariant: trait methods are blocking and may be slow (they talk to other processes);
 //! callers run them on worker threads, never on the async reactor.
 
+pub mod apps;
 mod error;
 pub mod fake;
 mod frame;
