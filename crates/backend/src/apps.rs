@@ -67,7 +67,7 @@ pub fn xdg_apps(dirs: &[PathBuf]) -> Vec<InstalledApp> {
         }
     }
     let mut apps: Vec<InstalledApp> = seen.into_values().flatten().collect();
-    apps.sort_by(|a, b| a.name.to_lowercase().cmp(&b.name.to_lowercase()));
+    apps.sort_by_key(|a| a.name.to_lowercase());
     apps
 }
 
