@@ -51,6 +51,7 @@ struct State {
     /// Windows whose `capture_window` fails (see `fail_own_drawing`).
     own_drawing_fails: Vec<WindowId>,
     hit: Option<WindowId>,
+    installed: Vec<crate::apps::InstalledApp>,
 }
 
 /// One synthetic pointer event the fake received.
@@ -141,6 +142,7 @@ impl FakeDesktop {
                 own_drawings: Vec::new(),
                 own_drawing_fails: Vec::new(),
                 hit: None,
+                installed: Vec::new(),
             })),
             overlay: FakeOverlay::default(),
             ocr: FakeOcr::default(),
@@ -465,7 +467,18 @@ impl Keyboard for FakeDesktop {
     }
 }
 
+impl FakeDesktop {
+    /// The apps `installed_apps` answers with.
+    pub fn set_installed(&self, apps: Vec<crate::apps::InstalledApp>) {
+        self.lock().installed = apps;
+    }
+}
+
 impl WindowControl for FakeDesktop {
+    fn installed_apps(&self) -> Result<Vec<crate::apps::InstalledApp>, Error> {
+        Ok(self.lock().installed.clone())
+    }
+
     /// An obedient window manager: every operation applies at once (unless
     /// [`FakeDesktop::ignore_window_ops`] says otherwise).
     fn window_op(&self, id: WindowId, op: WindowOp) -> Result<(), Error> {

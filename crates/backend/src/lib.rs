@@ -170,6 +170,12 @@ pub trait WindowControl: Send + Sync {
     fn launch_env(&self) -> Vec<(String, String)> {
         Vec::new()
     }
+
+    /// The apps a person could start here (desktop entries, Start-menu shortcuts); none by
+    /// default.
+    fn installed_apps(&self) -> Result<Vec<apps::InstalledApp>, Error> {
+        Ok(Vec::new())
+    }
 }
 
 /// The system clipboard, plain text only.

@@ -14,6 +14,7 @@
 //!   blocking pool.
 
 mod action;
+mod apps;
 mod browser;
 mod capture;
 mod clipboard;
@@ -55,6 +56,7 @@ mod window;
 mod zoom;
 
 pub use action::{ActionReport, Check, Effect, Evidence, Outcome, Route, refused_effect};
+pub use apps::{AppList, Found, RunningApp};
 pub use browser::{
     BrowserInfo, BrowserOutcome, PageControl, PageInfo, PageShot, PageSnapshot, SnapshotView,
     Until, devtools_ports,

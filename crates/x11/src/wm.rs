@@ -205,4 +205,10 @@ impl WindowControl for X11Desktop {
         }
         env
     }
+
+    /// The XDG desktop entries of this user and system.
+    fn installed_apps(&self) -> Result<Vec<deskpilot_backend::apps::InstalledApp>, Error> {
+        use deskpilot_backend::apps::{xdg_application_dirs, xdg_apps};
+        Ok(xdg_apps(&xdg_application_dirs(|k| std::env::var(k).ok())))
+    }
 }
