@@ -214,7 +214,11 @@ impl Session {
                     self.desktop
                         .window_control
                         .window_op(id, WindowOp::Activate)?;
-                    if let Some(w) = self.poll_window(id, FOCUS_WAIT, |w| w.state.active)? {
+                    // Active and, for a minimized window, restored: a window manager may
+                    // announce the active window before it has mapped it again.
+                    if let Some(w) =
+                        self.poll_window(id, FOCUS_WAIT, |w| w.state.active && !w.state.minimized)?
+                    {
                         if attempt > 0 {
                             notes.push(WindowNote::FocusRetried);
                         }

@@ -245,6 +245,7 @@ async fn memory_outlives_a_killed_server_and_says_minimized_gone_and_reopened() 
             json!({ "window_id": pw["id"], "format": "png" }),
         )
         .await;
+    ok(&shot);
     let (_, _, px) = harness::image(&shot);
     let white = px
         .chunks_exact(3)
@@ -651,6 +652,7 @@ async fn perceive_tells_minimized_offscreen_tiny_covered_blank_and_normal_window
     let shot = server
         .call("screenshot", json!({ "window_id": u, "format": "png" }))
         .await;
+    ok(&shot);
     let img = harness::image(&shot);
     let magenta = img
         .2

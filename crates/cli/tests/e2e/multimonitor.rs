@@ -74,8 +74,24 @@ async fn painted(
         (marker.0, marker.1, 20),
     );
     p.listen();
-    let w = harness::listed(server, title, title).await;
+    harness::listed(server, title, title).await;
     p.raise();
+    // The window manager places a new window a moment after it is listed (more so on a
+    // loaded machine): wait until its position is the same twice in a row, as the X server
+    // and deskpilot both see it.
+    let win = &p;
+    let w = wait_for(Duration::from_secs(10), "the window to be placed", || {
+        let before = win.client_origin();
+        async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let now = win.client_origin();
+            let listed = harness::listed(server, title, title).await;
+            let c = &listed["client"];
+            let seen = (int(&c["x"]) as i32, int(&c["y"]) as i32);
+            (before == now && seen == now).then_some(listed)
+        }
+    })
+    .await;
     (p, w)
 }
 
