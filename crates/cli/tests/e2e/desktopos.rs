@@ -28,6 +28,8 @@ async fn thirty_three_tools_and_group_filters_hold_at_list_and_call_time() {
     let Some(desktop) = harness::desktop() else {
         return;
     };
+    // Actions show the overlay: nothing else may be capturing the screen meanwhile.
+    let _guard = harness::exclusive().await;
     let all = serve(Some(desktop), &["--profile", "desktopos"], &[]).await;
     assert_eq!(listed(&all).await.len(), 33);
     all.finish().await;
@@ -203,6 +205,8 @@ async fn a_shell_in_a_chinese_directory_and_verified_execution_fixes_a_missing_p
     let Some(desktop) = harness::desktop() else {
         return;
     };
+    // Actions show the overlay: nothing else may be capturing the screen meanwhile.
+    let _guard = harness::exclusive().await;
     let server = serve(Some(desktop), &["--profile", "desktopos"], &[]).await;
     let base = std::env::temp_dir().join(format!("deskpilot-desktopos-{}", std::process::id()));
     let dir = base.join("代码").join("桌面");
@@ -298,6 +302,8 @@ async fn the_cdp_loop_types_chinese_clicks_by_name_reads_the_dom_and_leaves_no_b
     let Some(desktop) = harness::desktop() else {
         return;
     };
+    // Actions show the overlay: nothing else may be capturing the screen meanwhile.
+    let _guard = harness::exclusive().await;
     let server = serve(Some(desktop), &["--profile", "desktopos"], &[]).await;
     let page = "data:text/html;charset=utf-8,<title>搜索页</title><input aria-label='请输入' id=q>\
         <button onclick=\"document.title='找到 '+document.getElementById('q').value\">搜索</button>\

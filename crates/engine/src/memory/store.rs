@@ -82,6 +82,10 @@ pub struct WindowRecord {
     /// When a full window list first lacked it.
     pub gone_at: Option<UnixMillis>,
     pub recognized_as: Option<Recognition>,
+    /// The closed window whose id this one reuses (X11 recycles window ids), kept to compare
+    /// the two; its own predecessor is dropped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced: Option<Box<WindowRecord>>,
 }
 
 impl WindowRecord {
@@ -153,6 +157,40 @@ impl WindowIndex {
             let title = clip(&o.title);
             let class = clip(&o.class);
             let process = o.process.as_deref().map(clip);
+            // An id seen before that now names another window: the old one closed and the
+            // window system gave its id to a new one (X11 recycles ids).
+            let reused = self.windows.iter().position(|w| {
+                w.id == o.id
+                    && (w.is_gone() || w.pid.is_some() && o.pid.is_some() && w.pid != o.pid)
+            });
+            if let Some(i) = reused {
+                let mut old = self.windows.remove(i);
+                old.replaced = None;
+                if old.gone_at.is_none() {
+                    old.gone_at = Some(now);
+                }
+                let mut w = WindowRecord {
+                    id: o.id,
+                    title,
+                    process,
+                    pid: o.pid,
+                    class,
+                    frame: o.frame,
+                    state: o.state,
+                    first_seen: now,
+                    last_seen: now,
+                    last_focused: None,
+                    times_focused: 0,
+                    dhash: None,
+                    gone_at: None,
+                    recognized_as: None,
+                    replaced: Some(Box::new(old)),
+                };
+                w.recognized_as = self.best_previous(&w);
+                made.extend(w.recognized_as.clone());
+                self.windows.push(w);
+                continue;
+            }
             match self.windows.iter_mut().find(|w| w.id == o.id) {
                 Some(w) => {
                     w.title = title;
@@ -180,6 +218,7 @@ impl WindowIndex {
                         dhash: None,
                         gone_at: None,
                         recognized_as: None,
+                        replaced: None,
                     };
                     w.recognized_as = self.best_previous(&w);
                     made.extend(w.recognized_as.clone());
@@ -230,10 +269,13 @@ impl WindowIndex {
         }
     }
 
+    /// The closed window `new` most likely reopens: any gone window of another id, or the
+    /// one whose id it reuses.
     fn best_previous(&self, new: &WindowRecord) -> Option<Recognition> {
         self.windows
             .iter()
             .filter(|old| old.id != new.id && old.is_gone())
+            .chain(new.replaced.as_deref())
             .filter_map(|old| recognise(new, old).map(|r| (r, old.gone_at)))
             .max_by_key(|(r, gone)| (r.confidence, *gone))
             .map(|(r, _)| r)
@@ -508,6 +550,39 @@ pub(super) mod tests {
         assert_eq!(focus.entries.len(), 3);
         assert_eq!(focus.current().unwrap().window, WindowId(1));
         assert_eq!(focus.previous().unwrap().window, WindowId(2));
+    }
+
+    #[test]
+    fn a_recycled_window_id_is_a_new_window_recognised_against_the_old_one() {
+        let mut ix = WindowIndex::default();
+        ix.observe(&[obs(1, "notes - Mousepad", "mousepad")], None, 1);
+        ix.set_hash(WindowId(1), Dhash(0xF0F0));
+        // Closed, then a new mousepad (another pid) gets the same id.
+        ix.observe(&[], None, 2);
+        let mut again = obs(1, "notes - Mousepad", "mousepad");
+        again.pid = Some(4242);
+        let made = ix.observe(&[again.clone()], None, 3);
+        assert_eq!(made.len(), 1, "{made:?}");
+        let w = ix.get(WindowId(1)).unwrap();
+        assert_eq!((w.first_seen, w.pid, w.is_gone()), (3, Some(4242), false));
+        assert_eq!(
+            w.recognized_as.as_ref().unwrap().confidence,
+            Confidence::Medium
+        );
+        // Its pixels make it certain.
+        let r = ix.set_hash(WindowId(1), Dhash(0xF0F1)).unwrap();
+        assert_eq!((r.previous, r.confidence), (WindowId(1), Confidence::High));
+        assert_eq!(ix.windows.len(), 1, "one record per id");
+        // Reused while the old one was still listed a moment ago: another pid is enough.
+        let mut third = obs(1, "notes - Mousepad", "mousepad");
+        third.pid = Some(5000);
+        ix.observe(&[third], None, 4);
+        let w = ix.get(WindowId(1)).unwrap();
+        assert_eq!((w.first_seen, w.pid), (4, Some(5000)));
+        assert!(
+            w.replaced.as_ref().unwrap().replaced.is_none(),
+            "one predecessor kept"
+        );
     }
 
     #[test]

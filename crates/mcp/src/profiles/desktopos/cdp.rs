@@ -304,12 +304,14 @@ impl DesktopOsServer {
                 // Until the first page has loaded, or waitMs.
                 let deadline = Instant::now() + wait;
                 let page = info.pages.first().map(|p| p.id.clone());
+                // A page shows about:blank, complete, before it starts loading its URL.
+                let blank_ok = url.trim().is_empty() || url.trim() == "about:blank";
                 while Instant::now() < deadline {
                     let ready = session
-                        .browser_eval(page.as_deref(), "document.readyState")
+                        .browser_eval(page.as_deref(), "[document.readyState, location.href]")
                         .ok()
                         .and_then(|o| o.value)
-                        .is_some_and(|v| v == "complete");
+                        .is_some_and(|v| v[0] == "complete" && (blank_ok || v[1] != "about:blank"));
                     if ready {
                         break;
                     }
