@@ -318,16 +318,21 @@ async fn quick_start_find_by_chinese_description_then_invoke_by_path_and_stale_p
         )
         .await);
     fixture.saw("toggled Enable logging on").await;
-    let r = wait_for(Duration::from_secs(5), "the layout to change", || async {
-        let r = server
-            .call(
-                "ui_element",
-                json!({ "action": "expand", "hwnd": hwnd, "path": combo }),
-            )
-            .await;
-        (error_code(&r) == "ELEMENT_NOT_FOUND").then_some(r)
-    })
+    // Wait for the new layout through the system's own AT-SPI stack, not through deskpilot
+    // (a tree read would hand out fresh paths; an expand retried until refused would open
+    // the popup whenever it ran before the label appeared).
+    harness::probe_until(
+        desktop,
+        &["find", &fixture.pid().to_string(), "label", "Logging is on"],
+    )
     .await;
+    let r = server
+        .call(
+            "ui_element",
+            json!({ "action": "expand", "hwnd": hwnd, "path": combo }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "ELEMENT_NOT_FOUND", "{}", text(&r));
     assert!(
         text(&r).contains("the layout changed") && text(&r).contains("ComboBox"),
         "{}",

@@ -62,6 +62,11 @@ impl Fixture {
         Fixture { child, events }
     }
 
+    /// The fixture's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Whether the fixture has printed `line`.
     pub(crate) fn has(&self, line: &str) -> bool {
         self.events.lock().unwrap().iter().any(|l| l == line)
