@@ -39,6 +39,7 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "find_elements",
         "get_element_text",
         "get_window_state",
+        "list_apps",
         "list_windows",
         "memory_clear",
         "memory_recall",
@@ -77,6 +78,7 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         let a = t.annotations.clone().unwrap_or_default();
         let reads = [
             "list_windows",
+            "list_apps",
             "screenshot",
             "status",
             "zoom",
@@ -166,7 +168,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 53,
+        !names.contains(&"list_windows".to_string()) && names.len() == 54,
         "{names:?}"
     );
     let refused = server

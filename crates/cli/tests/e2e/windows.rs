@@ -154,3 +154,56 @@ fn x_geometry(display: &str, window: u32) -> (i64, i64, u64, u64) {
         g.height as u64,
     )
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_apps_shows_running_apps_with_their_windows_and_the_desktop_entries() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let server = serve(Some(desktop), &[], &[]).await;
+    let pad = launch(desktop, "mousepad", &["--disable-server"]);
+    let pid = pad.0.id();
+    let v = wait_for(Duration::from_secs(30), "mousepad in list_apps", || async {
+        let r = server.call("list_apps", json!({})).await;
+        let v = ok(&r).clone();
+        v["running"]
+            .as_array()?
+            .iter()
+            .any(|a| a["pid"] == pid && !a["windows"].as_array().unwrap().is_empty())
+            .then_some(v)
+    })
+    .await;
+    let installed = v["installed"].as_array().unwrap();
+    // Debian's xterm package installs a desktop entry; its Exec loses no argument but the
+    // field codes.
+    let xterm = installed
+        .iter()
+        .find(|a| a["id"] == "debian-xterm.desktop")
+        .unwrap_or_else(|| panic!("no xterm entry in {installed:#?}"));
+    assert_eq!(xterm["exec"][0], "xterm", "{xterm}");
+    assert!(
+        installed
+            .iter()
+            .any(|a| a["id"] == "org.xfce.mousepad.desktop")
+    );
+    let r = server
+        .call("list_apps", json!({ "filter": "mousepad" }))
+        .await;
+    let v = ok(&r);
+    assert!(
+        v["installed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["id"].as_str().unwrap().contains("mousepad")),
+        "{v}"
+    );
+    assert!(!v["running"].as_array().unwrap().is_empty());
+    assert!(
+        harness::text(&r).contains(&format!("(pid {pid})")),
+        "{}",
+        harness::text(&r)
+    );
+    drop(pad);
+    server.finish().await;
+}

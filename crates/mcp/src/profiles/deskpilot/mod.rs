@@ -78,6 +78,7 @@ pub(crate) const GROUPS: kit::filter::Groups = &[
         "windows",
         &[
             "list_windows",
+            "list_apps",
             "window",
             "wait",
             "wait_for",

@@ -1,4 +1,4 @@
-//! `list_windows`.
+//! `list_windows` and `list_apps`.
 
 use crate::kit::Parameters;
 use deskpilot_engine::WindowFilter;
@@ -37,8 +37,112 @@ pub(crate) fn window_line(w: &WindowInfo) -> String {
     )
 }
 
+/// Whether an installed app matches a `list_apps` filter (any name, id or keyword).
+fn app_matches(a: &deskpilot_backend::apps::InstalledApp, needle: &str) -> bool {
+    needle.is_empty()
+        || [&a.name, &a.id]
+            .into_iter()
+            .chain(a.localized.values())
+            .chain(&a.keywords)
+            .any(|s| s.to_lowercase().contains(needle))
+}
+
 #[tool_router(router = windows_router, vis = "pub(crate)")]
 impl DeskpilotServer {
+    /// Running apps with their windows, and installed apps (desktop entries) to start with window launch.
+    #[tool(
+        name = "list_apps",
+        annotations(
+            title = "List apps",
+            read_only_hint = true,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn list_apps(&self, Parameters(args): Parameters<ListWindowsArgs>) -> CallToolResult {
+        let session = self.session();
+        let list = match render::blocking(self.request_timeout(), "list apps", move || {
+            session.list_apps()
+        })
+        .await
+        {
+            Ok(l) => l,
+            Err(e) => return error(&e),
+        };
+        let needle = args.filter.trim().to_lowercase();
+        let running: Vec<_> = list
+            .running
+            .iter()
+            .filter(|a| {
+                needle.is_empty()
+                    || a.process
+                        .as_deref()
+                        .is_some_and(|p| p.to_lowercase().contains(&needle))
+                    || a.windows
+                        .iter()
+                        .any(|w| w.title.to_lowercase().contains(&needle))
+            })
+            .collect();
+        let installed: Vec<_> = list
+            .installed
+            .iter()
+            .filter(|a| app_matches(a, &needle))
+            .collect();
+        let mut text = format!("{} running app(s):", running.len());
+        for a in &running {
+            text.push_str(&format!(
+                "\n{} (pid {}): {}",
+                a.process.as_deref().unwrap_or("?"),
+                a.pid.map_or("?".to_string(), |p| p.to_string()),
+                a.windows
+                    .iter()
+                    .map(|w| format!("{} \"{}\"", w.id, w.title))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        text.push_str(&format!(
+            "\n{} installed app(s) (start one with window {{action: \"launch\", command, args}} from its exec):",
+            installed.len()
+        ));
+        for a in &installed {
+            let local: Vec<&str> = a.localized.values().map(String::as_str).collect();
+            text.push_str(&format!(
+                "\n{}: {}{} — {}",
+                a.id,
+                a.name,
+                if local.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", local.join(", "))
+                },
+                a.exec.join(" ")
+            ));
+        }
+        if let Some(e) = &list.catalog_error {
+            text.push_str(&format!("\nThe installed apps could not be read: {e}"));
+        }
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(json!({
+            "running": running.iter().map(|a| json!({
+                "process": a.process,
+                "pid": a.pid,
+                "windows": a.windows,
+            })).collect::<Vec<_>>(),
+            "installed": installed.iter().map(|a| json!({
+                "id": a.id,
+                "name": a.name,
+                "localized": a.localized,
+                "exec": a.exec,
+                "icon": a.icon,
+                "keywords": a.keywords,
+                "source": a.source,
+            })).collect::<Vec<_>>(),
+            "catalog_error": list.catalog_error,
+        }));
+        result
+    }
+
     /// Top-level windows, topmost first: id, title, process, pid, class, frame, client rect, state.
     #[tool(
         name = "list_windows",
