@@ -1,5 +1,7 @@
 //! The `dsh` profile (dsh-computer-use's surface) through rmcp's client: the screenshot envelope with
 //! and without its default outline, `ui_element find` and `invoke` by path on the GTK fixture.
+//! Its `call` / `timed` (a tool call with its structured result, a warmed-up series) serve the
+//! other MCP rows too.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -12,9 +14,13 @@ use serde_json::{Value, json};
 
 use crate::Sample;
 
-type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+pub(crate) type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
-async fn call(client: &Client, tool: &'static str, args: Value) -> anyhow::Result<Value> {
+pub(crate) async fn call(
+    client: &Client,
+    tool: &'static str,
+    args: Value,
+) -> anyhow::Result<Value> {
     let Value::Object(map) = args else {
         unreachable!("arguments are objects")
     };
@@ -25,7 +31,7 @@ async fn call(client: &Client, tool: &'static str, args: Value) -> anyhow::Resul
     Ok(r.structured_content.unwrap_or_default())
 }
 
-async fn timed(
+pub(crate) async fn timed(
     client: &Client,
     n: usize,
     tool: &'static str,

@@ -9,40 +9,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 
 use crate::Sample;
-
-type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
-
-async fn call(client: &Client, tool: &'static str, args: Value) -> anyhow::Result<Value> {
-    let Value::Object(map) = args else {
-        unreachable!("arguments are objects")
-    };
-    let r = client
-        .call_tool(CallToolRequestParams::new(tool).with_arguments(map))
-        .await?;
-    anyhow::ensure!(r.is_error != Some(true), "{tool} failed: {:?}", r.content);
-    Ok(r.structured_content.unwrap_or_default())
-}
-
-async fn timed(
-    client: &Client,
-    n: usize,
-    tool: &'static str,
-    args: Value,
-) -> anyhow::Result<(Vec<Duration>, Value)> {
-    let mut times = Vec::with_capacity(n);
-    let mut last = call(client, tool, args.clone()).await?; // warm-up
-    for _ in 0..n {
-        let started = Instant::now();
-        last = call(client, tool, args.clone()).await?;
-        times.push(started.elapsed());
-    }
-    Ok((times, last))
-}
+use crate::dsh::{call, timed};
 
 /// Extra windows for the hash matrix, killed when dropped.
 struct Extra(Vec<Child>);

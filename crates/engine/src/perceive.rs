@@ -420,8 +420,12 @@ impl Session {
                     continue;
                 }
                 *luma = client_luma(frame, w, g);
-                if g.covered == 0.0 && g.offscreen == 0.0 {
-                    self.remember_hash(w, frame, w.frame);
+                // Its whole client is on screen and was just measured: hash it when drawn.
+                if g.covered == 0.0
+                    && g.offscreen == 0.0
+                    && luma.stddev().is_some_and(|s| s >= BLANK_STDDEV)
+                {
+                    self.remember_drawn_hash(w, frame, w.frame);
                 }
             }
         };
@@ -569,7 +573,9 @@ impl Session {
                     w.client
                 };
                 let stddev = visible_luma(&frame, client, &[]).stddev();
-                self.remember_hash(w, &frame, clip);
+                if stddev.is_some_and(|s| s >= BLANK_STDDEV) {
+                    self.remember_drawn_hash(w, &frame, clip);
+                }
                 OwnPixels::Read { method, stddev }
             }
             Ok(WindowCapture::Blank) => OwnPixels::Blank { method },

@@ -194,11 +194,25 @@ impl Engine {
         frame: &Frame<D>,
         rect: Rect,
     ) {
-        let Some(store) = &self.memory else { return };
+        if self.memory.is_none() {
+            return;
+        }
         if crate::perceive::flat(frame, window, rect) {
             tracing::debug!(window = %window.id, "memory: not hashing a window that shows nothing");
             return;
         }
+        self.remember_drawn_hash(window, frame, rect);
+    }
+
+    /// [`Engine::remember_hash`] for a caller that has already measured the client area and
+    /// found it drawn (perception reads every window's pixels anyway).
+    pub(crate) fn remember_drawn_hash<D: AsRef<[u8]>>(
+        &self,
+        window: &WindowInfo,
+        frame: &Frame<D>,
+        rect: Rect,
+    ) {
+        let Some(store) = &self.memory else { return };
         // The client area only: the window manager draws every frame's decorations alike.
         let client = if window.client.is_empty() {
             window.frame

@@ -163,34 +163,12 @@ impl WindowIndex {
                 w.id == o.id
                     && (w.is_gone() || w.pid.is_some() && o.pid.is_some() && w.pid != o.pid)
             });
-            if let Some(i) = reused {
+            let replaced = reused.map(|i| {
                 let mut old = self.windows.remove(i);
                 old.replaced = None;
-                if old.gone_at.is_none() {
-                    old.gone_at = Some(now);
-                }
-                let mut w = WindowRecord {
-                    id: o.id,
-                    title,
-                    process,
-                    pid: o.pid,
-                    class,
-                    frame: o.frame,
-                    state: o.state,
-                    first_seen: now,
-                    last_seen: now,
-                    last_focused: None,
-                    times_focused: 0,
-                    dhash: None,
-                    gone_at: None,
-                    recognized_as: None,
-                    replaced: Some(Box::new(old)),
-                };
-                w.recognized_as = self.best_previous(&w);
-                made.extend(w.recognized_as.clone());
-                self.windows.push(w);
-                continue;
-            }
+                old.gone_at.get_or_insert(now);
+                Box::new(old)
+            });
             match self.windows.iter_mut().find(|w| w.id == o.id) {
                 Some(w) => {
                     w.title = title;
@@ -200,7 +178,6 @@ impl WindowIndex {
                     w.frame = o.frame;
                     w.state = o.state;
                     w.last_seen = now;
-                    w.gone_at = None;
                 }
                 None => {
                     let mut w = WindowRecord {
@@ -218,7 +195,7 @@ impl WindowIndex {
                         dhash: None,
                         gone_at: None,
                         recognized_as: None,
-                        replaced: None,
+                        replaced,
                     };
                     w.recognized_as = self.best_previous(&w);
                     made.extend(w.recognized_as.clone());
