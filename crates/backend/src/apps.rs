@@ -1,12 +1,19 @@
 //! Apps a person can start, as a backend finds them: on Linux the XDG desktop entries
-//! (`applications/*.desktop` under `$XDG_DATA_HOME` and `$XDG_DATA_DIRS`), parsed here because
-//! the format is plain text and the same everywhere it exists.
+//! (`applications/*.desktop` under `$XDG_DATA_HOME` and `$XDG_DATA_DIRS`); on Windows the
+//! Start-menu shortcuts (`*.lnk` under the user's and the common `Programs` folders, read with
+//! [`crate::lnk`]) joined by the shell's Applications folder (`shell:AppsFolder`, whose items
+//! the Windows backend enumerates through COM and hands to [`with_apps_folder`]). The files
+//! are parsed here, on every platform, because their formats are the same everywhere they
+//! exist, so the rules are unit-tested on any host.
 //!
-//! Invariant: a parsed entry's `exec` is an argument vector with the field codes (`%f`, `%U`,
-//! …) removed and the Desktop Entry quoting undone — it is run directly, never through a shell.
+//! Invariant: an entry's `exec` is an argument vector run directly, never through a shell:
+//! desktop entries with the field codes (`%f`, `%U`, …) removed and the Desktop Entry quoting
+//! undone; shortcuts with their arguments split by `CommandLineToArgvW` rules.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+use crate::lnk::{ShellLink, expand_env, split_command_line};
 
 /// An app that can be launched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,6 +241,275 @@ pub fn exec_argv(exec: &str) -> Vec<String> {
     args
 }
 
+/// How deep [`start_menu_apps`] descends below a `Programs` folder (a guard against junction
+/// loops; the Start menu nests one or two levels).
+const MAX_START_MENU_DEPTH: usize = 8;
+
+/// A `.lnk` larger than this is not a shortcut anyone made (they are a few kilobytes).
+const MAX_LINK_SIZE: u64 = 1 << 20;
+
+/// Every Start-menu shortcut under `dirs` (each a `Programs` folder: the user's, then the
+/// common one) that starts a program, sorted by name.
+///
+/// An entry's id is the shortcut's path below its `Programs` folder with `\` separators
+/// (`Accessories\Notepad.lnk`); an id found in an earlier folder hides the same id later,
+/// compared without case as Windows does (so pass the user's folder first: their copy is the
+/// one they changed, as with XDG's `$XDG_DATA_HOME`). The name is the file's stem, `exec` the
+/// target and its split arguments (`mmc.exe` first for a `.msc` console), the keywords the
+/// target's file name (`notepad.exe`) and the shortcut's description.
+///
+/// Shortcuts whose target is not a program (`.exe`, `.com`, `.bat`, `.cmd`, `.msc`) are left
+/// out: links to folders, documents, help files and web pages are not apps, and offering them
+/// would make names like "Readme" or "Website" ambiguous. So are links the reader cannot
+/// resolve (an item id list only, an MSI-advertised shortcut); on Windows such an app still
+/// appears through the Applications folder ([`with_apps_folder`]), which the shell resolves.
+/// Environment variables in the target (`%windir%`) are expanded from this process's
+/// environment; the arguments are passed as stored.
+pub fn start_menu_apps(dirs: &[PathBuf]) -> Vec<InstalledApp> {
+    start_menu_apps_with(dirs, |name| std::env::var(name).ok())
+}
+
+fn start_menu_apps_with(
+    dirs: &[PathBuf],
+    env: impl Fn(&str) -> Option<String>,
+) -> Vec<InstalledApp> {
+    let mut seen: BTreeMap<String, Option<InstalledApp>> = BTreeMap::new();
+    for dir in dirs {
+        let mut links = Vec::new();
+        collect_links(dir, &mut Vec::new(), &mut links);
+        for (id, path) in links {
+            let key = id.to_lowercase();
+            if seen.contains_key(&key) {
+                continue;
+            }
+            let app = read_link(&path).and_then(|link| shortcut_app(&id, &path, &link, &env));
+            seen.insert(key, app);
+        }
+    }
+    let mut apps: Vec<InstalledApp> = seen.into_values().flatten().collect();
+    apps.sort_by_key(|a| a.name.to_lowercase());
+    apps
+}
+
+/// `*.lnk` files below `dir`, each with its id (its path below the walk's root, `\`-joined).
+fn collect_links(dir: &Path, below: &mut Vec<String>, out: &mut Vec<(String, PathBuf)>) {
+    if below.len() > MAX_START_MENU_DEPTH {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        if path.is_dir() {
+            below.push(name);
+            collect_links(&path, below, out);
+            below.pop();
+        } else if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("lnk"))
+        {
+            let mut id = below.join("\\");
+            if !id.is_empty() {
+                id.push('\\');
+            }
+            id.push_str(&name);
+            out.push((id, path));
+        }
+    }
+}
+
+fn read_link(path: &Path) -> Option<ShellLink> {
+    let size = std::fs::metadata(path).ok()?.len();
+    if size > MAX_LINK_SIZE {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    match ShellLink::parse(&bytes) {
+        Ok(link) => Some(link),
+        Err(e) => {
+            tracing::debug!("skipping the shortcut {}: {e}", path.display());
+            None
+        }
+    }
+}
+
+/// The file name of a Windows path (after its last `\` or `/`).
+fn windows_file_name(path: &str) -> &str {
+    path.rsplit(['\\', '/']).next().unwrap_or(path)
+}
+
+/// The lower-case extension of a Windows path's file name, when it has one.
+fn windows_extension(path: &str) -> Option<String> {
+    let name = windows_file_name(path);
+    name.rsplit_once('.')
+        .map(|(_, ext)| ext.to_ascii_lowercase())
+        .filter(|ext| !ext.is_empty())
+}
+
+/// Whether Windows can start `path` as a program (not a document opened by another one).
+fn is_program(path: &str) -> bool {
+    windows_extension(path)
+        .is_some_and(|ext| matches!(ext.as_str(), "exe" | "com" | "bat" | "cmd" | "msc"))
+}
+
+/// The catalog entry of one shortcut, `None` when it does not start a program.
+fn shortcut_app(
+    id: &str,
+    path: &Path,
+    link: &ShellLink,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Option<InstalledApp> {
+    let target = link.target(env)?;
+    if !is_program(&target) {
+        return None;
+    }
+    let arguments = split_command_line(link.arguments.as_deref().unwrap_or(""));
+    let mut exec = Vec::with_capacity(arguments.len() + 2);
+    if windows_extension(&target).as_deref() == Some("msc") {
+        exec.push("mmc.exe".to_string());
+    }
+    exec.push(target.clone());
+    exec.extend(arguments);
+    let name = path.file_stem()?.to_string_lossy().into_owned();
+    let icon = link
+        .icon_location
+        .as_deref()
+        .filter(|i| !i.is_empty())
+        .map(|i| {
+            let i = expand_env(i, env).unwrap_or_else(|| i.to_string());
+            match link.icon_index {
+                0 => i,
+                n => format!("{i},{n}"),
+            }
+        })
+        .unwrap_or_else(|| target.clone());
+    let mut keywords = vec![windows_file_name(&target).to_string()];
+    if let Some(description) = link.description.as_deref().map(str::trim)
+        && !description.is_empty()
+    {
+        keywords.push(description.to_string());
+    }
+    Some(InstalledApp {
+        id: id.to_string(),
+        name,
+        localized: BTreeMap::new(),
+        exec,
+        icon: Some(icon),
+        keywords,
+        source: path.display().to_string(),
+    })
+}
+
+/// One entry of the Windows shell's Applications folder (`shell:AppsFolder`, what the Start
+/// menu's "All apps" lists), as the Windows backend reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppsFolderItem {
+    /// The name the Start menu shows.
+    pub name: String,
+    /// Its `System.AppUserModel.ID`: `PackageFamilyName!AppId` for a packaged app, an id a
+    /// shortcut declares (`Chrome`), or, for a desktop app with none, the program's path,
+    /// absolute or below a known folder's GUID (`{1AC14E77-…}\notepad.exe`).
+    pub aumid: String,
+}
+
+/// `shortcuts` (from [`start_menu_apps`]) joined by the Applications folder's entries that add
+/// an app, each started as `explorer.exe shell:AppsFolder\<AUMID>`, all sorted by name.
+///
+/// An entry is left out when
+/// - its name is a shortcut's name (compared without case): the folder lists every Start-menu
+///   shortcut again, under the AUMID the shortcut declares or its program's path, and two
+///   entries with one name would make launching by name ambiguous — the shortcut, which
+///   starts the program directly, wins;
+/// - its AUMID is a path (it holds a `\`; a leading `{GUID}` is a known folder, which
+///   `known_folder` resolves to a directory) to a program a shortcut already starts, compared
+///   without case (a shortcut whose name differs from the folder's, e.g. a localized one);
+/// - its AUMID is a path or URL to something that is not a program (documents, web links,
+///   which [`start_menu_apps`] leaves out too);
+/// - its name or AUMID is empty, or the AUMID came earlier.
+///
+/// Keywords: a packaged app's package family (`Microsoft.WindowsCalculator_8wekyb3d8bbwe`) and
+/// package name (`Microsoft.WindowsCalculator`); a path's file name (`app.exe`).
+pub fn with_apps_folder(
+    shortcuts: Vec<InstalledApp>,
+    items: &[AppsFolderItem],
+    known_folder: impl Fn(&str) -> Option<String>,
+) -> Vec<InstalledApp> {
+    let names: BTreeSet<String> = shortcuts.iter().map(|a| a.name.to_lowercase()).collect();
+    let programs: BTreeSet<String> = shortcuts
+        .iter()
+        .filter_map(|a| match a.exec.as_slice() {
+            [mmc, console, ..] if mmc.eq_ignore_ascii_case("mmc.exe") => Some(console),
+            [program, ..] => Some(program),
+            [] => None,
+        })
+        .map(|p| normal_path(p))
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut apps = shortcuts;
+    for item in items {
+        let (name, aumid) = (item.name.trim(), item.aumid.trim());
+        if name.is_empty()
+            || aumid.is_empty()
+            || names.contains(&name.to_lowercase())
+            || !seen.insert(aumid.to_lowercase())
+        {
+            continue;
+        }
+        let mut keywords = Vec::new();
+        if aumid.contains("://") {
+            continue;
+        } else if aumid.contains('\\') {
+            let path = resolve_known_folder(aumid, &known_folder);
+            if !is_program(&path) || programs.contains(&normal_path(&path)) {
+                continue;
+            }
+            keywords.push(windows_file_name(&path).to_string());
+        } else if let Some((family, _app)) = aumid.split_once('!') {
+            keywords.push(family.to_string());
+            if let Some((package, _publisher)) = family.rsplit_once('_') {
+                keywords.push(package.to_string());
+            }
+        }
+        apps.push(InstalledApp {
+            id: aumid.to_string(),
+            name: name.to_string(),
+            localized: BTreeMap::new(),
+            exec: vec![
+                "explorer.exe".to_string(),
+                format!("shell:AppsFolder\\{aumid}"),
+            ],
+            icon: None,
+            keywords,
+            source: "shell:AppsFolder".to_string(),
+        });
+    }
+    apps.sort_by_key(|a| a.name.to_lowercase());
+    apps
+}
+
+/// `{GUID}\rest` with the known folder's directory in place of `{GUID}`, when `known_folder`
+/// knows it; otherwise the path as it is.
+fn resolve_known_folder(path: &str, known_folder: &impl Fn(&str) -> Option<String>) -> String {
+    if let Some(rest) = path.strip_prefix('{')
+        && let Some((guid, tail)) = rest.split_once('}')
+        && let Some(dir) = known_folder(&format!("{{{guid}}}"))
+    {
+        let tail = tail.trim_start_matches('\\');
+        return format!("{}\\{tail}", dir.trim_end_matches('\\'));
+    }
+    path.to_string()
+}
+
+/// A Windows path in the form paths are compared in: lower case, `\` separators.
+fn normal_path(path: &str) -> String {
+    path.replace('/', "\\").to_lowercase()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,5 +598,239 @@ mod tests {
                 PathBuf::from("/b/applications")
             ]
         );
+    }
+
+    fn windows_env(name: &str) -> Option<String> {
+        name.eq_ignore_ascii_case("windir")
+            .then(|| r"C:\Windows".to_string())
+    }
+
+    #[test]
+    fn start_menu_shortcuts_that_start_programs_become_apps_and_the_users_folder_wins() {
+        use crate::lnk::tests::{Spec, write};
+        let root = std::env::temp_dir().join(format!("deskpilot-startmenu-{}", std::process::id()));
+        let (user, common) = (root.join("user/Programs"), root.join("common/Programs"));
+        std::fs::create_dir_all(common.join("Accessories")).unwrap();
+        std::fs::create_dir_all(common.join("Administrative Tools")).unwrap();
+        std::fs::create_dir_all(&user).unwrap();
+        let put = |path: PathBuf, spec: Spec<'_>| std::fs::write(path, write(&spec)).unwrap();
+        put(
+            common.join("Accessories").join("Notepad.lnk"),
+            Spec {
+                local_path: Some(r"C:\Windows\System32\notepad.exe"),
+                env_target: Some(r"%windir%\system32\notepad.exe"),
+                description: Some("Edits text files"),
+                arguments: Some(r#"/A "C:\My Files\a.txt""#),
+                icon_location: Some(r"%windir%\system32\shell32.dll"),
+                icon_index: 3,
+                ..Spec::default()
+            },
+        );
+        put(
+            common
+                .join("Administrative Tools")
+                .join("Computer Management.LNK"),
+            Spec {
+                env_target: Some(r"%windir%\system32\compmgmt.msc"),
+                arguments: Some("/s"),
+                ..Spec::default()
+            },
+        );
+        put(
+            common.join("Tool.lnk"),
+            Spec {
+                local_path: Some(r"C:\Common\tool.exe"),
+                ..Spec::default()
+            },
+        );
+        put(
+            user.join("tool.lnk"),
+            Spec {
+                local_path: Some(r"C:\Users\me\tool.cmd"),
+                ansi_strings: true,
+                description: Some("  "),
+                ..Spec::default()
+            },
+        );
+        // Not programs, not resolvable, not links at all: left out.
+        put(
+            common.join("Readme.lnk"),
+            Spec {
+                local_path: Some(r"C:\Program Files\App\readme.txt"),
+                ..Spec::default()
+            },
+        );
+        put(
+            common.join("Downloads.lnk"),
+            Spec {
+                local_path: Some(r"C:\Users\me\Downloads"),
+                ..Spec::default()
+            },
+        );
+        put(
+            common.join("Control Panel.lnk"),
+            Spec {
+                id_list: true,
+                ..Spec::default()
+            },
+        );
+        std::fs::write(common.join("Broken.lnk"), b"L\0\0\0garbage").unwrap();
+        std::fs::write(common.join("desktop.ini"), b"[.ShellClassInfo]").unwrap();
+
+        let apps = start_menu_apps_with(&[user.clone(), common.clone()], windows_env);
+        let _ = std::fs::remove_dir_all(&root);
+        let summary: Vec<(&str, &str, Vec<&str>)> = apps
+            .iter()
+            .map(|a| {
+                (
+                    a.id.as_str(),
+                    a.name.as_str(),
+                    a.exec.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (
+                    r"Administrative Tools\Computer Management.LNK",
+                    "Computer Management",
+                    vec!["mmc.exe", r"C:\Windows\system32\compmgmt.msc", "/s"]
+                ),
+                (
+                    r"Accessories\Notepad.lnk",
+                    "Notepad",
+                    vec![
+                        r"C:\Windows\system32\notepad.exe",
+                        "/A",
+                        r"C:\My Files\a.txt"
+                    ]
+                ),
+                ("tool.lnk", "tool", vec![r"C:\Users\me\tool.cmd"]),
+            ]
+        );
+        let notepad = &apps[1];
+        assert_eq!(
+            notepad.icon.as_deref(),
+            Some(r"C:\Windows\system32\shell32.dll,3")
+        );
+        assert_eq!(notepad.keywords, ["notepad.exe", "Edits text files"]);
+        assert!(
+            notepad.source.ends_with("Notepad.lnk"),
+            "{}",
+            notepad.source
+        );
+        let tool = &apps[2];
+        assert_eq!(tool.icon.as_deref(), Some(r"C:\Users\me\tool.cmd"));
+        assert_eq!(tool.keywords, ["tool.cmd"]);
+    }
+
+    fn shortcut(name: &str, exec: &[&str]) -> InstalledApp {
+        InstalledApp {
+            id: format!("{name}.lnk"),
+            name: name.to_string(),
+            localized: BTreeMap::new(),
+            exec: exec.iter().map(|s| s.to_string()).collect(),
+            icon: None,
+            keywords: Vec::new(),
+            source: format!(r"C:\ProgramData\{name}.lnk"),
+        }
+    }
+
+    #[test]
+    fn the_apps_folder_adds_packaged_and_unlisted_apps_but_not_what_shortcuts_start() {
+        const SYSTEM: &str = "{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}";
+        const PROGRAM_FILES: &str = "{6D809377-6AF0-444B-8957-A3773F02200E}";
+        let shortcuts = vec![
+            shortcut("Notepad", &[r"C:\Windows\system32\notepad.exe"]),
+            shortcut("Google Chrome", &[r"C:\Program Files\Google\chrome.exe"]),
+            shortcut(
+                "Services",
+                &["mmc.exe", r"C:\Windows\System32\services.msc"],
+            ),
+        ];
+        let item = |name: &str, aumid: &str| AppsFolderItem {
+            name: name.into(),
+            aumid: aumid.into(),
+        };
+        let items = [
+            item(
+                "Calculator",
+                "Microsoft.WindowsCalculator_8wekyb3d8bbwe!App",
+            ),
+            // The same program under another (localized) name, by path.
+            item("Editor", &format!(r"{SYSTEM}\NOTEPAD.EXE")),
+            item("Service list", &format!(r"{SYSTEM}\services.msc")),
+            // A shortcut's own AUMID, under its name.
+            item("google chrome", "Chrome"),
+            // A desktop app no shortcut starts (an advertised one).
+            item("Word", &format!(r"{PROGRAM_FILES}\Office\WINWORD.EXE")),
+            item(
+                "Unknown folder",
+                r"{00000000-0000-0000-0000-000000000000}\x\y.exe",
+            ),
+            item("Readme", &format!(r"{PROGRAM_FILES}\App\readme.txt")),
+            item("Website", "https://example.com/"),
+            item(
+                "Calculator again",
+                "microsoft.windowscalculator_8wekyb3d8bbwe!app",
+            ),
+            item("", "Nameless"),
+            item("Explorer", "Microsoft.Windows.Explorer"),
+        ];
+        let known = |guid: &str| match guid {
+            SYSTEM => Some(r"C:\Windows\System32".to_string()),
+            PROGRAM_FILES => Some(r"C:\Program Files\".to_string()),
+            _ => None,
+        };
+        let apps = with_apps_folder(shortcuts, &items, known);
+        let summary: Vec<(&str, &str, &str)> = apps
+            .iter()
+            .map(|a| (a.name.as_str(), a.id.as_str(), a.source.as_str()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (
+                    "Calculator",
+                    "Microsoft.WindowsCalculator_8wekyb3d8bbwe!App",
+                    "shell:AppsFolder"
+                ),
+                ("Explorer", "Microsoft.Windows.Explorer", "shell:AppsFolder"),
+                (
+                    "Google Chrome",
+                    "Google Chrome.lnk",
+                    r"C:\ProgramData\Google Chrome.lnk"
+                ),
+                ("Notepad", "Notepad.lnk", r"C:\ProgramData\Notepad.lnk"),
+                ("Services", "Services.lnk", r"C:\ProgramData\Services.lnk"),
+                (
+                    "Unknown folder",
+                    r"{00000000-0000-0000-0000-000000000000}\x\y.exe",
+                    "shell:AppsFolder"
+                ),
+                (
+                    "Word",
+                    &format!(r"{PROGRAM_FILES}\Office\WINWORD.EXE"),
+                    "shell:AppsFolder"
+                ),
+            ]
+        );
+        assert_eq!(
+            apps[0].exec,
+            [
+                "explorer.exe",
+                r"shell:AppsFolder\Microsoft.WindowsCalculator_8wekyb3d8bbwe!App"
+            ]
+        );
+        assert_eq!(
+            apps[0].keywords,
+            [
+                "Microsoft.WindowsCalculator_8wekyb3d8bbwe",
+                "Microsoft.WindowsCalculator"
+            ]
+        );
+        assert!(apps[1].keywords.is_empty());
+        assert_eq!(apps[6].keywords, ["WINWORD.EXE"]);
     }
 }

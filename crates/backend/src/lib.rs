@@ -17,6 +17,7 @@ pub mod apps;
 mod error;
 pub mod fake;
 mod frame;
+pub mod lnk;
 mod ocr;
 mod overlay;
 mod overlay_process;

@@ -27,6 +27,8 @@ pub struct ElementStates {
     pub expandable: bool,
     pub expanded: bool,
     pub editable: bool,
+    /// A form field that must be filled in (AT-SPI `required`, UIA `IsRequiredForForm`).
+    pub required: bool,
     /// On screen (not scrolled out of view).
     pub onscreen: bool,
 }

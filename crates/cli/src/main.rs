@@ -75,6 +75,10 @@ enum Command {
         desktop: DesktopArgs,
         #[command(flatten)]
         tools: ToolArgs,
+        /// Check the desktop instead of serving: print the backend, a ping and the targetable
+        /// windows (computer-use-mcp's `--check`), exit non-zero when it is not reachable.
+        #[arg(long)]
+        check: bool,
     },
     /// Run one tool and print its result as JSON.
     Call {
@@ -147,7 +151,12 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::Serve { desktop, tools } => serve::run(&desktop, &tools),
+        Command::Serve {
+            desktop,
+            tools,
+            check: true,
+        } => serve::check(&desktop, &tools),
+        Command::Serve { desktop, tools, .. } => serve::run(&desktop, &tools),
         Command::Call {
             tool,
             arguments,

@@ -70,6 +70,92 @@ pub fn server(
     (engine, surface)
 }
 
+/// `serve --check`: reaches the desktop the server would drive and prints, one line each, the
+/// backend, a ping (monitors and window list read back), the targetable windows (shown, not
+/// minimized) and whether the active window's accessibility tree reads — computer-use-mcp's
+/// `--check`. Exits 1 when the desktop cannot be reached. Nothing is cached, so
+/// `CU_HELPER_CACHE_DIR` is accepted and unused (said when set).
+pub fn check(desktop: &DesktopArgs, tools: &ToolArgs) -> anyhow::Result<ExitCode> {
+    use std::io::Write as _;
+    let profile = profile(tools)?;
+    let (desktop, _session) = crate::platform::connect(desktop)?;
+    let info = desktop.info.clone();
+    let (engine, _surface) = server(desktop, profile, tools);
+    let session = deskpilot_engine::Session::new(engine.clone());
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "backend: {} on {} (capture {}{})",
+        info.platform,
+        info.display,
+        info.capture_method,
+        info.window_manager
+            .as_deref()
+            .map(|wm| format!(", window manager {wm}"))
+            .unwrap_or_default()
+    )?;
+    let started = std::time::Instant::now();
+    let status = match session.status() {
+        Ok(s) => s,
+        Err(e) => {
+            writeln!(out, "ping: failed ({}: {e})", e.code())?;
+            writeln!(out, "targetable windows: 0")?;
+            engine.shutdown();
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    writeln!(
+        out,
+        "ping: ok ({:.1} ms; {} monitor(s), desktop {})",
+        started.elapsed().as_secs_f64() * 1e3,
+        status.monitors.len(),
+        status.desktop
+    )?;
+    let windows = session.list_windows(&deskpilot_engine::WindowFilter::default())?;
+    let targetable = windows
+        .iter()
+        .filter(|w| {
+            w.state.visible && !w.state.minimized && w.frame.width > 2 && w.frame.height > 2
+        })
+        .count();
+    writeln!(out, "targetable windows: {targetable}")?;
+    match &status.active_window {
+        Some(w) => {
+            let mut request =
+                deskpilot_engine::TreeRequest::new(deskpilot_engine::WindowRef::Id(w.id));
+            request.include_screenshot = false;
+            request.max_elements = 200;
+            request.max_chars = 1;
+            match session.window_state(&request) {
+                Ok(s) if !s.elements.is_empty() => writeln!(
+                    out,
+                    "accessibility: ok ({} elements of the active window \"{}\" from {})",
+                    s.elements.len(),
+                    w.title,
+                    s.source
+                )?,
+                Ok(_) => writeln!(
+                    out,
+                    "accessibility: no elements in the active window \"{}\" (`deskpilot doctor` checks the accessibility bus)",
+                    w.title
+                )?,
+                Err(e) => writeln!(out, "accessibility: failed ({}: {e})", e.code())?,
+            }
+        }
+        None => writeln!(out, "accessibility: not checked (no active window)")?,
+    }
+    if let Some(dir) = std::env::var_os("CU_HELPER_CACHE_DIR") {
+        writeln!(
+            out,
+            "cache: CU_HELPER_CACHE_DIR={} is accepted and unused (deskpilot caches nothing on disk for this profile)",
+            std::path::Path::new(&dir).display()
+        )?;
+    }
+    drop(session);
+    engine.shutdown();
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run(desktop: &DesktopArgs, tools: &ToolArgs) -> anyhow::Result<ExitCode> {
     // The virtual display (if any) lives in `_session`, declared before the runtime, so it
     // is torn down after the runtime has stopped.

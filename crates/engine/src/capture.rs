@@ -143,6 +143,31 @@ impl Session {
         request: &ScreenshotRequest,
         decorations: &dyn Fn(&ViewGeometry) -> Decorations,
     ) -> Result<Screenshot, Error> {
+        self.screenshot_fitted(request, decorations, None)
+    }
+
+    /// A screenshot whose longest edge is at most `edge` image pixels, whatever the configured
+    /// width and pixel budget (computer-use-mcp's rule: `scale` = image / physical pixels, the
+    /// same on both axes, never above 1).
+    pub fn screenshot_longest_edge(
+        &self,
+        request: &ScreenshotRequest,
+        edge: u32,
+    ) -> Result<Screenshot, Error> {
+        if edge == 0 {
+            return Err(Error::InvalidArgument {
+                message: "the longest edge of an image must be at least 1 pixel".to_string(),
+            });
+        }
+        self.screenshot_fitted(request, &|_| Decorations::default(), Some(edge))
+    }
+
+    fn screenshot_fitted(
+        &self,
+        request: &ScreenshotRequest,
+        decorations: &dyn Fn(&ViewGeometry) -> Decorations,
+        edge: Option<u32>,
+    ) -> Result<Screenshot, Error> {
         let Resolved {
             rect,
             window,
@@ -152,6 +177,9 @@ impl Session {
         let mut budget = self.config.budget;
         if let Some(requested) = request.max_width {
             budget.max_width = clamp_max_width(requested, &mut notes);
+        }
+        if let Some(edge) = edge {
+            budget = crate::coords::ImageBudget::longest_edge(rect, edge);
         }
         let pin = window.as_ref().map(Pin::of);
         let format = request.format.unwrap_or(self.config.format);

@@ -45,6 +45,20 @@ impl Default for ImageBudget {
     }
 }
 
+impl ImageBudget {
+    /// The budget that fits `capture` so its longest edge is at most `edge` pixels, with no
+    /// pixel cap.
+    pub fn longest_edge(capture: Rect, edge: u32) -> ImageBudget {
+        let (w, h) = (capture.width.max(1) as u64, capture.height.max(1) as u64);
+        let edge = edge.max(1) as u64;
+        ImageBudget {
+            // A tall capture: the width that keeps the height within `edge`.
+            max_width: if w >= h { edge } else { (edge * w / h).max(1) } as u32,
+            max_pixels: u64::MAX,
+        }
+    }
+}
+
 impl ViewGeometry {
     /// The largest image of `capture`'s aspect ratio that fits `budget`, never upscaled.
     pub fn fit(capture: Rect, budget: ImageBudget) -> ViewGeometry {
@@ -165,6 +179,20 @@ mod tests {
 
     fn fhd() -> Rect {
         Rect::new(0, 0, 1920, 1080)
+    }
+
+    #[test]
+    fn the_longest_edge_budget_caps_either_side_and_never_upscales() {
+        let wide = ViewGeometry::fit(fhd(), ImageBudget::longest_edge(fhd(), 1600));
+        assert_eq!((wide.width, wide.height), (1600, 900));
+        assert!((wide.scale - 1600.0 / 1920.0).abs() < 1e-9);
+        let tall_rect = Rect::new(5, 5, 900, 2400);
+        let tall = ViewGeometry::fit(tall_rect, ImageBudget::longest_edge(tall_rect, 1600));
+        assert!(tall.height <= 1600 && tall.height >= 1599, "{tall:?}");
+        assert_eq!(tall.width, 600);
+        let small = Rect::new(0, 0, 640, 480);
+        let v = ViewGeometry::fit(small, ImageBudget::longest_edge(small, 1600));
+        assert_eq!((v.width, v.height, v.scale), (640, 480, 1.0));
     }
 
     #[test]

@@ -119,6 +119,8 @@ pub fn msaa_states(bits: u32, role: Role) -> ElementStates {
         expandable: has(state::EXPANDED) || has(state::COLLAPSED) || has(state::HASPOPUP),
         expanded: has(state::EXPANDED),
         editable: role == Role::Edit && !has(state::READONLY),
+        // MSAA has no state for it.
+        required: false,
         onscreen: !has(state::OFFSCREEN) && !has(state::INVISIBLE),
     }
 }

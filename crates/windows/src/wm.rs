@@ -1,9 +1,13 @@
-//! Window operations (`WindowControl`): activate, minimize, maximize, restore, close, place.
+//! Window operations (`WindowControl`): activate, minimize, maximize, restore, close, place;
+//! and the catalog of apps to launch (`apps`: Start-menu shortcuts and the shell's
+//! Applications folder).
 //!
 //! Focus uses `AttachThreadInput` to the foreground thread so `SetForegroundWindow` is
 //! allowed; the engine verifies the result. Frames are placed in DWM extended-frame
 //! coordinates (what `list` reports), converting to `GetWindowRect` space by the invisible
 //! resize borders.
+
+mod apps;
 
 use deskpilot_backend::{Error, WindowControl, WindowOp};
 use deskpilot_types::{Rect, WindowId};
@@ -21,6 +25,13 @@ use crate::WindowsDesktop;
 impl WindowControl for WindowsDesktop {
     fn window_op(&self, id: WindowId, op: WindowOp) -> Result<(), Error> {
         window_op(id, op)
+    }
+
+    /// The Start-menu shortcuts of this user and of all users, and the apps the shell's
+    /// Applications folder adds (packaged apps, started through `explorer.exe
+    /// shell:AppsFolder\<AUMID>`). Never fails: what cannot be read is left out.
+    fn installed_apps(&self) -> Result<Vec<deskpilot_backend::apps::InstalledApp>, Error> {
+        Ok(apps::installed_apps())
     }
 }
 

@@ -8,6 +8,9 @@
 //!   "unsupported here"), clicks, toggles, selections, typed and set Unicode text, the menu,
 //!   move and resize, the clipboard both ways, and PrintWindow's blank answer falling back to
 //!   a screen grab.
+//! - The app catalog: a Start-menu shortcut Wine's own `IShellLink` wrote (through `wscript`)
+//!   is listed by `list_apps` with its arguments split back, and its `exec` starts the fixture;
+//!   Wine has no Applications folder, which must not lose the shortcuts.
 //!
 //! `scripts/test` builds `deskpilot.exe` and `winfixture.exe` and names the first in
 //! `DESKPILOT_WINE_EXE` (the fixture sits beside it); without it the tests print SKIP (and
@@ -781,4 +784,93 @@ async fn the_dsh_profile_lists_windows_and_invokes_the_win32_fixture_by_path_und
         .call("app_window", json!({ "action": "close", "hwnd": hwnd }))
         .await);
     server.finish().await;
+}
+
+/// Makes a Start-menu shortcut the way an installer's script would: Wine's own `IShellLink`
+/// behind `WScript.Shell.CreateShortcut`, in the all-users `Programs` folder.
+const MAKE_SHORTCUT_JS: &str = r#"
+var shell = WScript.CreateObject("WScript.Shell");
+var files = WScript.CreateObject("Scripting.FileSystemObject");
+var dir = shell.SpecialFolders("AllUsersPrograms") + "\\Deskpilot Tests";
+if (!files.FolderExists(dir)) files.CreateFolder(dir);
+var link = shell.CreateShortcut(dir + "\\Win32 Fixture.lnk");
+link.TargetPath = WScript.Arguments(0);
+link.Arguments = "\"" + WScript.Arguments(1) + "\"";
+link.Description = "deskpilot test fixture";
+link.Save();
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_menu_shortcut_is_listed_and_its_exec_starts_the_app_under_wine() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let Some(w) = wine(desktop) else { return };
+    let fixture = w.exe.with_file_name("winfixture.exe");
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let log = EventLog(tmp.join(format!("winfixture-lnk {}.log", std::process::id())));
+    let _ = std::fs::remove_file(&log.0);
+    let script = tmp.join("make-shortcut.js");
+    std::fs::write(&script, MAKE_SHORTCUT_JS).unwrap();
+    let mut make = w.command(desktop, "wine");
+    make.arg("wscript.exe")
+        .arg(z(&script))
+        .arg(z(&fixture))
+        .arg(z(&log.0));
+    run(
+        make,
+        "wscript making a Start-menu shortcut",
+        Duration::from_secs(60),
+    );
+
+    // Wine has no Applications folder: the shortcuts are listed anyway.
+    let server = serve_wine(desktop, &w).await;
+    let r = server
+        .call("list_apps", json!({ "filter": "Win32 Fixture" }))
+        .await;
+    let v = ok(&r).clone();
+    let installed = v["installed"].as_array().unwrap();
+    let app = installed
+        .iter()
+        .find(|a| a["id"] == r"Deskpilot Tests\Win32 Fixture.lnk")
+        .unwrap_or_else(|| panic!("no shortcut in {v:#}\n{}", text(&r)));
+    assert_eq!(app["name"], "Win32 Fixture", "{app}");
+    let exec: Vec<String> = app["exec"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(exec.len(), 2, "{app}");
+    assert!(exec[0].eq_ignore_ascii_case(&z(&fixture)), "{app}");
+    // The quoted argument with a space in it is one argument again.
+    assert_eq!(exec[1], z(&log.0), "{app}");
+    let keywords = app["keywords"].to_string();
+    assert!(
+        keywords.contains("winfixture.exe") && keywords.contains("deskpilot test fixture"),
+        "{app}"
+    );
+
+    // What the catalog says to run starts the app.
+    let r = server
+        .call(
+            "window",
+            json!({ "action": "launch", "command": exec[0], "args": &exec[1..], "wait_ms": 20000 }),
+        )
+        .await;
+    let launched = ok(&r)["window"].clone();
+    assert_eq!(launched["process"], "winfixture.exe", "{}", text(&r));
+    log.wait(0, "ready").await;
+    ok(&server
+        .call(
+            "window",
+            json!({ "action": "close", "window_id": launched["id"] }),
+        )
+        .await);
+    server.finish().await;
+    let _ = std::fs::remove_dir_all(
+        w.prefix
+            .join("drive_c/ProgramData/Microsoft/Windows/Start Menu/Programs/Deskpilot Tests"),
+    );
 }

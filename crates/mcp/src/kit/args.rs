@@ -198,6 +198,7 @@ pub(crate) fn into_tool_error(
         .map(|p| p.keys().cloned().collect())
         .unwrap_or_default();
     let code = deskpilot_types::ErrorCode::InvalidArgument;
+    let name = wording.code_name(code);
     let hint = format!(
         "{} Parameters of {}: {}.",
         wording.hint(code),
@@ -209,10 +210,10 @@ pub(crate) fn into_tool_error(
         }
     );
     let mut result = rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(
-        format!("{code}: {message}\nHint: {hint}"),
+        format!("{name}: {message}\nHint: {hint}"),
     )]);
     result.structured_content = Some(json!({
-        "error": { "code": code.as_str(), "message": message, "hint": hint },
+        "error": { "code": name, "message": message, "hint": hint },
         "effect": "refused",
     }));
     Ok(result.into())

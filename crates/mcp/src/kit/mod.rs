@@ -41,6 +41,11 @@ pub trait Wording: Send + Sync + 'static {
     fn code(&self, code: ErrorCode) -> ErrorCode {
         code
     }
+    /// How this profile spells `code` (after [`Wording::code`]) in texts and
+    /// `structuredContent.error.code`: the code's own string by default.
+    fn code_name(&self, code: ErrorCode) -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed(code.as_str())
+    }
     /// One line telling the agent what to do next after an error with `code`.
     fn hint(&self, code: ErrorCode) -> &'static str;
     /// What to do when nothing checked the effect of an action that took `route` ("take a

@@ -26,10 +26,10 @@ pub(crate) fn error(e: &Error, wording: &dyn Wording) -> CallToolResult {
     }
     let code = wording.code(e.code());
     let hint = wording.hint(code);
-    let text = format!("{code}: {e}\nHint: {hint}");
+    let name = wording.code_name(code);
+    let text = format!("{name}: {e}\nHint: {hint}");
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-    let mut content =
-        json!({ "error": { "code": code.as_str(), "message": e.to_string(), "hint": hint } });
+    let mut content = json!({ "error": { "code": name, "message": e.to_string(), "hint": hint } });
     if let Some(effect) = refused_effect(e) {
         content["effect"] = json!(effect.as_str());
     }

@@ -2,6 +2,7 @@
 //! looks the name up here; adding a profile is adding a module (a `ProfileSpec`: name,
 //! instructions, timeouts, wording, tools) and a row.
 
+pub(crate) mod computer_use;
 pub(crate) mod deskpilot;
 pub(crate) mod desktopos;
 pub(crate) mod dsh;
@@ -84,6 +85,13 @@ pub static PROFILES: &[Profile] = &[
         build: build::<desktopos::DesktopOs>,
         tools: names::<desktopos::DesktopOs>,
         groups: desktopos::GROUPS,
+    },
+    Profile {
+        name: "computer-use",
+        summary: "drop-in for computer-use-mcp: list_apps, get_window_state, click by element_index, perform_secondary_action, … (13 tools)",
+        build: build::<computer_use::ComputerUse>,
+        tools: names::<computer_use::ComputerUse>,
+        groups: computer_use::GROUPS,
     },
     Profile {
         name: "dsh",
@@ -175,6 +183,7 @@ mod tests {
             let tools = (p.build)(engine, identity(), &ToolFilter::default()).tools;
             assert!(!tools.is_empty(), "{}", p.name);
             let (listed, raw) = match p.name {
+                "computer-use" => (computer_use::tools_list(), computer_use::tools_list_raw()),
                 "deskpilot" => (deskpilot::tools_list(), deskpilot::tools_list_raw()),
                 "desktopos" => (desktopos::tools_list(), desktopos::tools_list_raw()),
                 "dsh" => (dsh::tools_list(), dsh::tools_list_raw()),
@@ -282,7 +291,13 @@ mod tests {
         modules.sort();
         assert_eq!(
             modules,
-            ["deskpilot", "desktopos", "dsh", "ui_context"],
+            [
+                "computer_use",
+                "deskpilot",
+                "desktopos",
+                "dsh",
+                "ui_context"
+            ],
             "a new profile? extend this list"
         );
         let modules: Vec<&str> = modules.iter().map(String::as_str).collect();
@@ -333,5 +348,6 @@ mod tests {
         assert!(err.contains("dsh-computer-use"), "{err}");
         assert!(err.contains("UI Context Protocol"), "{err}");
         assert!(err.contains("DesktopOS"), "{err}");
+        assert!(err.contains("computer-use-mcp"), "{err}");
     }
 }

@@ -46,6 +46,7 @@ const PROPERTIES: &[UIA_PROPERTY_ID] = &[
     UIA_HasKeyboardFocusPropertyId,
     UIA_IsKeyboardFocusablePropertyId,
     UIA_IsOffscreenPropertyId,
+    UIA_IsRequiredForFormPropertyId,
     UIA_HelpTextPropertyId,
     UIA_IsInvokePatternAvailablePropertyId,
     UIA_IsTogglePatternAvailablePropertyId,
@@ -124,6 +125,7 @@ fn read(e: &IUIAutomationElement, live: bool) -> Read {
             Some(roles::UIA_EXPANDED | roles::UIA_PARTIALLY_EXPANDED)
         ),
         editable: patterns.value && !patterns.value_read_only && role == Role::Edit,
+        required: flag(UIA_IsRequiredForFormPropertyId),
         onscreen: !flag(UIA_IsOffscreenPropertyId),
     };
     Read {

@@ -79,6 +79,7 @@ pub(super) fn states(s: StateSet, bounds: Option<Rect>, window: Rect) -> Element
         expandable: s.contains(State::Expandable),
         expanded: s.contains(State::Expanded),
         editable: s.contains(State::Editable),
+        required: s.contains(State::Required),
         onscreen: bounds.is_some_and(|b| b.intersect(&window).is_some()),
     }
 }

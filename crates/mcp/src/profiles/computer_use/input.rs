@@ -1,0 +1,771 @@
+//! Input: `click`, `perform_secondary_action`, `set_value`, `scroll`, `drag`, `press_key`,
+//! `type_text`.
+//!
+//! computer-use-mcp's input safety: the window is brought to the foreground before any pointer or
+//! key input; a point is read in the window's current screenshot (`screenshot_id`, when given,
+//! must be that one), must lie inside it (`point_outside_window`), and must not be covered by
+//! another app's window (`point_obstructed`, the engine's hit test). Element actions resolve
+//! `element_index` through [`view::element`], so a changed window refuses an old index.
+
+use deskpilot_backend::Button;
+use deskpilot_engine::{
+    Check, CoordinateSpace, ElementOp, ElementOutcome, Error, HitTestMode, KeyboardNote,
+    KeyboardOutcome, PointerOutcome, PointerTarget, ScreenshotRequest, Session, Unsupported,
+    VerifyTarget, WindowAction, WindowRef,
+};
+use deskpilot_types::{Key, Point, WindowInfo};
+use rmcp::model::CallToolResult;
+use rmcp::{tool, tool_router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::state::window_json;
+use super::view::{self, Action, Views, WindowSel, in_indexes};
+use super::wording::WORDING;
+use super::{ComputerUseServer, MAX_EDGE, error};
+use crate::kit::Parameters;
+use crate::kit::report::{self, Body};
+
+/// `left`, `right` or `middle`.
+#[derive(Debug, Clone, Copy, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MouseButton {
+    #[default]
+    Left,
+    Right,
+    Middle,
+}
+
+impl From<MouseButton> for Button {
+    fn from(b: MouseButton) -> Button {
+        match b {
+            MouseButton::Left => Button::Left,
+            MouseButton::Right => Button::Right,
+            MouseButton::Middle => Button::Middle,
+        }
+    }
+}
+
+/// `up`, `down`, `left` or `right`.
+#[derive(Debug, Clone, Copy, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Up,
+    #[default]
+    Down,
+    Left,
+    Right,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClickArgs {
+    /// From list_windows/list_apps; or pass window.
+    #[serde(default, deserialize_with = "crate::kit::args::window_id")]
+    pub window_id: u64,
+    /// Codex form {app, id}; one of window_id/window is required.
+    #[serde(default)]
+    pub window: Option<WindowSel>,
+    /// From get_window_state; or x/y.
+    #[serde(default)]
+    pub element_index: Option<usize>,
+    /// Screenshot pixels.
+    #[serde(default)]
+    pub x: Option<f64>,
+    #[serde(default)]
+    pub y: Option<f64>,
+    /// The screenshot x/y were read in (checked to be the window's current one).
+    #[serde(default)]
+    pub screenshot_id: Option<u64>,
+    /// 1–3 (default 1).
+    #[serde(default = "one")]
+    pub click_count: u8,
+    #[serde(default)]
+    pub mouse_button: MouseButton,
+}
+
+fn one() -> u8 {
+    1
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SecondaryArgs {
+    #[serde(default, deserialize_with = "crate::kit::args::window_id")]
+    pub window_id: u64,
+    #[serde(default)]
+    pub window: Option<WindowSel>,
+    pub element_index: usize,
+    /// One of the element's actions=[…] (Invoke, Toggle, Expand, Collapse, Select, SetValue, Focus…).
+    pub action: String,
+    /// For SetValue.
+    #[serde(default)]
+    pub value: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetValueArgs {
+    #[serde(default, deserialize_with = "crate::kit::args::window_id")]
+    pub window_id: u64,
+    #[serde(default)]
+    pub window: Option<WindowSel>,
+    pub element_index: usize,
+    /// Replaces the element's text or value; read back.
+    pub value: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScrollArgs {
+    #[serde(default, deserialize_with = "crate::kit::args::window_id")]
+    pub window_id: u64,
+    #[serde(default)]
+    pub window: Option<WindowSel>,
+    /// Scroll over this element; or x/y; else the window's centre.
+    #[serde(default)]
+    pub element_index: Option<usize>,
+    #[serde(default)]
+    pub x: Option<f64>,
+    #[serde(default)]
+    pub y: Option<f64>,
+    #[serde(default)]
+    pub screenshot_id: Option<u64>,
+    /// Default down.
+    #[serde(default)]
+    pub direction: Direction,
+    /// Wheel notches, 1–50 (default 3).
+    #[serde(default = "three")]
+    pub amount: u32,
+}
+
+fn three() -> u32 {
+    3
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DragArgs {
+    #[serde(default, deserialize_with = "crate::kit::args::window_id")]
+    pub window_id: u64,
+    #[serde(default)]
+    pub window: Option<WindowSel>,
+    /// Start: screenshot pixels, or from_element_index.
+    #[serde(default)]
+    pub from_x: Option<f64>,
+    #[serde(default)]
+    pub from_y: Option<f64>,
+    #[serde(default)]
+    pub from_element_index: Option<usize>,
+    /// End: screenshot pixels, or to_element_index.
+    #[serde(default)]
+    pub to_x: Option<f64>,
+    #[serde(default)]
+    pub to_y: Option<f64>,
+    #[serde(default)]
+    pub to_element_index: Option<usize>,
+    #[serde(default)]
+    pub screenshot_id: Option<u64>,
+    #[serde(default)]
+    pub mouse_button: MouseButton,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeyArgs {
+    #[serde(default, deserialize_with = "crate::kit::args::window_id")]
+    pub window_id: u64,
+    #[serde(default)]
+    pub window: Option<WindowSel>,
+    /// "Return", "ctrl+s", "shift+Tab", "F5", a character.
+    pub key: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TypeArgs {
+    #[serde(default, deserialize_with = "crate::kit::args::window_id")]
+    pub window_id: u64,
+    #[serde(default)]
+    pub window: Option<WindowSel>,
+    /// Any Unicode (CJK, emoji), typed exactly.
+    pub text: String,
+    /// Focus this element first.
+    #[serde(default)]
+    pub element_index: Option<usize>,
+}
+
+/// Brings `w` to the foreground (restoring it when minimized); the window as it is then.
+fn foreground(s: &Session, w: &WindowInfo) -> Result<WindowInfo, Error> {
+    let o = s.window_action(&WindowRef::Id(w.id), WindowAction::Focus)?;
+    Ok(o.after.unwrap_or(o.before))
+}
+
+/// The window's current screenshot id: `given` must be it; without one yet, a screenshot is
+/// taken now when `take` (element points need one to be checked against), else refused.
+fn current_screenshot(
+    s: &Session,
+    w: &WindowInfo,
+    given: Option<u64>,
+    take: bool,
+) -> Result<u64, Error> {
+    let current = Views::of(s, w.id).and_then(|v| v.screenshot);
+    match (given, current) {
+        (Some(g), Some(c)) if g != c => Err(Error::InvalidArgument {
+            message: format!(
+                "screenshot_id {g} is not the current screenshot of window {} (that is {c}); read x/y off screenshot {c}, or call get_window_state again",
+                w.id.0
+            ),
+        }),
+        (Some(g), None) => Err(Error::InvalidArgument {
+            message: format!(
+                "screenshot_id {g} is not a screenshot of window {}; call get_window_state {{\"window_id\": {}}} and read x/y off its image",
+                w.id.0, w.id.0
+            ),
+        }),
+        (_, Some(c)) => Ok(c),
+        (None, None) if take => {
+            let shot = s.screenshot_longest_edge(
+                &ScreenshotRequest {
+                    target: deskpilot_engine::CaptureTarget::Window(w.id),
+                    max_width: None,
+                    format: None,
+                },
+                MAX_EDGE,
+            )?;
+            Views::update(s, w.id, |v| v.screenshot = Some(shot.id));
+            Ok(shot.id)
+        }
+        (None, None) => Err(Error::NoReferenceScreenshot),
+    }
+}
+
+/// x/y of the window's current screenshot as a pointer target; outside the image is
+/// `point_outside_window`.
+fn image_point(
+    s: &Session,
+    w: &WindowInfo,
+    x: f64,
+    y: f64,
+    given: Option<u64>,
+) -> Result<PointerTarget, Error> {
+    let id = current_screenshot(s, w, given, false)?;
+    let record = s.screenshot_record(id)?;
+    let v = record.view;
+    let inside = x.is_finite()
+        && y.is_finite()
+        && x >= 0.0
+        && y >= 0.0
+        && x < v.width as f64
+        && y < v.height as f64;
+    if !inside {
+        let at = |i: f64, scale: f64, o: i32| {
+            (o as f64 + if i.is_finite() { i } else { 0.0 } / scale.max(1e-9)).round() as i32
+        };
+        return Err(Error::OutsideTargetWindow {
+            point: Point::new(at(x, v.scale, v.capture.x), at(y, v.scale_y, v.capture.y)),
+            window: v.capture,
+        });
+    }
+    Ok(PointerTarget {
+        x,
+        y,
+        space: CoordinateSpace::Image {
+            screenshot_id: Some(id),
+        },
+    })
+}
+
+/// The centre of element `index` as a pointer target in the window's current screenshot.
+fn element_point(s: &Session, w: &WindowInfo, index: usize) -> Result<PointerTarget, Error> {
+    let (_, e) = view::element(s, w, index)?;
+    let Some(b) = e.bounds else {
+        return Err(Error::ElementNotFound {
+            what: format!("element_index {index} has no position on screen"),
+        });
+    };
+    let id = current_screenshot(s, w, None, true)?;
+    let v = s.screenshot_record(id)?.view;
+    let centre = Point::new(b.x + b.width as i32 / 2, b.y + b.height as i32 / 2);
+    let Some((x, y)) = v.physical_to_image(centre) else {
+        return Err(Error::OutsideTargetWindow {
+            point: centre,
+            window: v.capture,
+        });
+    };
+    Ok(PointerTarget {
+        x: x as f64,
+        y: y as f64,
+        space: CoordinateSpace::Image {
+            screenshot_id: Some(id),
+        },
+    })
+}
+
+/// Where a pointer tool acts: an element's centre, x/y, or (when `default_centre`) the
+/// window's centre.
+fn point(
+    s: &Session,
+    w: &WindowInfo,
+    element_index: Option<usize>,
+    xy: (Option<f64>, Option<f64>),
+    screenshot_id: Option<u64>,
+    what: &str,
+) -> Result<PointerTarget, Error> {
+    match (element_index, xy) {
+        (Some(i), (None, None)) => element_point(s, w, i),
+        (None, (Some(x), Some(y))) => image_point(s, w, x, y, screenshot_id),
+        _ => Err(Error::InvalidArgument {
+            message: format!("{what}: pass element_index, or both x and y (screenshot pixels)"),
+        }),
+    }
+}
+
+/// What a pointer action did, in words.
+fn pointer_body(verb: &str, w: &WindowInfo, o: &PointerOutcome, extra: serde_json::Value) -> Body {
+    let mut text = format!(
+        "{verb} in window {} \"{}\": the pointer landed at screen ({}, {}){}.",
+        w.id.0,
+        w.title,
+        o.receipt.x,
+        o.receipt.y,
+        if o.receipt.retried {
+            " after one retry"
+        } else {
+            ""
+        }
+    );
+    for warning in &o.warnings {
+        text.push_str(&format!("\nWarning: {warning}"));
+    }
+    let mut structured = json!({
+        "window": window_json(w),
+        "point": o.point,
+        "receipt": o.receipt,
+    });
+    if let (Some(s), Some(x)) = (structured.as_object_mut(), extra.as_object()) {
+        s.extend(x.clone());
+    }
+    Body::new(text, structured)
+}
+
+/// What an element action did, in words, naming the element by its index.
+fn element_body(verb: &str, index: usize, o: &ElementOutcome, value: Option<&str>) -> Body {
+    let e = &o.element;
+    let mut text = format!(
+        "{verb} element {index} {} \"{}\" in window {} \"{}\" via {} ({}).",
+        view::control_type(e.role),
+        e.name,
+        o.window.id.0,
+        o.window.title,
+        o.route.as_str(),
+        o.detail
+    );
+    if let Some(r) = &o.receipt {
+        text.push_str(&format!(
+            " The pointer landed at screen ({}, {}).",
+            r.x, r.y
+        ));
+    }
+    if let Some(v) = value {
+        text.push_str(&format!(" It now reads \"{v}\"."));
+    }
+    for n in &o.notes {
+        text.push_str("\nNote: ");
+        text.push_str(&n.to_string());
+    }
+    Body::new(
+        text,
+        json!({
+            "element_index": index,
+            "control_type": view::control_type(e.role),
+            "name": e.name,
+            "window": window_json(&o.window),
+            "detail": o.detail,
+            "receipt": o.receipt,
+            "value": value,
+            "notes": o.notes,
+        }),
+    )
+}
+
+/// What keys did, in words.
+fn keyboard_body(first: String, o: &KeyboardOutcome) -> Body {
+    let mut text = first;
+    // The window was activated on purpose: a screenshot of another window is no warning here.
+    for w in o
+        .warnings
+        .iter()
+        .filter(|w| !matches!(w, KeyboardNote::OtherWindow { .. }))
+    {
+        text.push_str(&format!("\nWarning: {w}"));
+    }
+    Body::new(
+        text,
+        json!({ "window": o.active.as_ref().map(window_json), "count": o.count }),
+    )
+}
+
+/// Parses "ctrl+s" / "Return" / "+" into keys.
+fn parse_key(key: &str) -> Result<Vec<Key>, Error> {
+    let parts: Vec<&str> = if key.chars().count() > 1 && key.contains('+') {
+        key.split('+').collect()
+    } else {
+        vec![key]
+    };
+    parts
+        .into_iter()
+        .map(|p| {
+            p.parse::<Key>().map_err(|e| Error::InvalidArgument {
+                message: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+fn step(what: &'static str, timeout: std::time::Duration) -> report::Step {
+    report::Step {
+        what,
+        timeout,
+        check: Check::default(),
+        target: VerifyTarget::Auto,
+    }
+}
+
+#[tool_router(router = input_router, vis = "pub(crate)")]
+impl ComputerUseServer {
+    /// Click element_index (its centre or its own action) or x/y of the window screenshot;
+    /// the window comes to the front first; a covered point is point_obstructed.
+    #[tool(
+        name = "click",
+        annotations(
+            title = "Click",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn click(&self, Parameters(a): Parameters<ClickArgs>) -> CallToolResult {
+        let button = Button::from(a.mouse_button);
+        let count = a.click_count;
+        match (a.element_index, a.x, a.y) {
+            (Some(i), None, None) => {
+                report::act(
+                    self.session(),
+                    &WORDING,
+                    step("click", self.request_timeout()),
+                    move |s| {
+                        let w = view::resolve(s, a.window_id, a.window.as_ref())?;
+                        let w = foreground(s, &w)?;
+                        let (token, _) = view::element(s, &w, i)?;
+                        s.click_element(&token, button, count, HitTestMode::Fail)
+                            .map_err(|e| in_indexes(e, i))
+                    },
+                    |o| element_body("Clicked", i, o, None),
+                )
+                .await
+            }
+            (None, Some(x), Some(y)) => {
+                let shot = a.screenshot_id;
+                report::act(
+                    self.session(),
+                    &WORDING,
+                    step("click", self.request_timeout()),
+                    move |s| {
+                        let w = view::resolve(s, a.window_id, a.window.as_ref())?;
+                        let w = foreground(s, &w)?;
+                        let t = image_point(s, &w, x, y, shot)?;
+                        let o = s.click(t, button, count, &[], HitTestMode::Fail)?;
+                        Ok(Pointed(w, o))
+                    },
+                    |Pointed(w, o)| pointer_body("Clicked", w, o, json!({ "x": x, "y": y })),
+                )
+                .await
+            }
+            _ => error(&Error::InvalidArgument {
+                message:
+                    "click: pass element_index, or both x and y (pixels of the window screenshot)"
+                        .to_string(),
+            }),
+        }
+    }
+
+    /// Run one of an element's actions=[…] from get_window_state (value for SetValue).
+    #[tool(
+        name = "perform_secondary_action",
+        annotations(
+            title = "Perform secondary action",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn perform_secondary_action(
+        &self,
+        Parameters(a): Parameters<SecondaryArgs>,
+    ) -> CallToolResult {
+        let i = a.element_index;
+        report::act(
+            self.session(),
+            &WORDING,
+            step("perform_secondary_action", self.request_timeout()),
+            move |s| {
+                let w = view::resolve(s, a.window_id, a.window.as_ref())?;
+                let (token, e) = view::element(s, &w, i)?;
+                let offered = view::actions(&e);
+                let wanted = a.action.trim();
+                let Some(action) = offered
+                    .iter()
+                    .find(|o| o.name().eq_ignore_ascii_case(wanted))
+                    .cloned()
+                else {
+                    return Err(Error::ActionUnsupported(Box::new(Unsupported {
+                        token: format!("element_index {i}"),
+                        role: view::control_type(e.role).to_string(),
+                        name: e.name.clone(),
+                        action: wanted.to_string(),
+                        offered: offered.iter().map(|o| o.name().to_string()).collect(),
+                        editable: false,
+                        reason: "it is not one of the element's actions".to_string(),
+                    })));
+                };
+                let done = match &action {
+                    Action::Invoke => s.invoke_element(&token),
+                    Action::Toggle => s.element_op(&token, ElementOp::Toggle),
+                    Action::Expand => s.element_op(&token, ElementOp::Expand),
+                    Action::Collapse => s.element_op(&token, ElementOp::Collapse),
+                    Action::Select => s.element_op(&token, ElementOp::Select),
+                    Action::Focus => s.focus_element(&token),
+                    Action::SetValue => {
+                        let Some(v) = a.value.as_deref() else {
+                            return Err(Error::InvalidArgument {
+                                message: "SetValue needs value".to_string(),
+                            });
+                        };
+                        s.set_element_value(&token, v).map(|(o, _)| o)
+                    }
+                    Action::Other(name) => s.perform_action(&token, name),
+                };
+                done.map(|o| (o, action.name().to_string()))
+                    .map_err(|e| in_indexes(e, i))
+            },
+            |(o, name)| element_body(&format!("Performed {name} on"), i, o, None),
+        )
+        .await
+    }
+
+    /// Replace an element's text or value (an Edit, a slider…); the value is read back.
+    #[tool(
+        name = "set_value",
+        annotations(
+            title = "Set value",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = true
+        )
+    )]
+    pub async fn set_value(&self, Parameters(a): Parameters<SetValueArgs>) -> CallToolResult {
+        let i = a.element_index;
+        report::act(
+            self.session(),
+            &WORDING,
+            step("set_value", self.request_timeout()),
+            move |s| {
+                let w = view::resolve(s, a.window_id, a.window.as_ref())?;
+                let (token, _) = view::element(s, &w, i)?;
+                s.set_element_value(&token, &a.value)
+                    .map_err(|e| in_indexes(e, i))
+            },
+            |(o, read)| element_body("Set the value of", i, o, Some(read)),
+        )
+        .await
+    }
+
+    /// Scroll the wheel over element_index, x/y of the window screenshot, or the window's centre.
+    #[tool(
+        name = "scroll",
+        annotations(
+            title = "Scroll",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn scroll(&self, Parameters(a): Parameters<ScrollArgs>) -> CallToolResult {
+        if !(1..=50).contains(&a.amount) {
+            return error(&Error::InvalidArgument {
+                message: format!("amount {} must be 1..=50 wheel notches", a.amount),
+            });
+        }
+        let n = a.amount as i32;
+        let (dx, dy) = match a.direction {
+            Direction::Up => (0, -n),
+            Direction::Down => (0, n),
+            Direction::Left => (-n, 0),
+            Direction::Right => (n, 0),
+        };
+        report::act(
+            self.session(),
+            &WORDING,
+            step("scroll", self.request_timeout()),
+            move |s| {
+                let w = view::resolve(s, a.window_id, a.window.as_ref())?;
+                let w = foreground(s, &w)?;
+                let t = match (a.element_index, a.x, a.y) {
+                    (None, None, None) => {
+                        let id = current_screenshot(s, &w, a.screenshot_id, true)?;
+                        let v = s.screenshot_record(id)?.view;
+                        PointerTarget {
+                            x: (v.width / 2) as f64,
+                            y: (v.height / 2) as f64,
+                            space: CoordinateSpace::Image {
+                                screenshot_id: Some(id),
+                            },
+                        }
+                    }
+                    (e, x, y) => point(s, &w, e, (x, y), a.screenshot_id, "scroll")?,
+                };
+                let o = s.scroll(t, dx, dy, &[], HitTestMode::Fail)?;
+                Ok(Pointed(w, o))
+            },
+            move |Pointed(w, o)| {
+                pointer_body(
+                    &format!("Scrolled {n} notches {:?}", a.direction).to_lowercase(),
+                    w,
+                    o,
+                    json!({ "dx": dx, "dy": dy }),
+                )
+            },
+        )
+        .await
+    }
+
+    /// Press at a point (from_x/from_y or from_element_index), move, release at the other.
+    #[tool(
+        name = "drag",
+        annotations(
+            title = "Drag",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn drag(&self, Parameters(a): Parameters<DragArgs>) -> CallToolResult {
+        let button = Button::from(a.mouse_button);
+        report::act(
+            self.session(),
+            &WORDING,
+            step("drag", self.request_timeout()),
+            move |s| {
+                let w = view::resolve(s, a.window_id, a.window.as_ref())?;
+                let w = foreground(s, &w)?;
+                let from = point(
+                    s,
+                    &w,
+                    a.from_element_index,
+                    (a.from_x, a.from_y),
+                    a.screenshot_id,
+                    "drag start",
+                )?;
+                let to = point(
+                    s,
+                    &w,
+                    a.to_element_index,
+                    (a.to_x, a.to_y),
+                    a.screenshot_id,
+                    "drag end",
+                )?;
+                // Both ends in the one screenshot the start was read in.
+                let to = match (from.space, to.space) {
+                    (CoordinateSpace::Image { screenshot_id: a }, CoordinateSpace::Image { screenshot_id: b })
+                        if a != b =>
+                    {
+                        return Err(Error::InvalidArgument {
+                            message: "drag: both ends must be read in the same screenshot; call get_window_state again".to_string(),
+                        });
+                    }
+                    _ => to,
+                };
+                let o = s.drag(from, to, button, 10, &[], HitTestMode::Fail)?;
+                Ok(Pointed(w, o))
+            },
+            |Pointed(w, o)| pointer_body("Dragged", w, o, json!({})),
+        )
+        .await
+    }
+
+    /// Press a key or chord ("Return", "ctrl+s") in the window, brought to the front first.
+    #[tool(
+        name = "press_key",
+        annotations(
+            title = "Press key",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn press_key(&self, Parameters(a): Parameters<KeyArgs>) -> CallToolResult {
+        let keys = match parse_key(&a.key) {
+            Ok(k) => k,
+            Err(e) => return error(&e),
+        };
+        let label = a.key.clone();
+        report::act(
+            self.session(),
+            &WORDING,
+            step("press_key", self.request_timeout()),
+            move |s| {
+                let w = view::resolve(s, a.window_id, a.window.as_ref())?;
+                foreground(s, &w)?;
+                s.press_key(&keys)
+            },
+            move |o| keyboard_body(format!("Pressed {label}."), o),
+        )
+        .await
+    }
+
+    /// Type Unicode text (CJK, emoji) into the window (into element_index when given).
+    #[tool(
+        name = "type_text",
+        annotations(
+            title = "Type text",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn type_text(&self, Parameters(a): Parameters<TypeArgs>) -> CallToolResult {
+        report::act(
+            self.session(),
+            &WORDING,
+            step("type_text", self.request_timeout()),
+            move |s| {
+                let w = view::resolve(s, a.window_id, a.window.as_ref())?;
+                foreground(s, &w)?;
+                if let Some(i) = a.element_index {
+                    let (token, _) = view::element(s, &w, i)?;
+                    s.focus_element(&token).map_err(|e| in_indexes(e, i))?;
+                }
+                s.type_text(&a.text)
+            },
+            |o| keyboard_body(format!("Typed {} characters.", o.count), o),
+        )
+        .await
+    }
+}
+
+/// A pointer action's outcome with the window it targeted.
+struct Pointed(WindowInfo, PointerOutcome);
+
+impl deskpilot_engine::Outcome for Pointed {
+    fn route(&self) -> deskpilot_engine::Route {
+        deskpilot_engine::Route::Input
+    }
+}
