@@ -13,6 +13,7 @@ mod audit;
 mod browser;
 mod cli;
 mod clipboard;
+mod computer_use;
 mod context;
 mod covered;
 mod desktopos;

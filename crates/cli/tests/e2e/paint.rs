@@ -195,6 +195,34 @@ impl PaintedWindow {
     }
 }
 
+/// Asks the window manager of `display` to keep window `id` (any client's) above the others
+/// (`_NET_WM_STATE_ABOVE`), as an always-on-top palette does: activating another window does
+/// not cover it.
+pub fn keep_above(display: &str, id: u32) {
+    use x11rb::protocol::xproto::{ClientMessageEvent, EventMask};
+    let (conn, screen) =
+        RustConnection::connect(Some(display)).expect("connect to the test display");
+    let atom = |name: &str| {
+        conn.intern_atom(false, name.as_bytes())
+            .unwrap()
+            .reply()
+            .unwrap()
+            .atom
+    };
+    let (state, above) = (atom("_NET_WM_STATE"), atom("_NET_WM_STATE_ABOVE"));
+    let root = conn.setup().roots[screen].root;
+    // data: action 1 = add, the property, no second property, source 1 = application.
+    let event = ClientMessageEvent::new(32, id, state, [1, above, 0, 1, 0]);
+    conn.send_event(
+        false,
+        root,
+        EventMask::SUBSTRUCTURE_REDIRECT | EventMask::SUBSTRUCTURE_NOTIFY,
+        event,
+    )
+    .unwrap();
+    conn.flush().unwrap();
+}
+
 impl Drop for PaintedWindow {
     fn drop(&mut self) {
         let _ = self.conn.destroy_window(self.id);

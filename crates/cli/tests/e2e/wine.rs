@@ -800,6 +800,22 @@ link.Description = "deskpilot test fixture";
 link.Save();
 "#;
 
+/// The fixture's Start-menu shortcut ("Win32 Fixture", logging to `log`).
+fn make_shortcut(desktop: &VirtualDisplay, w: &Wine, fixture: &Path, log: &EventLog) {
+    let script = Path::new(env!("CARGO_TARGET_TMPDIR")).join("make-shortcut.js");
+    std::fs::write(&script, MAKE_SHORTCUT_JS).unwrap();
+    let mut make = w.command(desktop, "wine");
+    make.arg("wscript.exe")
+        .arg(z(&script))
+        .arg(z(fixture))
+        .arg(z(&log.0));
+    run(
+        make,
+        "wscript making a Start-menu shortcut",
+        Duration::from_secs(60),
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_start_menu_shortcut_is_listed_and_its_exec_starts_the_app_under_wine() {
     let Some(desktop) = harness::desktop() else {
@@ -811,18 +827,7 @@ async fn a_start_menu_shortcut_is_listed_and_its_exec_starts_the_app_under_wine(
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let log = EventLog(tmp.join(format!("winfixture-lnk {}.log", std::process::id())));
     let _ = std::fs::remove_file(&log.0);
-    let script = tmp.join("make-shortcut.js");
-    std::fs::write(&script, MAKE_SHORTCUT_JS).unwrap();
-    let mut make = w.command(desktop, "wine");
-    make.arg("wscript.exe")
-        .arg(z(&script))
-        .arg(z(&fixture))
-        .arg(z(&log.0));
-    run(
-        make,
-        "wscript making a Start-menu shortcut",
-        Duration::from_secs(60),
-    );
+    make_shortcut(desktop, &w, &fixture, &log);
 
     // Wine has no Applications folder: the shortcuts are listed anyway.
     let server = serve_wine(desktop, &w).await;
@@ -868,6 +873,76 @@ async fn a_start_menu_shortcut_is_listed_and_its_exec_starts_the_app_under_wine(
             json!({ "action": "close", "window_id": launched["id"] }),
         )
         .await);
+    server.finish().await;
+    let _ = std::fs::remove_dir_all(
+        w.prefix
+            .join("drive_c/ProgramData/Microsoft/Windows/Start Menu/Programs/Deskpilot Tests"),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_computer_use_profile_lists_launches_and_clicks_the_win32_fixture_by_index_under_wine()
+{
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let Some(w) = wine(desktop) else { return };
+    let fixture = w.exe.with_file_name("winfixture.exe");
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let log = EventLog(tmp.join(format!("winfixture-cu {}.log", std::process::id())));
+    let _ = std::fs::remove_file(&log.0);
+    make_shortcut(desktop, &w, &fixture, &log);
+    let server = serve_wine_with(desktop, &w, &["--profile", "computer-use"]).await;
+    let r = server
+        .call("list_apps", json!({ "filter": "Win32 Fixture" }))
+        .await;
+    assert!(
+        text(&r).contains(r"Deskpilot Tests\Win32 Fixture.lnk: Win32 Fixture"),
+        "{}",
+        text(&r)
+    );
+    // launch_app by the shortcut's name reports the window it opened.
+    let r = server
+        .call(
+            "launch_app",
+            json!({ "app": "Win32 Fixture", "wait_ms": 20000 }),
+        )
+        .await;
+    let launched = ok(&r).clone();
+    assert_eq!(
+        launched["windows"][0]["app"],
+        "winfixture.exe",
+        "{}",
+        text(&r)
+    );
+    let seen = log.wait(0, "ready").await;
+    let window = json!({ "window_id": launched["window_id"] });
+    let r = server.call("get_window_state", window.clone()).await;
+    let state = text(&r);
+    assert_eq!(ok(&r)["source"], "msaa", "{state}");
+    let ok_button = ok(&r)["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["control_type"] == "Button" && e["name"] == "OK")
+        .unwrap_or_else(|| panic!("no OK button in:\n{state}"))
+        .clone();
+    let index = ok_button["index"].as_u64().unwrap();
+    assert!(
+        state.lines().any(|l| l
+            .trim_start()
+            .starts_with(&format!("{index} Button \"OK\""))),
+        "{state}"
+    );
+    let mut args = window.clone();
+    args["element_index"] = json!(index);
+    let r = server.call("click", args).await;
+    ok(&r);
+    log.wait(seen, "click OK").await;
+    let mut kill = w.command(desktop, "wineserver");
+    kill.arg("-k");
+    let _ = kill.status();
     server.finish().await;
     let _ = std::fs::remove_dir_all(
         w.prefix

@@ -2,9 +2,10 @@
 //! created (Wine, stripped-down systems) or fails on a window.
 //!
 //! Everything runs on the [`ComThread`](com::ComThread). A tree read registers each
-//! element's COM object in the thread's [`Session`] under a numbered handle (`uia:N`,
-//! `msaa:N`); actions look the object up again, so an element is acted on through the very
-//! object that was read. Each window keeps only its latest read, and only the last 8 windows
+//! element's COM object in the thread's [`Session`] under a positional handle
+//! (`uia:<window>.<n>`, `msaa:<window>.<n>`), so re-reading an unchanged window keeps the
+//! engine's snapshot; actions look the object up again, so an element is acted on through the
+//! very object the latest read found. Each window keeps only its latest read, and only the last 8 windows
 //! are kept. A handle that is no longer registered is reported as `ElementGone`, which the
 //! engine turns into `STALE_ELEMENT`.
 //!

@@ -1,6 +1,11 @@
 //! The COM thread's state between jobs: the UI Automation client (created once) and the
-//! elements of each window's latest read, registered under numbered handles (`uia:N`,
-//! `msaa:N`), plus the budget every tree walk stops at.
+//! elements of each window's latest read, registered under positional handles
+//! (`uia:<window>.<n>`, `msaa:<window>.<n>`: the n-th element of the window's read), plus the
+//! budget every tree walk stops at.
+//!
+//! Positional handles make two reads of an unchanged window name their elements alike, so the
+//! engine keeps one snapshot (and its element tokens) across re-reads, as it does with AT-SPI's
+//! object paths; a read whose structure differs is a new snapshot there.
 //!
 //! Each window keeps only its latest read, and only the last [`KEPT_WINDOWS`] windows are
 //! kept; a handle that is no longer registered reads as `ElementGone`. Nothing here calls UI
@@ -35,8 +40,8 @@ pub(crate) enum Node {
 #[derive(Default)]
 pub(crate) struct Session {
     uia: Option<Result<IUIAutomation, String>>,
-    nodes: HashMap<u64, Node>,
-    windows: VecDeque<(WindowId, Vec<u64>)>,
+    nodes: HashMap<String, Node>,
+    windows: VecDeque<(WindowId, Vec<String>)>,
     next: u64,
 }
 
@@ -74,30 +79,30 @@ impl Session {
         self.windows.push_back((window, Vec::new()));
     }
 
-    /// Registers an element of the window being read.
+    /// Registers an element of the window being read, under its position in the read.
     pub(crate) fn register(&mut self, node: Node) -> ElementHandle {
-        self.next += 1;
-        let n = self.next;
         let prefix = match node {
             Node::Uia(_) => "uia",
             Node::Msaa(..) | Node::Item(..) | Node::Menu(..) => "msaa",
         };
-        self.nodes.insert(n, node);
+        let key = match self.windows.back() {
+            Some((window, list)) => format!("{prefix}:{:x}.{}", window.0, list.len()),
+            None => {
+                self.next += 1;
+                format!("{prefix}:{}", self.next)
+            }
+        };
+        self.nodes.insert(key.clone(), node);
         if let Some((_, list)) = self.windows.back_mut() {
-            list.push(n);
+            list.push(key.clone());
         }
-        ElementHandle(format!("{prefix}:{n}"))
+        ElementHandle(key)
     }
 
     pub(crate) fn node(&self, handle: &ElementHandle) -> Result<&Node, Error> {
-        handle
-            .0
-            .split_once(':')
-            .and_then(|(_, n)| n.parse::<u64>().ok())
-            .and_then(|n| self.nodes.get(&n))
-            .ok_or_else(|| Error::ElementGone {
-                reason: format!("element {} is from an older read of its window", handle.0),
-            })
+        self.nodes.get(&handle.0).ok_or_else(|| Error::ElementGone {
+            reason: format!("element {} is from an older read of its window", handle.0),
+        })
     }
 }
 

@@ -175,7 +175,7 @@ impl ComputerUseServer {
                         "depth": depth,
                         "control_type": view::control_type(e.role),
                         "name": e.name,
-                        "value": e.value,
+                        "value": view::shown_value(e),
                         "enabled": e.enabled,
                         "focusable": e.focusable,
                         "focused": e.focused,

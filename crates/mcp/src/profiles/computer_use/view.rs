@@ -310,7 +310,7 @@ fn quote(s: &str, max: usize) -> String {
 
 /// The value a line shows: the element's value, an empty one for editable text without any,
 /// a toggle's state as UI Automation's Toggle pattern says it.
-fn shown_value(e: &Element) -> Option<String> {
+pub(crate) fn shown_value(e: &Element) -> Option<String> {
     if let Some(v) = &e.value {
         return Some(v.clone());
     }
