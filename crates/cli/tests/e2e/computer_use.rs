@@ -139,6 +139,23 @@ fn check_tree(r: &rmcp::model::CallToolResult) {
     }
 }
 
+/// The target's button events, gathered until `enough` says so (5 s at most).
+async fn pressed(
+    target: &PaintedWindow,
+    enough: impl Fn(&[crate::paint::Press]) -> bool,
+) -> Vec<crate::paint::Press> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut got = Vec::new();
+    loop {
+        got.extend(target.presses());
+        if enough(&got) {
+            return got;
+        }
+        assert!(Instant::now() < deadline, "only {got:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 async fn exit_of(child: &mut std::process::Child, what: &str) -> i32 {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -488,16 +505,53 @@ async fn a_point_under_an_always_on_top_window_is_point_obstructed() {
         )
         .await;
     ok(&r);
-    let presses = wait_for(Duration::from_secs(5), "the press", || async {
-        let p = target.presses();
-        (!p.is_empty()).then_some(p)
-    })
-    .await;
+    let presses = pressed(&target, |p| p.iter().any(|p| !p.down)).await;
     let down = presses.iter().find(|p| p.down).expect("a button press");
     assert!(
         (down.x - 50).abs() <= 2 && (down.y - 40).abs() <= 2,
         "landed at {presses:?}"
     );
+    // Scroll: three notches down are three presses of wheel button 5 at that point.
+    let (ix, iy) = to_image(cx as f64 + 300.0, cy as f64 + 200.0);
+    let r = server
+        .call(
+            "scroll",
+            json!({ "window_id": w["window_id"], "x": ix, "y": iy, "screenshot_id": id, "direction": "down", "amount": 3 }),
+        )
+        .await;
+    ok(&r);
+    let wheel: Vec<_> = pressed(&target, |p| {
+        p.iter().filter(|p| p.down && p.button == 5).count() >= 3
+    })
+    .await
+    .into_iter()
+    .filter(|p| p.down && p.button == 5)
+    .collect();
+    assert_eq!(wheel.len(), 3, "{wheel:?}");
+    assert!(
+        wheel
+            .iter()
+            .all(|p| (p.x - 300).abs() <= 2 && (p.y - 200).abs() <= 2),
+        "{wheel:?}"
+    );
+    // Drag: pressed at the start, released at the end.
+    let (fx, fy) = to_image(cx as f64 + 60.0, cy as f64 + 60.0);
+    let (tx, ty) = to_image(cx as f64 + 250.0, cy as f64 + 150.0);
+    let r = server
+        .call(
+            "drag",
+            json!({ "window_id": w["window_id"], "from_x": fx, "from_y": fy, "to_x": tx, "to_y": ty, "screenshot_id": id }),
+        )
+        .await;
+    ok(&r);
+    let got = pressed(&target, |p| p.iter().any(|p| !p.down && p.button == 1)).await;
+    let down = *got.iter().find(|p| p.down && p.button == 1).unwrap();
+    let up = *got.iter().find(|p| !p.down && p.button == 1).unwrap();
+    assert!(
+        (down.x - 60).abs() <= 2 && (down.y - 60).abs() <= 2,
+        "{down:?}"
+    );
+    assert!((up.x - 250).abs() <= 2 && (up.y - 150).abs() <= 2, "{up:?}");
     drop(cover);
     server.finish().await;
 }
