@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 
 mod browser;
+mod computer_use;
 mod dsh;
 mod memory;
 mod ocr;
@@ -167,6 +168,19 @@ fn main() -> anyhow::Result<()> {
             Ok(rows) => samples.extend(rows),
             Err(e) => samples.push(Sample {
                 name: "dsh profile".into(),
+                times: Vec::new(),
+                note: format!("failed: {e:#}"),
+            }),
+        }
+        match runtime.block_on(computer_use::run(
+            &deskpilot,
+            vd.env().to_vec(),
+            n,
+            *fixture,
+        )) {
+            Ok(rows) => samples.extend(rows),
+            Err(e) => samples.push(Sample {
+                name: "computer-use profile".into(),
                 times: Vec::new(),
                 note: format!("failed: {e:#}"),
             }),
