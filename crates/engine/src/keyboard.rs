@@ -70,19 +70,30 @@ impl Session {
     /// Keys go to whichever window has focus, so before any key is sent the window the last
     /// screenshot was pinned to is re-checked (gone / other process; a move does not matter
     /// to keys), and the focused window is reported.
-    fn keyboard_target(&self) -> Result<KeyboardOutcome, Error> {
-        let last = self
-            .shots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .last()
-            .map(|r| (r.id, r.window));
-        // What `verify` samples: the screenshot the keys were aimed by, else the focused window.
-        self.aim(match last {
-            Some((id, _)) => crate::verify::VerifyTarget::Screenshot(id),
-            None => crate::verify::VerifyTarget::Focused,
-        });
-        let pin = last.and_then(|(_, pin)| pin);
+    fn keyboard_target(&self, into: Option<&WindowInfo>) -> Result<KeyboardOutcome, Error> {
+        let pin = match into {
+            // Keys aimed at a named window: that window is re-checked and sampled, whatever
+            // the last screenshot showed.
+            Some(w) => {
+                self.aim(crate::verify::VerifyTarget::Window(w.id));
+                Some(crate::registry::Pin::of(w))
+            }
+            None => {
+                let last = self
+                    .shots
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .last()
+                    .map(|r| (r.id, r.window));
+                // What `verify` samples: the screenshot the keys were aimed by, else the
+                // focused window.
+                self.aim(match last {
+                    Some((id, _)) => crate::verify::VerifyTarget::Screenshot(id),
+                    None => crate::verify::VerifyTarget::Focused,
+                });
+                last.and_then(|(_, pin)| pin)
+            }
+        };
         let windows = self.desktop.windows.list_windows()?;
         let pinned = match recheck_pin(&windows, pin) {
             Err(Error::TargetWindowMoved { .. }) => windows
@@ -113,12 +124,22 @@ impl Session {
 
     /// Presses `keys` in order, then releases them in reverse.
     pub fn press_key(&self, keys: &[Key]) -> Result<KeyboardOutcome, Error> {
+        self.press_key_into(keys, None)
+    }
+
+    /// [`press_key`](Self::press_key) aimed at window `into` (the caller brought it to the
+    /// front): that window, not the last screenshot's, is re-checked and reported.
+    pub fn press_key_into(
+        &self,
+        keys: &[Key],
+        into: Option<&WindowInfo>,
+    ) -> Result<KeyboardOutcome, Error> {
         if keys.is_empty() || keys.len() > MAX_CHORD {
             return Err(Error::InvalidArgument {
                 message: format!("a chord has 1 to {MAX_CHORD} keys, not {}", keys.len()),
             });
         }
-        let mut target = self.keyboard_target()?;
+        let mut target = self.keyboard_target(into)?;
         target.count = keys.len();
         let chord: Vec<String> = keys
             .iter()
@@ -154,6 +175,16 @@ impl Session {
 
     /// Types `text` exactly; the outcome counts the characters typed.
     pub fn type_text(&self, text: &str) -> Result<KeyboardOutcome, Error> {
+        self.type_text_into(text, None)
+    }
+
+    /// [`type_text`](Self::type_text) aimed at window `into`, as
+    /// [`press_key_into`](Self::press_key_into).
+    pub fn type_text_into(
+        &self,
+        text: &str,
+        into: Option<&WindowInfo>,
+    ) -> Result<KeyboardOutcome, Error> {
         let count = text.chars().count();
         if count == 0 {
             return Err(Error::InvalidArgument {
@@ -167,7 +198,7 @@ impl Session {
                 ),
             });
         }
-        let mut target = self.keyboard_target()?;
+        let mut target = self.keyboard_target(into)?;
         target.count = count;
         self.gate(
             Mutation::Other,
@@ -268,5 +299,16 @@ mod pin_tests {
             "ab",
             "nothing typed after the window went away"
         );
+        // Keys aimed at a named window re-check that one, not the last screenshot's.
+        let popup = e
+            .resolve_window(&crate::WindowRef::TitleMatch("popup".to_string()))
+            .unwrap();
+        let out = e.type_text_into("c", Some(&popup)).unwrap();
+        assert_eq!(out.active.unwrap().id, popup.id);
+        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+        fake.remove_window(popup.id);
+        let err = e.press_key_into(&[Key::Enter], Some(&popup)).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::TargetWindowGone);
+        assert_eq!(fake.typed(), "abc");
     }
 }

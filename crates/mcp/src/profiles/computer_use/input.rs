@@ -93,6 +93,7 @@ fn one() -> u8 {
 pub struct SecondaryArgs {
     #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
+    /// Codex form {app, id}; one of window_id/window is required.
     #[serde(default)]
     pub window: Option<WindowSel>,
     pub element_index: usize,
@@ -108,6 +109,7 @@ pub struct SecondaryArgs {
 pub struct SetValueArgs {
     #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
+    /// Codex form {app, id}; one of window_id/window is required.
     #[serde(default)]
     pub window: Option<WindowSel>,
     pub element_index: usize,
@@ -120,6 +122,7 @@ pub struct SetValueArgs {
 pub struct ScrollArgs {
     #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
+    /// Codex form {app, id}; one of window_id/window is required.
     #[serde(default)]
     pub window: Option<WindowSel>,
     /// Scroll over this element; or x/y; else the window's centre.
@@ -148,6 +151,7 @@ fn three() -> u32 {
 pub struct DragArgs {
     #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
+    /// Codex form {app, id}; one of window_id/window is required.
     #[serde(default)]
     pub window: Option<WindowSel>,
     /// Start: screenshot pixels, or from_element_index.
@@ -175,6 +179,7 @@ pub struct DragArgs {
 pub struct KeyArgs {
     #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
+    /// Codex form {app, id}; one of window_id/window is required.
     #[serde(default)]
     pub window: Option<WindowSel>,
     /// "Return", "ctrl+s", "shift+Tab", "F5", a character.
@@ -186,6 +191,7 @@ pub struct KeyArgs {
 pub struct TypeArgs {
     #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
+    /// Codex form {app, id}; one of window_id/window is required.
     #[serde(default)]
     pub window: Option<WindowSel>,
     /// Any Unicode (CJK, emoji), typed exactly.
@@ -722,8 +728,8 @@ impl ComputerUseServer {
             step("press_key", self.request_timeout()),
             move |s| {
                 let w = view::resolve(s, a.window_id, a.window.as_ref())?;
-                foreground(s, &w)?;
-                s.press_key(&keys)
+                let w = foreground(s, &w)?;
+                s.press_key_into(&keys, Some(&w))
             },
             move |o| keyboard_body(format!("Pressed {label}."), o),
         )
@@ -748,12 +754,12 @@ impl ComputerUseServer {
             step("type_text", self.request_timeout()),
             move |s| {
                 let w = view::resolve(s, a.window_id, a.window.as_ref())?;
-                foreground(s, &w)?;
+                let w = foreground(s, &w)?;
                 if let Some(i) = a.element_index {
                     let (token, _) = view::element(s, &w, i)?;
                     s.focus_element(&token).map_err(|e| in_indexes(e, i))?;
                 }
-                s.type_text(&a.text)
+                s.type_text_into(&a.text, Some(&w))
             },
             |o| keyboard_body(format!("Typed {} characters.", o.count), o),
         )

@@ -223,6 +223,15 @@ impl Action {
     }
 }
 
+/// Advertised actions that open or close a node (AT-SPI tree cells, MSAA outline items).
+const EXPANDS: &[&str] = &[
+    "expand",
+    "collapse",
+    "expand or contract",
+    "expand or collapse",
+    "expand/collapse",
+];
+
 /// Advertised actions that mean "activate".
 const ACTIVATE: &[&str] = &[
     "click", "press", "activate", "jump", "open", "invoke", "default",
@@ -254,7 +263,7 @@ pub(crate) fn actions(e: &Element) -> Vec<Action> {
     }
     let opens = e.states.expandable
         || e.expanded
-        || advertised.iter().any(|a| a.contains("expand"))
+        || has(EXPANDS)
         || matches!(e.role, Role::ComboBox | Role::TreeItem) && has(ACTIVATE);
     if opens {
         out.push(if e.expanded {
@@ -280,7 +289,7 @@ pub(crate) fn actions(e: &Element) -> Vec<Action> {
     for (raw, lower) in e.actions.iter().zip(&advertised) {
         let covered = ACTIVATE.contains(&lower.as_str())
             || matches!(lower.as_str(), "toggle" | "select")
-            || lower.contains("expand")
+            || EXPANDS.contains(&lower.as_str())
             || out.iter().any(|a| a.name().eq_ignore_ascii_case(raw));
         if !covered {
             out.push(Action::Other(raw.clone()));
