@@ -10,6 +10,7 @@ mod call;
 mod config;
 mod desktop;
 mod doctor;
+mod http;
 mod platform;
 mod serve;
 
@@ -69,12 +70,14 @@ pub struct ToolArgs {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve MCP over stdio.
+    /// Serve MCP over stdio (or Streamable HTTP with --http).
     Serve {
         #[command(flatten)]
         desktop: DesktopArgs,
         #[command(flatten)]
         tools: ToolArgs,
+        #[command(flatten)]
+        http: http::HttpArgs,
         /// Check the desktop instead of serving: print the backend, a ping and the targetable
         /// windows (computer-use-mcp's `--check`), exit non-zero when it is not reachable.
         #[arg(long)]
@@ -155,7 +158,14 @@ fn main() -> ExitCode {
             desktop,
             tools,
             check: true,
+            ..
         } => serve::check(&desktop, &tools),
+        Command::Serve {
+            desktop,
+            tools,
+            http,
+            ..
+        } if http.http.is_some() => http::run(&desktop, &tools, &http),
         Command::Serve { desktop, tools, .. } => serve::run(&desktop, &tools),
         Command::Call {
             tool,

@@ -41,12 +41,12 @@ pub fn filter(tools: &ToolArgs) -> ToolFilter {
     ToolFilter::new(only.as_deref(), exclude.as_deref())
 }
 
-/// Builds the engine on `desktop` and a server of `profile` for one client of it.
-pub fn server(
+/// Builds the engine on `desktop` with the deployment's configuration, and the identity and
+/// tool filter every server of it gets.
+pub fn engine(
     desktop: deskpilot_backend::Desktop,
-    profile: &Profile,
     tools: &ToolArgs,
-) -> (Arc<Engine>, Surface) {
+) -> (Arc<Engine>, ServerIdentity, ToolFilter) {
     let config = crate::config::load(tools.config.as_deref());
     for warning in &config.warnings {
         tracing::warn!("{warning}");
@@ -66,6 +66,16 @@ pub fn server(
         tracing::warn!("enabled = false in the configuration: no tools are served");
         ToolFilter::none()
     };
+    (engine, identity, filter)
+}
+
+/// Builds the engine on `desktop` and a server of `profile` for one client of it.
+pub fn server(
+    desktop: deskpilot_backend::Desktop,
+    profile: &Profile,
+    tools: &ToolArgs,
+) -> (Arc<Engine>, Surface) {
+    let (engine, identity, filter) = engine(desktop, tools);
     let surface = (profile.build)(engine.clone(), identity, &filter);
     (engine, surface)
 }

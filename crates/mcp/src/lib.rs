@@ -9,6 +9,7 @@
 //! Invariant: tool filtering ([`ToolFilter`]) is applied to the router itself, so a hidden
 //! tool is absent from `tools/list` *and* refused by `tools/call`, whatever the client cached.
 
+pub mod http;
 mod kit;
 mod profiles;
 

@@ -66,13 +66,18 @@ fn the_tree_names_every_control_and_its_actions_reach_the_app() {
 }
 
 #[test]
-fn handles_from_an_older_read_are_gone() {
+fn an_unchanged_window_keeps_its_handles_and_unknown_ones_are_gone() {
     let desktop = WindowsDesktop::new().unwrap();
     let fixture = Fixture::start(&desktop, "stale");
     let first = fixture.tree(&desktop);
-    let _second = fixture.tree(&desktop);
+    let second = fixture.tree(&desktop);
+    // Handles are positions in the window's read: a re-read of an unchanged window names
+    // every element alike, so the engine keeps its snapshot (and its tokens) across reads.
     let old = find(&first, "Button", "OK");
-    let err = desktop.read_text(&old.handle).unwrap_err();
+    assert_eq!(old.handle, find(&second, "Button", "OK").handle);
+    desktop.read_text(&old.handle).unwrap();
+    let unknown = deskpilot_backend::ElementHandle("msaa:ffff.9999".to_string());
+    let err = desktop.read_text(&unknown).unwrap_err();
     assert!(
         matches!(err, deskpilot_backend::Error::ElementGone { .. }),
         "a typed ElementGone, not text: {err}"

@@ -21,6 +21,7 @@ mod dsh;
 mod elements;
 mod guard;
 mod harness;
+mod http;
 mod keyboard;
 mod manage;
 mod memory;

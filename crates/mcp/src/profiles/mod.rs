@@ -45,6 +45,13 @@ pub struct Profile {
     pub summary: &'static str,
     /// Builds a server for one new client of `engine`.
     pub build: fn(Arc<Engine>, ServerIdentity, &ToolFilter) -> Surface,
+    /// Builds its Streamable HTTP endpoint: a server (and engine session) per MCP session.
+    pub http: fn(
+        Arc<Engine>,
+        ServerIdentity,
+        &ToolFilter,
+        &crate::http::HttpOptions,
+    ) -> crate::http::McpHttp,
     /// Every tool it has, sorted (before any filter).
     pub tools: fn() -> Vec<String>,
     /// The groups a tool filter may name.
@@ -76,6 +83,7 @@ pub static PROFILES: &[Profile] = &[
         name: "deskpilot",
         summary: "Codex-style granular tools (the default)",
         build: build::<deskpilot::Deskpilot>,
+        http: crate::http::endpoint::<deskpilot::Deskpilot>,
         tools: names::<deskpilot::Deskpilot>,
         groups: deskpilot::GROUPS,
     },
@@ -83,6 +91,7 @@ pub static PROFILES: &[Profile] = &[
         name: "desktopos",
         summary: "drop-in for DesktopOS: 33 tools (shell_*, desktop_*, desktop_cdp_*, memory_*, desktop_diagnose)",
         build: build::<desktopos::DesktopOs>,
+        http: crate::http::endpoint::<desktopos::DesktopOs>,
         tools: names::<desktopos::DesktopOs>,
         groups: desktopos::GROUPS,
     },
@@ -90,6 +99,7 @@ pub static PROFILES: &[Profile] = &[
         name: "computer-use",
         summary: "drop-in for computer-use-mcp: list_apps, get_window_state, click by element_index, perform_secondary_action, … (13 tools)",
         build: build::<computer_use::ComputerUse>,
+        http: crate::http::endpoint::<computer_use::ComputerUse>,
         tools: names::<computer_use::ComputerUse>,
         groups: computer_use::GROUPS,
     },
@@ -97,6 +107,7 @@ pub static PROFILES: &[Profile] = &[
         name: "dsh",
         summary: "drop-in for dsh-computer-use: computer, app_window, ui_element, clipboard, app_skill",
         build: build::<dsh::Dsh>,
+        http: crate::http::endpoint::<dsh::Dsh>,
         tools: names::<dsh::Dsh>,
         groups: &[],
     },
@@ -104,6 +115,7 @@ pub static PROFILES: &[Profile] = &[
         name: "ui-context",
         summary: "drop-in for the UI Context Protocol (Little Mouse Pointer): ui_context_pick, ui_context_current, ui_context_clear",
         build: build::<ui_context::UiContext>,
+        http: crate::http::endpoint::<ui_context::UiContext>,
         tools: names::<ui_context::UiContext>,
         groups: &[],
     },

@@ -1,0 +1,432 @@
+//! `deskpilot serve --http` through rmcp's Streamable HTTP client, on loopback: two sessions
+//! with their own engine sessions (a screenshot id of one is foreign to the other), every
+//! profile over HTTP, the bearer token (401 with `WWW-Authenticate: Bearer`), Host and Origin
+//! checks, the session cap, the body cap, `/healthz` and `/readyz`, TLS, `--no-auth` refused
+//! off loopback, and a clean exit on SIGTERM with a session open.
+
+use std::io::BufRead as _;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt as _;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+
+use crate::harness::{self, ok, text};
+
+const TOKEN: &str = "e2e-token-0123456789abcdef";
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+/// A `serve --http 127.0.0.1:0` process and the address it printed.
+struct HttpServer {
+    child: Child,
+    base: String,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl HttpServer {
+    fn start(desktop: &deskpilot_x11::VirtualDisplay, args: &[&str], token: Option<&str>) -> Self {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_deskpilot"));
+        cmd.args(["serve", "--http", "127.0.0.1:0"])
+            .args(args)
+            .env("DESKPILOT_MEMORY_DIR", harness::fresh_memory_dir())
+            .env("DESKPILOT_CURSOR", "off")
+            .env_remove("DESKPILOT_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        desktop.configure(&mut cmd);
+        if let Some(t) = token {
+            cmd.env("DESKPILOT_TOKEN", t);
+        }
+        let mut child = cmd.spawn().expect("start deskpilot serve --http");
+        let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+        let sink = lines.clone();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let base = loop {
+            let found = lines.lock().unwrap().iter().find_map(|l| {
+                l.split_once(" at ")
+                    .and_then(|(_, url)| url.strip_suffix("/mcp"))
+                    .map(str::to_string)
+            });
+            if let Some(b) = found {
+                break b;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!(
+                    "serve --http exited ({status}): {:?}",
+                    lines.lock().unwrap()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no address printed: {:?}",
+                lines.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        HttpServer {
+            child,
+            base,
+            stderr: lines,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn client(&self, token: &str) -> Client {
+        let config =
+            StreamableHttpClientTransportConfig::with_uri(self.url("/mcp")).auth_header(token);
+        ().serve(StreamableHttpClientTransport::from_config(config))
+            .await
+            .expect("an MCP session over HTTP")
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    fn terminate(mut self) -> std::process::ExitStatus {
+        // SAFETY: plain signal delivery to our own child.
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "no exit within 15 s of SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let Value::Object(map) = args else {
+        unreachable!()
+    };
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
+fn initialize_body() -> String {
+    json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": { "name": "e2e", "version": "1" }
+        }
+    })
+    .to_string()
+}
+
+/// A raw POST /mcp with `headers`; the status and the headers of the answer.
+async fn post(
+    server: &HttpServer,
+    headers: &[(&str, &str)],
+    body: String,
+) -> (u16, reqwest::header::HeaderMap, String) {
+    let mut req = reqwest::Client::new()
+        .post(server.url("/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let r = req.send().await.expect("POST /mcp");
+    let status = r.status().as_u16();
+    let h = r.headers().clone();
+    // An initialize answers with an SSE stream that stays open: read only its head.
+    let body = tokio::time::timeout(Duration::from_millis(500), r.text())
+        .await
+        .unwrap_or(Ok(String::new()))
+        .unwrap_or_default();
+    (status, h, body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_http_sessions_have_their_own_engine_sessions_and_sigterm_exits_cleanly() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let server = HttpServer::start(desktop, &[], Some(TOKEN));
+    let a = server.client(TOKEN).await;
+    let b = server.client(TOKEN).await;
+    let listed = a.list_all_tools().await.unwrap();
+    assert!(listed.iter().any(|t| t.name == "screenshot"));
+    let r = call(&a, "list_windows", json!({})).await;
+    assert!(ok(&r)["windows"].is_array(), "{}", text(&r));
+    let shot = call(&a, "screenshot", json!({})).await;
+    let id = ok(&shot)["screenshot_id"].clone();
+    assert!(id.is_u64(), "{}", text(&shot));
+    let (w, h, _) = harness::image(&shot);
+    assert!(w > 0 && h > 0);
+    // B never saw A's screenshot: its id is another session's.
+    let r = call(&b, "click", json!({ "x": 5, "y": 5, "screenshot_id": id })).await;
+    assert_eq!(harness::error_code(&r), "FOREIGN_REFERENCE", "{}", text(&r));
+    let r = call(&b, "click", json!({ "x": 5, "y": 5 })).await;
+    assert_eq!(
+        harness::error_code(&r),
+        "NO_REFERENCE_SCREENSHOT",
+        "{}",
+        text(&r)
+    );
+    // The token is never in a result or a log line (it was given, so never printed).
+    let logs = server.stderr.lock().unwrap().join("\n");
+    assert!(!logs.contains(TOKEN), "{logs}");
+    assert!(!text(&shot).contains(TOKEN));
+
+    // A session is open (A's, B's): SIGTERM still ends the process at once, with 0.
+    let status = server.terminate();
+    assert_eq!(status.code(), Some(0), "SIGTERM exits 0");
+    drop((a, b));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_host_origin_and_limits_are_enforced_and_health_answers() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let server = HttpServer::start(
+        desktop,
+        &[
+            "--max-sessions",
+            "1",
+            "--max-body-bytes",
+            "65536",
+            "--allow-origin",
+            "http://app.example:8080",
+        ],
+        Some(TOKEN),
+    );
+    // Health without a token, saying nothing else.
+    let r = reqwest::get(server.url("/healthz")).await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let r = reqwest::get(server.url("/readyz")).await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v, json!({ "ready": true }));
+
+    // No token, a wrong one, the right one under another scheme: all refused.
+    let basic = format!("Basic {TOKEN}");
+    for auth in [None, Some("Bearer nope"), Some(basic.as_str())] {
+        let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("authorization", *a)).collect();
+        let (status, h, body) = post(&server, &headers, initialize_body()).await;
+        assert_eq!(status, 401, "{auth:?}: {body}");
+        assert!(
+            h.get("www-authenticate")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("Bearer")),
+            "{h:?}"
+        );
+        let v: Value = serde_json::from_str(&body).expect("a JSON-RPC error body");
+        assert_eq!(v["error"]["code"], -32001, "{v}");
+    }
+    let bearer = format!("Bearer {TOKEN}");
+    // DNS rebinding: a foreign Host; a cross-site Origin; the allowed Origin passes.
+    let (status, _, _) = post(
+        &server,
+        &[("authorization", &bearer), ("host", "evil.example")],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, _, _) = post(
+        &server,
+        &[
+            ("authorization", &bearer),
+            ("origin", "http://evil.example"),
+        ],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(status, 403);
+    // Too large a body.
+    let (status, _, _) = post(&server, &[("authorization", &bearer)], "x".repeat(70_000)).await;
+    assert_eq!(status, 413);
+    // One session may be open: the first takes it, the next is refused with a JSON-RPC error.
+    let (status, h, _) = post(
+        &server,
+        &[
+            ("authorization", &bearer),
+            ("origin", "http://app.example:8080"),
+        ],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(h.contains_key("mcp-session-id"), "{h:?}");
+    let (status, _, body) = post(&server, &[("authorization", &bearer)], initialize_body()).await;
+    assert_eq!(status, 503, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Too many MCP sessions"),
+        "{v}"
+    );
+    // Everything else is not found.
+    let r = reqwest::get(server.url("/")).await.unwrap();
+    assert_eq!(r.status().as_u16(), 404);
+    assert_eq!(server.terminate().code(), Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_profile_answers_over_http() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    for (profile, tool, args) in [
+        ("dsh", "app_window", json!({ "action": "list" })),
+        ("computer-use", "list_windows", json!({})),
+        ("desktopos", "desktop_list_windows", json!({})),
+        ("ui-context", "ui_context_current", json!({})),
+    ] {
+        let server = HttpServer::start(desktop, &["--profile", profile], Some(TOKEN));
+        let client = server.client(TOKEN).await;
+        let tools = client.list_all_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == tool), "{profile}: no {tool}");
+        let r = call(&client, tool, args).await;
+        assert!(
+            r.is_error != Some(true) || profile == "ui-context",
+            "{profile} {tool}: {}",
+            text(&r)
+        );
+        drop(client);
+        assert_eq!(server.terminate().code(), Some(0), "{profile}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generated_token_is_printed_once_and_no_auth_is_loopback_only() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let server = HttpServer::start(desktop, &[], None);
+    let token = server
+        .stderr
+        .lock()
+        .unwrap()
+        .iter()
+        .find_map(|l| {
+            l.strip_prefix("deskpilot: bearer token (generated): ")
+                .map(str::to_string)
+        })
+        .expect("the generated token on stderr");
+    assert_eq!(token.len(), 64, "{token}");
+    let client = server.client(&token).await;
+    assert!(!client.list_all_tools().await.unwrap().is_empty());
+    drop(client);
+    let lines = server.stderr.lock().unwrap().clone();
+    assert_eq!(
+        lines.iter().filter(|l| l.contains(&token)).count(),
+        1,
+        "printed once: {lines:?}"
+    );
+    assert_eq!(server.terminate().code(), Some(0));
+
+    // Off loopback without a token: refused before anything listens.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_deskpilot"));
+    cmd.args(["serve", "--http", "0.0.0.0:0", "--no-auth"])
+        .stdin(Stdio::null());
+    desktop.configure(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--no-auth only binds a loopback address"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_serves_mcp_with_a_certificate_and_key() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("deskpilot-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=localhost",
+        ])
+        .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run openssl (apt-get install openssl)");
+    assert!(made.success());
+    let server = HttpServer::start(
+        desktop,
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+        Some(TOKEN),
+    );
+    assert!(server.base.starts_with("https://"), "{}", server.base);
+    // curl (an HTTP client nobody here wrote) over TLS, trusting the self-signed certificate.
+    let out = Command::new("curl")
+        .args(["-sS", "--cacert"])
+        .arg(&cert)
+        .args(["-H", &format!("Authorization: Bearer {TOKEN}")])
+        .args(["-H", "content-type: application/json"])
+        .args(["-H", "accept: application/json, text/event-stream"])
+        .args(["--max-time", "3", "-d", &initialize_body()])
+        .arg(server.url("/mcp"))
+        .output()
+        .expect("run curl (apt-get install curl)");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("\"protocolVersion\":\"2025-11-25\""),
+        "{said} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new("curl")
+        .args(["-sS", "--cacert"])
+        .arg(&cert)
+        .arg(server.url("/healthz"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+    assert_eq!(server.terminate().code(), Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
