@@ -15,6 +15,7 @@ use anyhow::Context as _;
 mod browser;
 mod computer_use;
 mod dsh;
+mod http;
 mod memory;
 mod ocr;
 use clap::Parser;
@@ -168,6 +169,27 @@ fn main() -> anyhow::Result<()> {
             Ok(rows) => samples.extend(rows),
             Err(e) => samples.push(Sample {
                 name: "dsh profile".into(),
+                times: Vec::new(),
+                note: format!("failed: {e:#}"),
+            }),
+        }
+        let (clients, calls, soak) = if args.quick {
+            (4, 10, 200)
+        } else {
+            (20, 50, 10_000)
+        };
+        match runtime.block_on(http::run(
+            &deskpilot,
+            vd.env().to_vec(),
+            n,
+            *fixture,
+            clients,
+            calls,
+            soak,
+        )) {
+            Ok(rows) => samples.extend(rows),
+            Err(e) => samples.push(Sample {
+                name: "serve --http".into(),
                 times: Vec::new(),
                 note: format!("failed: {e:#}"),
             }),
@@ -412,6 +434,11 @@ fn main() -> anyhow::Result<()> {
             ("pyautogui write 100", "deskpilot type 100"),
             ("pyautogui write 20", "deskpilot type 20"),
             ("bash -c", "deskpilot shell_exec"),
+            (
+                "deskpilot mixed calls over HTTP",
+                "deskpilot mixed calls over stdio",
+            ),
+            ("deskpilot HTTP load", "deskpilot mixed calls over stdio"),
             ("tesseract CLI screen", "deskpilot ocr screen 1920x1080"),
             ("tesseract CLI window", "deskpilot ocr window 800x600"),
             (

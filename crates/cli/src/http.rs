@@ -11,9 +11,9 @@
 //!   logged. `--no-auth` exists only for a loopback bind.
 //! - `Host` must be loopback or a name given with `--allow-host`; a present `Origin` must be
 //!   one given with `--allow-origin` (DNS rebinding and cross-site requests are refused).
-//! - Limits: the request body (`--max-body-bytes`), open sessions (`--max-sessions`), idle
-//!   sessions closed (`--idle-timeout-secs`), a per-session queue; each answered with a status
-//!   and a JSON-RPC error.
+//! - Limits: the request body (`--max-body-bytes`, 413), open sessions (`--max-sessions`, 503
+//!   with a JSON-RPC error), idle sessions closed (`--idle-timeout-secs`), a per-session queue
+//!   (its sender waits: one slow session never holds up another).
 //! - `/healthz` answers while the process runs; `/readyz` when the desktop answers. Neither
 //!   needs the token, and neither says more than ready or not and why.
 //! - SIGTERM / Ctrl-C: stop accepting, end the sessions, let in-flight requests finish within
@@ -45,8 +45,8 @@ pub struct HttpArgs {
     /// endpoint is /mcp, with /healthz and /readyz beside it.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
-    /// Read the bearer token from this file (else DESKPILOT_TOKEN, else one is generated and
-    /// printed once to stderr).
+    /// Read the bearer token from this file when DESKPILOT_TOKEN is not set (with neither, one
+    /// is generated and printed once to stderr).
     #[arg(long, value_name = "PATH", requires = "http")]
     pub token_file: Option<PathBuf>,
     /// No bearer token (only with a loopback ADDR).
@@ -148,12 +148,13 @@ impl State {
     /// accessibility and OCR state in one word each.
     async fn ready(&self) -> Response<ResponseBody> {
         let engine = self.engine.clone();
-        let probe = tokio::task::spawn_blocking(move || {
-            let session = deskpilot_engine::Session::new(engine);
-            session.status().map(|_| ())
-        });
+        let probe =
+            tokio::task::spawn_blocking(move || deskpilot_engine::Session::new(engine).readiness());
         match tokio::time::timeout(Duration::from_secs(5), probe).await {
-            Ok(Ok(Ok(()))) => json(StatusCode::OK, &serde_json::json!({ "ready": true })),
+            Ok(Ok(Ok(r))) => json(
+                StatusCode::OK,
+                &serde_json::json!({ "ready": true, "accessibility": r.accessibility, "ocr": r.ocr }),
+            ),
             Ok(Ok(Err(e))) => json(
                 StatusCode::SERVICE_UNAVAILABLE,
                 &serde_json::json!({ "ready": false, "reason": e.code().as_str() }),

@@ -106,7 +106,7 @@ pub use shell::{
 };
 pub use signature::Difference;
 pub use skills::SkillWrite;
-pub use status::StatusReport;
+pub use status::{Readiness, StatusReport};
 pub use tree::{
     Element, Snapshot, TREE_TIMEOUT, Tokens, TreeRequest, line as tree_line, parse_token,
 };

@@ -55,3 +55,44 @@ impl Session {
         })
     }
 }
+
+/// What a readiness probe reports beside "the desktop answers": one word each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Readiness {
+    /// `ok` (the active window's tree reads), `empty`, `unavailable`, `error` or `unchecked`
+    /// (no active window).
+    pub accessibility: &'static str,
+    /// `ok` (an OCR engine with languages) or `unavailable`.
+    pub ocr: &'static str,
+}
+
+impl Session {
+    /// The desktop answers (monitors and windows read back), and whether accessibility and
+    /// OCR work; an error when the desktop does not answer.
+    pub fn readiness(&self) -> Result<Readiness, Error> {
+        let status = self.status()?;
+        let accessibility = match &status.active_window {
+            None => "unchecked",
+            Some(w) => {
+                let mut request = crate::TreeRequest::new(crate::WindowRef::Id(w.id));
+                request.include_screenshot = false;
+                request.max_elements = 50;
+                request.max_chars = 1;
+                match self.window_state(&request) {
+                    Ok(s) if !s.elements.is_empty() => "ok",
+                    Ok(_) => "empty",
+                    Err(e) if e.code() == deskpilot_types::ErrorCode::AccessibilityUnavailable => {
+                        "unavailable"
+                    }
+                    Err(_) => "error",
+                }
+            }
+        };
+        let ocr = if self.desktop.ocr.info().languages.is_ok() {
+            "ok"
+        } else {
+            "unavailable"
+        };
+        Ok(Readiness { accessibility, ocr })
+    }
+}

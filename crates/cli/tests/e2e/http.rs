@@ -35,14 +35,19 @@ impl HttpServer {
             .args(args)
             .env("DESKPILOT_MEMORY_DIR", harness::fresh_memory_dir())
             .env("DESKPILOT_CURSOR", "off")
-            .env_remove("DESKPILOT_TOKEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        desktop.configure(&mut cmd);
+            .env_remove("DESKPILOT_TOKEN");
         if let Some(t) = token {
             cmd.env("DESKPILOT_TOKEN", t);
         }
+        Self::start_with(desktop, cmd)
+    }
+
+    /// Starts `cmd` (a `serve --http 127.0.0.1:0` command) on `desktop`.
+    fn start_with(desktop: &deskpilot_x11::VirtualDisplay, mut cmd: Command) -> Self {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        desktop.configure(&mut cmd);
         let mut child = cmd.spawn().expect("start deskpilot serve --http");
         let lines: Arc<Mutex<Vec<String>>> = Arc::default();
         let sink = lines.clone();
@@ -226,7 +231,12 @@ async fn the_token_host_origin_and_limits_are_enforced_and_health_answers() {
     let r = reqwest::get(server.url("/readyz")).await.unwrap();
     assert_eq!(r.status().as_u16(), 200);
     let v: Value = r.json().await.unwrap();
-    assert_eq!(v, json!({ "ready": true }));
+    assert_eq!(v["ready"], true, "{v}");
+    assert!(
+        v["accessibility"].is_string() && v["ocr"].is_string(),
+        "{v}"
+    );
+    assert_eq!(v.as_object().unwrap().len(), 3, "nothing else: {v}");
 
     // No token, a wrong one, the right one under another scheme: all refused.
     let basic = format!("Basic {TOKEN}");
@@ -429,4 +439,174 @@ async fn tls_serves_mcp_with_a_certificate_and_key() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
     assert_eq!(server.terminate().code(), Some(0));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_that_never_read_or_never_finish_do_not_block_the_others() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    use std::io::Write as _;
+    let server = HttpServer::start(desktop, &["--shutdown-grace-secs", "2"], Some(TOKEN));
+    let authority = server.base.trim_start_matches("http://").to_string();
+    let body = initialize_body();
+    let mut stuck = Vec::new();
+    // Sessions opened by clients that never read a byte of their answers…
+    for _ in 0..5 {
+        let mut s = std::net::TcpStream::connect(&authority).unwrap();
+        write!(
+            s,
+            "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        stuck.push(s);
+    }
+    // …and requests that never finish their headers or their body.
+    for partial in [
+        format!("POST /mcp HTTP/1.1\r\nHost: {authority}\r\n"),
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\""
+        ),
+    ] {
+        let mut s = std::net::TcpStream::connect(&authority).unwrap();
+        s.write_all(partial.as_bytes()).unwrap();
+        stuck.push(s);
+    }
+    // Another client is served as if they were not there.
+    let started = Instant::now();
+    let client = tokio::time::timeout(Duration::from_secs(10), server.client(TOKEN))
+        .await
+        .expect("a new session despite the stuck clients");
+    for _ in 0..5 {
+        let r = call(&client, "list_windows", json!({})).await;
+        assert!(ok(&r)["windows"].is_array());
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "served in {:?}",
+        started.elapsed()
+    );
+    let r = reqwest::get(server.url("/healthz")).await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    drop(client);
+    // Shutdown does not wait on them beyond the grace period.
+    let stopping = Instant::now();
+    assert_eq!(server.terminate().code(), Some(0));
+    assert!(
+        stopping.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        stopping.elapsed()
+    );
+    drop(stuck);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_while_writing_skills_and_memory_never_leaves_a_torn_file() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let memory = harness::fresh_memory_dir();
+    let skills =
+        std::env::temp_dir().join(format!("deskpilot-kill9-skills-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&skills);
+    let memory_s = memory.to_str().unwrap().to_string();
+    let skills_s = skills.to_str().unwrap().to_string();
+    // A recipe near the size limit, with its round in every line, so a torn or mixed file
+    // shows.
+    let recipe = |round: usize| {
+        (0..60)
+            .map(|i| format!("- round {round} step {i}: Apply, read status."))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for round in 0..12 {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_deskpilot"));
+        cmd.args(["serve", "--http", "127.0.0.1:0"])
+            .env("DESKPILOT_MEMORY_DIR", &memory_s)
+            .env("DESKPILOT_SKILLS_DIR", &skills_s)
+            .env("DESKPILOT_TOKEN", TOKEN)
+            .env("DESKPILOT_CURSOR", "off");
+        let server = HttpServer::start_with(desktop, cmd);
+        let client = server.client(TOKEN).await;
+        if round == 0 {
+            // Saving works at all (else the loop below would prove nothing).
+            let r = call(
+                &client,
+                "app_skill",
+                json!({ "action": "save", "app": "Kill Nine", "summary": "first", "content": recipe(0) }),
+            )
+            .await;
+            ok(&r);
+        }
+        let writer = {
+            let content = recipe(round);
+            tokio::spawn(async move {
+                for i in 0.. {
+                    let Value::Object(save) = json!({ "action": "save", "app": "Kill Nine", "summary": format!("round {round} save {i}"), "content": content })
+                    else {
+                        unreachable!()
+                    };
+                    let _ = client
+                        .call_tool(CallToolRequestParams::new("app_skill").with_arguments(save))
+                        .await;
+                    let _ = client
+                        .call_tool(CallToolRequestParams::new("list_windows"))
+                        .await;
+                    let _ = client
+                        .call_tool(CallToolRequestParams::new("memory_stats"))
+                        .await;
+                }
+            })
+        };
+        // Killed at a different moment each round, mid-write or not.
+        tokio::time::sleep(Duration::from_millis(40 + 37 * round as u64)).await;
+        let mut server = server;
+        // SAFETY: plain signal delivery to our own child.
+        unsafe {
+            libc::kill(server.child.id() as i32, libc::SIGKILL);
+        }
+        let _ = server.child.wait();
+        writer.abort();
+        // What is on disk is whole: the memory state parses, each recipe is one round's.
+        if let Ok(state) = std::fs::read_to_string(memory.join("memory.json")) {
+            serde_json::from_str::<Value>(&state)
+                .unwrap_or_else(|e| panic!("round {round}: torn memory.json ({e}): {state:.200}"));
+        }
+        for entry in std::fs::read_dir(&skills).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if !name.ends_with(".md") || name.starts_with('.') {
+                continue;
+            }
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            let rounds: std::collections::BTreeSet<&str> = text
+                .lines()
+                .filter_map(|l| l.strip_prefix("- round "))
+                .filter_map(|l| l.split(' ').next())
+                .collect();
+            let steps = text.lines().filter(|l| l.starts_with("- round ")).count();
+            assert!(
+                rounds.len() == 1 && steps == 60,
+                "round {round}: {name} is torn or mixed: rounds {rounds:?}, {steps} steps"
+            );
+        }
+    }
+    // The next server reads everything back without a complaint.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_deskpilot"));
+    cmd.args(["serve", "--http", "127.0.0.1:0"])
+        .env("DESKPILOT_MEMORY_DIR", &memory_s)
+        .env("DESKPILOT_SKILLS_DIR", &skills_s)
+        .env("DESKPILOT_TOKEN", TOKEN)
+        .env("DESKPILOT_CURSOR", "off");
+    let server = HttpServer::start_with(desktop, cmd);
+    let client = server.client(TOKEN).await;
+    let r = call(&client, "memory_stats", json!({})).await;
+    ok(&r);
+    let r = call(&client, "memory_timeline", json!({})).await;
+    ok(&r);
+    let r = call(&client, "app_skill", json!({ "action": "list" })).await;
+    assert!(text(&r).contains("Kill Nine"), "{}", text(&r));
+    drop(client);
+    assert_eq!(server.terminate().code(), Some(0));
+    let _ = std::fs::remove_dir_all(&skills);
 }
