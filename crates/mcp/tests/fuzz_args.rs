@@ -273,6 +273,7 @@ fn corpus() -> Vec<(String, Value)> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::print_stderr)] // the seed and the count, so a run can be replayed
 async fn every_tool_of_every_profile_survives_random_and_junk_arguments() {
     let secs: f64 = std::env::var("DESKPILOT_FUZZ_SECS")
         .ok()

@@ -1,8 +1,13 @@
 //! The table of profiles: one tool surface each over the same engine. `serve --profile NAME`
 //! looks the name up here; adding a profile is adding a module (a `ProfileSpec`: name,
 //! instructions, timeouts, wording, tools) and a row.
+//!
+//! The `conformance` row (fixture tools for the MCP conformance suite) exists only with the
+//! `conformance` feature, which test builds of the binary turn on.
 
 pub(crate) mod computer_use;
+#[cfg(feature = "conformance")]
+pub(crate) mod conformance;
 pub(crate) mod deskpilot;
 pub(crate) mod desktopos;
 pub(crate) mod dsh;
@@ -119,6 +124,15 @@ pub static PROFILES: &[Profile] = &[
         tools: names::<ui_context::UiContext>,
         groups: &[],
     },
+    #[cfg(feature = "conformance")]
+    Profile {
+        name: "conformance",
+        summary: "fixture tools of the MCP conformance suite (test builds only)",
+        build: build::<conformance::Conformance>,
+        http: crate::http::endpoint::<conformance::Conformance>,
+        tools: names::<conformance::Conformance>,
+        groups: &[],
+    },
 ];
 
 /// A server of profile `P` for one new client of `engine`.
@@ -200,6 +214,8 @@ mod tests {
                 "desktopos" => (desktopos::tools_list(), desktopos::tools_list_raw()),
                 "dsh" => (dsh::tools_list(), dsh::tools_list_raw()),
                 "ui-context" => (ui_context::tools_list(), ui_context::tools_list_raw()),
+                #[cfg(feature = "conformance")]
+                "conformance" => (conformance::tools_list(), conformance::tools_list_raw()),
                 other => panic!("profile {other} has no snapshot test"),
             };
             // Compacting drops noise, never a parameter.
@@ -305,6 +321,7 @@ mod tests {
             modules,
             [
                 "computer_use",
+                "conformance",
                 "deskpilot",
                 "desktopos",
                 "dsh",
