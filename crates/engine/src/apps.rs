@@ -32,6 +32,29 @@ pub struct AppList {
     pub catalog_error: Option<String>,
 }
 
+impl AppList {
+    /// Only what `filter` names (case-insensitive, a substring): running apps by process name
+    /// or window title, installed ones by name, id, localized name or keyword. Empty keeps all.
+    pub fn matching(mut self, filter: &str) -> AppList {
+        let needle = filter.trim().to_lowercase();
+        if needle.is_empty() {
+            return self;
+        }
+        let hit = |s: &str| s.to_lowercase().contains(&needle);
+        self.running.retain(|r| {
+            r.process.as_deref().is_some_and(hit) || r.windows.iter().any(|w| hit(&w.title))
+        });
+        self.installed.retain(|a| {
+            [&a.name, &a.id]
+                .into_iter()
+                .chain(a.localized.values())
+                .chain(&a.keywords)
+                .any(|s| hit(s))
+        });
+        self
+    }
+}
+
 /// How an app was found for `launch_app`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Found {

@@ -54,16 +54,6 @@ fn ten_seconds() -> u64 {
     10_000
 }
 
-/// Whether an installed app matches a filter (any name, id or keyword).
-fn app_matches(a: &InstalledApp, needle: &str) -> bool {
-    needle.is_empty()
-        || [&a.name, &a.id]
-            .into_iter()
-            .chain(a.localized.values())
-            .chain(&a.keywords)
-            .any(|s| s.to_lowercase().contains(needle))
-}
-
 /// A launch and the catalog entry it started, as the pipeline's outcome.
 struct Launched(Option<(InstalledApp, Found)>, LaunchOutcome);
 
@@ -99,27 +89,10 @@ impl ComputerUseServer {
             Ok(l) => l,
             Err(e) => return error(&e),
         };
-        let needle = a.filter.trim().to_lowercase();
-        let running: Vec<_> = list
-            .running
-            .iter()
-            .filter(|r| {
-                needle.is_empty()
-                    || r.process
-                        .as_deref()
-                        .is_some_and(|p| p.to_lowercase().contains(&needle))
-                    || r.windows
-                        .iter()
-                        .any(|w| w.title.to_lowercase().contains(&needle))
-            })
-            .collect();
-        let installed: Vec<_> = list
-            .installed
-            .iter()
-            .filter(|i| app_matches(i, &needle))
-            .collect();
+        let list = list.matching(&a.filter);
+        let (running, installed) = (list.running.as_slice(), list.installed.as_slice());
         let mut text = format!("Running apps ({}):", running.len());
-        for r in &running {
+        for r in running {
             text.push_str(&format!(
                 "\n{} (pid {})",
                 r.process.as_deref().unwrap_or("?"),
@@ -133,7 +106,7 @@ impl ComputerUseServer {
             "\nInstalled apps ({}; launch_app {{app: <id or name>}}):",
             installed.len()
         ));
-        for i in &installed {
+        for i in installed {
             let local: Vec<&str> = i.localized.values().map(String::as_str).collect();
             text.push_str(&format!(
                 "\n{}: {}{}",

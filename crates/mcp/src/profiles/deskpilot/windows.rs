@@ -37,16 +37,6 @@ pub(crate) fn window_line(w: &WindowInfo) -> String {
     )
 }
 
-/// Whether an installed app matches a `list_apps` filter (any name, id or keyword).
-fn app_matches(a: &deskpilot_backend::apps::InstalledApp, needle: &str) -> bool {
-    needle.is_empty()
-        || [&a.name, &a.id]
-            .into_iter()
-            .chain(a.localized.values())
-            .chain(&a.keywords)
-            .any(|s| s.to_lowercase().contains(needle))
-}
-
 #[tool_router(router = windows_router, vis = "pub(crate)")]
 impl DeskpilotServer {
     /// Running apps with their windows, and installed apps (desktop entries) to start with window launch.
@@ -69,27 +59,10 @@ impl DeskpilotServer {
             Ok(l) => l,
             Err(e) => return error(&e),
         };
-        let needle = args.filter.trim().to_lowercase();
-        let running: Vec<_> = list
-            .running
-            .iter()
-            .filter(|a| {
-                needle.is_empty()
-                    || a.process
-                        .as_deref()
-                        .is_some_and(|p| p.to_lowercase().contains(&needle))
-                    || a.windows
-                        .iter()
-                        .any(|w| w.title.to_lowercase().contains(&needle))
-            })
-            .collect();
-        let installed: Vec<_> = list
-            .installed
-            .iter()
-            .filter(|a| app_matches(a, &needle))
-            .collect();
+        let list = list.matching(&args.filter);
+        let (running, installed) = (list.running.as_slice(), list.installed.as_slice());
         let mut text = format!("{} running app(s):", running.len());
-        for a in &running {
+        for a in running {
             text.push_str(&format!(
                 "\n{} (pid {}): {}",
                 a.process.as_deref().unwrap_or("?"),
@@ -105,7 +78,7 @@ impl DeskpilotServer {
             "\n{} installed app(s) (start one with window {{action: \"launch\", command, args}} from its exec):",
             installed.len()
         ));
-        for a in &installed {
+        for a in installed {
             let local: Vec<&str> = a.localized.values().map(String::as_str).collect();
             text.push_str(&format!(
                 "\n{}: {}{} — {}",
