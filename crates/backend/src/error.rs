@@ -33,6 +33,10 @@ pub enum Error {
     /// the X server went away).
     #[error("cannot reach the display: {message}")]
     NoDisplay { message: String },
+    /// The desktop went away and a fresh one is being brought up in its place (a virtual
+    /// display whose X server died); calls work again once it is up.
+    #[error("the desktop is being brought up again: {message}")]
+    DesktopRestarting { message: String },
     /// A capture rectangle that is not inside the desktop bounds.
     #[error("{rect} is outside the desktop {desktop}")]
     OutsideDesktop { rect: Rect, desktop: Rect },

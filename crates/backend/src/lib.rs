@@ -300,12 +300,17 @@ impl Desktop {
 #[derive(Debug)]
 struct Unreachable {
     message: String,
+    /// A fresh desktop is on its way (rather than none at all).
+    restarting: bool,
 }
 
 impl Unreachable {
     fn error(&self) -> Error {
-        Error::NoDisplay {
-            message: self.message.clone(),
+        let message = self.message.clone();
+        if self.restarting {
+            Error::DesktopRestarting { message }
+        } else {
+            Error::NoDisplay { message }
         }
     }
 }
@@ -391,6 +396,30 @@ impl Desktop {
             capture_method: "none".to_string(),
             window_manager: None,
         };
-        Desktop::from_backend(info, Arc::new(Unreachable { message }))
+        Desktop::from_backend(
+            info,
+            Arc::new(Unreachable {
+                message,
+                restarting: false,
+            }),
+        )
+    }
+
+    /// A stand-in while the desktop is brought up again: every call fails at once with
+    /// [`Error::DesktopRestarting`] carrying `message`.
+    pub fn restarting(platform: &'static str, message: String) -> Self {
+        let info = BackendInfo {
+            platform,
+            display: "restarting".to_string(),
+            capture_method: "none".to_string(),
+            window_manager: None,
+        };
+        Desktop::from_backend(
+            info,
+            Arc::new(Unreachable {
+                message,
+                restarting: true,
+            }),
+        )
     }
 }

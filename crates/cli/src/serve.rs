@@ -170,8 +170,9 @@ pub fn run(desktop: &DesktopArgs, tools: &ToolArgs) -> anyhow::Result<ExitCode> 
     // The virtual display (if any) lives in `_session`, declared before the runtime, so it
     // is torn down after the runtime has stopped.
     let profile = profile(tools)?;
-    let (desktop, _session) = crate::platform::connect(desktop)?;
+    let (desktop, session) = crate::platform::connect(desktop)?;
     let (engine, surface) = server(desktop, profile, tools);
+    crate::platform::supervise(&session, &engine);
     tracing::info!(profile = surface.profile, tools = ?surface.tools, "serving MCP on stdio");
     let runtime = crate::runtime()?;
     let outcome = runtime.block_on(async move {

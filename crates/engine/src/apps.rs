@@ -117,8 +117,8 @@ impl Session {
     /// catalog).
     pub fn list_apps(&self) -> Result<AppList, Error> {
         self.note_call();
-        let windows = self.desktop.windows.list_windows()?;
-        let (installed, catalog_error) = match self.desktop.window_control.installed_apps() {
+        let windows = self.desktop().windows.list_windows()?;
+        let (installed, catalog_error) = match self.desktop().window_control.installed_apps() {
             Ok(apps) => (apps, None),
             Err(e) => (Vec::new(), Some(e.to_string())),
         };
@@ -137,7 +137,7 @@ impl Session {
                     .to_string(),
             });
         }
-        let apps = self.desktop.window_control.installed_apps()?;
+        let apps = self.desktop().window_control.installed_apps()?;
         let (found, how) = matching(&apps, query);
         match found.as_slice() {
             [] => Ok(None),

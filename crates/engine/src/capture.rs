@@ -213,14 +213,14 @@ impl Session {
     /// capture it alone, and notes about all that.
     pub(crate) fn resolve_target(&self, target: CaptureTarget) -> Result<Resolved, Error> {
         let mut notes = Vec::new();
-        let desktop = self.desktop.screens.desktop_bounds()?;
+        let desktop = self.desktop().screens.desktop_bounds()?;
         let mut window = None;
         // The window's own drawing, when it is covered and the backend can capture it alone.
         let mut drawn = None;
         let rect = match target {
             CaptureTarget::Screen => desktop,
             CaptureTarget::Monitor(index) => {
-                let monitors = self.desktop.screens.monitors()?;
+                let monitors = self.desktop().screens.monitors()?;
                 let Some(m) = monitors.iter().find(|m| m.index == index) else {
                     return Err(Error::InvalidArgument {
                         message: format!(
@@ -252,7 +252,7 @@ impl Session {
                 clipped
             }
             CaptureTarget::Window(id) => {
-                let windows = self.desktop.windows.list_windows()?;
+                let windows = self.desktop().windows.list_windows()?;
                 let w = windows
                     .iter()
                     .find(|w| w.id == id)
@@ -284,13 +284,13 @@ impl Session {
                     })
                     .collect();
                 if !by.is_empty() {
-                    let own = self.desktop.capture.capture_window(w, clipped);
+                    let own = self.desktop().capture.capture_window(w, clipped);
                     notes.push(Note::Fallback(match own {
                         Ok(WindowCapture::Captured(frame)) => {
                             drawn = Some(frame);
                             Fallback::OwnDrawing {
                                 covered_by: by,
-                                method: self.desktop.capture.window_capture_method(),
+                                method: self.desktop().capture.window_capture_method(),
                             }
                         }
                         Ok(WindowCapture::Blank) => Fallback::Blank { by },
@@ -355,7 +355,7 @@ impl Session {
                 process(&mut frame.view_mut());
                 Ok(Vec::new())
             }
-            None => self.desktop.capture.capture_with(
+            None => self.desktop().capture.capture_with(
                 rect,
                 std::mem::take(&mut pool.frame),
                 &mut process,
@@ -372,10 +372,7 @@ impl Session {
         };
         let image = image?;
         let id = self.ids.issue(IdKind::Screenshot, self.id());
-        self.shots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, view, pin);
+        self.shots_now().insert(id, view, pin);
         if let Some(pin) = pin {
             self.observe_window(pin.window, "screenshot");
         }
@@ -384,18 +381,14 @@ impl Session {
             None => RefKey::Area(view.capture),
         };
         let overlay = self.overlay_regions();
-        let previous = self
-            .references
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(
-                key,
-                Reference {
-                    id,
-                    rect: view.capture,
-                    signature: signature.clone(),
-                },
-            );
+        let previous = self.references_now().insert(
+            key,
+            Reference {
+                id,
+                rect: view.capture,
+                signature: signature.clone(),
+            },
+        );
         let change = previous.filter(|old| old.rect == view.capture).map(|old| {
             let d = crate::signature::difference(&old.signature, &signature, &overlay);
             Change {
@@ -424,12 +417,7 @@ impl Session {
 
     /// A remembered screenshot, or `UnknownScreenshot`.
     pub fn screenshot_record(&self, id: ScreenshotId) -> Result<ScreenshotRecord, Error> {
-        let record = self
-            .shots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(id)
-            .cloned();
+        let record = self.shots_now().get(id).cloned();
         record.ok_or_else(|| {
             if self.foreign(IdKind::Screenshot, id) {
                 Error::ForeignReference {
@@ -443,11 +431,7 @@ impl Session {
 
     /// The last screenshot this session took.
     pub fn last_screenshot(&self) -> Option<ScreenshotRecord> {
-        self.shots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .last()
-            .cloned()
+        self.shots_now().last().cloned()
     }
 }
 
@@ -478,6 +462,29 @@ mod tests {
         let mut buf = vec![0; reader.output_buffer_size().unwrap()];
         let info = reader.next_frame(&mut buf).unwrap();
         (info.width, info.height, buf)
+    }
+
+    #[test]
+    fn a_replaced_desktop_forgets_what_was_issued_on_the_old_one() {
+        let fake = FakeDesktop::new(640, 480);
+        let session = engine(&fake, EngineConfig::default());
+        let shot = session.screenshot(&req(CaptureTarget::Screen)).unwrap();
+        assert!(session.screenshot_record(shot.id).is_ok());
+        let stand_in = deskpilot_backend::Desktop::restarting("fake", "test".into());
+        session.engine().replace_desktop(stand_in);
+        let e = session.screenshot(&req(CaptureTarget::Screen)).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::DesktopRestarting, "{e}");
+        session
+            .engine()
+            .replace_desktop(FakeDesktop::new(640, 480).desktop());
+        assert_eq!(
+            session.screenshot_record(shot.id).unwrap_err().code(),
+            ErrorCode::UnknownScreenshot,
+            "an id of the old desktop is not taken for the new one's"
+        );
+        assert!(session.last_screenshot().is_none());
+        assert!(session.screenshot(&req(CaptureTarget::Screen)).is_ok());
+        assert_eq!(session.engine().desktop_generation(), 2);
     }
 
     #[test]

@@ -9,7 +9,10 @@ pub const MAX_CLIPBOARD_BYTES: usize = 16 * 1024 * 1024;
 impl Session {
     /// The clipboard's text; `None` when it is empty or holds something other than text.
     pub fn clipboard_read(&self) -> Result<Option<String>, Error> {
-        self.desktop.clipboard.read_text().map_err(Error::clipboard)
+        self.desktop()
+            .clipboard
+            .read_text()
+            .map_err(Error::clipboard)
     }
 
     /// Puts `text` on the clipboard; it stays pasteable while this process runs.
@@ -26,11 +29,11 @@ impl Session {
             Mutation::Other,
             &format!("put {} on the clipboard", crate::safety::quoted(text)),
         )?;
-        self.desktop
+        self.desktop()
             .clipboard
             .write_text(text)
             .map_err(Error::clipboard)?;
-        let read = self.desktop.clipboard.read_text().ok().flatten();
+        let read = self.desktop().clipboard.read_text().ok().flatten();
         Ok(ClipboardWrite {
             bytes: text.len(),
             chars: text.chars().count(),

@@ -248,7 +248,7 @@ impl Session {
     /// Resolves `token` and checks its window still exists with the same owner.
     fn live_element(&self, token: &str) -> Result<(WindowInfo, WindowInfo, Element), Error> {
         let (seen, element) = self.element(token)?;
-        let windows = self.desktop.windows.list_windows()?;
+        let windows = self.desktop().windows.list_windows()?;
         let now = windows
             .into_iter()
             .find(|w| w.id == seen.id)
@@ -262,9 +262,7 @@ impl Session {
         }
         self.aim(VerifyTarget::Window(now.id));
         let path = self
-            .snapshots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .snapshots_now()
             .newest_of(now.id)
             .and_then(|(_, elements, _)| {
                 crate::paths::paths(&elements)
@@ -292,7 +290,7 @@ impl Session {
             let action = advertised(&element, CLICK_ACTIONS);
             if let Some(action) = action {
                 match self
-                    .desktop
+                    .desktop()
                     .accessibility
                     .do_action(&element.handle, &action)
                 {
@@ -371,7 +369,7 @@ impl Session {
             ));
         };
         self.gate(Mutation::Other, &label("invoke", &element, &now))?;
-        self.desktop
+        self.desktop()
             .accessibility
             .do_action(&element.handle, &action)
             .map_err(|e| element_err(&element, "invoke", e))?;
@@ -405,7 +403,7 @@ impl Session {
             Mutation::Other,
             &label(&format!("perform \"{action}\" on"), &element, &now),
         )?;
-        self.desktop
+        self.desktop()
             .accessibility
             .do_action(&element.handle, &name)
             .map_err(|e| element_err(&element, &name, e))?;
@@ -435,12 +433,12 @@ impl Session {
                 &now,
             ),
         )?;
-        self.desktop
+        self.desktop()
             .accessibility
             .set_value(&element.handle, value)
             .map_err(|e| element_err(&element, "set_value", e))?;
         let read = self
-            .desktop
+            .desktop()
             .accessibility
             .read_text(&element.handle)
             .map_err(|e| element_err(&element, "read its text", e))?;
@@ -468,7 +466,7 @@ impl Session {
     pub fn element_text(&self, token: &str) -> Result<(Element, String), Error> {
         let (_, _, element) = self.live_element(token)?;
         let text = self
-            .desktop
+            .desktop()
             .accessibility
             .read_text(&element.handle)
             .map_err(|e| element_err(&element, "read its text", e))?;
@@ -479,7 +477,7 @@ impl Session {
     pub fn focus_element(&self, token: &str) -> Result<ElementOutcome, Error> {
         let (_, now, element) = self.live_element(token)?;
         self.gate(Mutation::Other, &label("focus", &element, &now))?;
-        self.desktop
+        self.desktop()
             .accessibility
             .focus(&element.handle)
             .map_err(|e| element_err(&element, "focus", e))?;
@@ -500,7 +498,7 @@ impl Session {
     pub fn element_op(&self, token: &str, op: ElementOp) -> Result<ElementOutcome, Error> {
         let (_, now, element) = self.live_element(token)?;
         self.gate(Mutation::Other, &label(op.name(), &element, &now))?;
-        let accessibility = &self.desktop.accessibility;
+        let accessibility = &self.desktop().accessibility;
         let before = accessibility
             .states(&element.handle)
             .map_err(|e| element_err(&element, "read its states", e))?;

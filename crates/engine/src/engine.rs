@@ -5,7 +5,8 @@
 //! Per-client operations (captures, zoom, status, actions) are `impl Session` in their own
 //! modules; this module imports none of them.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 use deskpilot_backend::Desktop;
 use deskpilot_types::{Rect, WindowId, WindowInfo};
@@ -23,17 +24,39 @@ pub struct WindowFilter {
 /// The platform-neutral core. Cheap to share behind an `Arc`; every method blocks.
 #[derive(Debug)]
 pub struct Engine {
-    pub(crate) desktop: Desktop,
+    /// The desktop every call goes to; replaced whole when the desktop under it is replaced
+    /// (a virtual display brought up again after its X server died).
+    desktop: RwLock<Arc<Desktop>>,
+    /// Bumped at every replacement: sessions drop their ids, refs and references from an
+    /// earlier desktop, whose window ids a fresh X server may hand out again.
+    generation: AtomicU64,
     pub(crate) config: EngineConfig,
     pub(crate) buffers: Mutex<Buffers>,
-    pub(crate) guard: std::sync::Arc<crate::guard::Guard>,
+    pub(crate) guard: Arc<crate::guard::Guard>,
     /// Screenshot and snapshot ids, unique in the process, and who was issued them.
     pub(crate) ids: crate::ids::Ids,
 
     /// App skills: built-ins and the user layer.
     pub(crate) skills: deskpilot_skills::Library,
     /// What this user's desktop showed and what was done on it; `None` when memory is off.
-    pub(crate) memory: Option<std::sync::Arc<crate::memory::live::Store>>,
+    pub(crate) memory: Option<Arc<crate::memory::live::Store>>,
+}
+
+/// `desktop` as the engine holds it: window listings feed memory, and the guard listens to
+/// its overlay's Esc.
+fn attach(
+    mut desktop: Desktop,
+    guard: &Arc<crate::guard::Guard>,
+    memory: Option<&Arc<crate::memory::live::Store>>,
+) -> Desktop {
+    if let Some(store) = memory {
+        desktop.windows = Arc::new(crate::memory::live::Watched {
+            inner: desktop.windows.clone(),
+            store: Arc::downgrade(store),
+        });
+    }
+    guard.listen(&*desktop.overlay);
+    desktop
 }
 
 /// Pixel buffers kept between screenshots, so a full-screen capture reuses its pages instead
@@ -46,22 +69,17 @@ pub(crate) struct Buffers {
 }
 
 impl Engine {
-    pub fn new(mut desktop: Desktop, config: EngineConfig) -> Self {
+    pub fn new(desktop: Desktop, config: EngineConfig) -> Self {
         let memory = crate::memory::live::Store::open(&config.memory, &config.safety.blocklist);
-        if let Some(store) = &memory {
-            desktop.windows = std::sync::Arc::new(crate::memory::live::Watched {
-                inner: desktop.windows.clone(),
-                store: std::sync::Arc::downgrade(store),
-            });
-        }
-        let guard = std::sync::Arc::new(crate::guard::Guard::default());
-        guard.listen(&*desktop.overlay);
+        let guard = Arc::new(crate::guard::Guard::default());
+        let desktop = attach(desktop, &guard, memory.as_ref());
         let skills =
             deskpilot_skills::Library::new(&config.skills.library, &|k| std::env::var(k).ok());
         Engine {
             guard,
             skills,
-            desktop,
+            desktop: RwLock::new(Arc::new(desktop)),
+            generation: AtomicU64::new(0),
             config,
             buffers: Mutex::new(Buffers::default()),
             ids: Default::default(),
@@ -69,9 +87,38 @@ impl Engine {
         }
     }
 
+    /// The desktop calls go to now.
+    pub(crate) fn desktop(&self) -> Arc<Desktop> {
+        self.desktop
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Which desktop this is: 0 for the first, bumped by every [`Engine::replace_desktop`].
+    pub fn desktop_generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Sends every later call to `desktop` instead (the old one's overlay is shut down).
+    /// Calls already running finish on the old one. Every session forgets the screenshot
+    /// ids, element refs and references it was issued before: they named windows of a
+    /// desktop that is gone, and a fresh X server hands the same window ids out again.
+    pub fn replace_desktop(&self, desktop: Desktop) {
+        let desktop = Arc::new(attach(desktop, &self.guard, self.memory.as_ref()));
+        let old = std::mem::replace(
+            &mut *self.desktop.write().unwrap_or_else(|e| e.into_inner()),
+            desktop,
+        );
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        old.overlay.shutdown();
+        self.guard.forget_deaths();
+        tracing::info!(generation = self.desktop_generation(), "desktop replaced");
+    }
+
     /// The environment a program started on this desktop needs (its display, bus, …).
     pub fn launch_env(&self) -> Vec<(String, String)> {
-        self.desktop.window_control.launch_env()
+        self.desktop().window_control.launch_env()
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -81,10 +128,10 @@ impl Engine {
     /// What the indicator paints now, for frame comparisons to leave out: its fixed regions
     /// and, while a pointer mark follows the pointer, the mark's square around the pointer.
     pub(crate) fn overlay_regions(&self) -> Vec<Rect> {
-        let overlay = &self.desktop.overlay;
+        let overlay = &self.desktop().overlay;
         let mut regions = overlay.regions();
         if let Some(side) = overlay.pointer_mark()
-            && let Ok(p) = self.desktop.pointer.position()
+            && let Ok(p) = self.desktop().pointer.position()
         {
             let half = (side / 2) as i32;
             regions.push(Rect::new(p.x - half, p.y - half, side, side));
@@ -95,7 +142,7 @@ impl Engine {
     /// Windows topmost first, narrowed by `filter`.
     pub fn list_windows(&self, filter: &WindowFilter) -> Result<Vec<WindowInfo>, Error> {
         self.note_call();
-        let mut windows = self.desktop.windows.list_windows()?;
+        let mut windows = self.desktop().windows.list_windows()?;
         let needle = filter.text.trim().to_lowercase();
         if !needle.is_empty() {
             windows.retain(|w| {
@@ -111,7 +158,7 @@ impl Engine {
 
     /// One window by id.
     pub fn window(&self, id: WindowId) -> Result<WindowInfo, Error> {
-        self.desktop
+        self.desktop()
             .windows
             .list_windows()?
             .into_iter()

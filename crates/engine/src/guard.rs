@@ -205,6 +205,21 @@ impl Guard {
         }));
     }
 
+    /// Lifts a stop the indicator's or input host's death caused, after the desktop they ran
+    /// on was replaced and fresh ones took over; a human's Esc stays.
+    pub(crate) fn forget_deaths(&self) {
+        let mut s = self.lock();
+        if s.stop
+            .as_ref()
+            .is_some_and(|stop| stop.reason != StopReason::Escape)
+        {
+            tracing::info!(
+                "the overlay's death went with the old desktop: the kill switch is armed again"
+            );
+            s.stop = None;
+        }
+    }
+
     fn trip(&self, event: GuardEvent) {
         let reason = match event {
             GuardEvent::Escape => StopReason::Escape,

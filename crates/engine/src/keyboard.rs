@@ -79,12 +79,7 @@ impl Session {
                 Some(crate::registry::Pin::of(w))
             }
             None => {
-                let last = self
-                    .shots
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .last()
-                    .map(|r| (r.id, r.window));
+                let last = self.shots_now().last().map(|r| (r.id, r.window));
                 // What `verify` samples: the screenshot the keys were aimed by, else the
                 // focused window.
                 self.aim(match last {
@@ -94,7 +89,7 @@ impl Session {
                 last.and_then(|(_, pin)| pin)
             }
         };
-        let windows = self.desktop.windows.list_windows()?;
+        let windows = self.desktop().windows.list_windows()?;
         let pinned = match recheck_pin(&windows, pin) {
             Err(Error::TargetWindowMoved { .. }) => windows
                 .iter()
@@ -152,7 +147,7 @@ impl Session {
         if keys.contains(&Key::Escape) {
             self.own_escape();
         }
-        let keyboard = &self.desktop.keyboard;
+        let keyboard = &self.desktop().keyboard;
         let mut pressed = Vec::with_capacity(keys.len());
         let mut outcome = Ok(());
         for key in keys {
@@ -204,7 +199,7 @@ impl Session {
             Mutation::Other,
             &format!("type {}{}", quoted(text), on(target.active.as_ref())),
         )?;
-        self.desktop.keyboard.type_text(text)?;
+        self.desktop().keyboard.type_text(text)?;
         Ok(target)
     }
 }

@@ -90,7 +90,7 @@ impl Session {
             &format!("launch {}", crate::safety::quoted(&line)),
         )?;
         let before: HashSet<_> = self
-            .desktop
+            .desktop()
             .windows
             .list_windows()?
             .into_iter()
@@ -98,7 +98,7 @@ impl Session {
             .collect();
         let mut cmd = Command::new(command);
         cmd.args(args)
-            .envs(self.desktop.window_control.launch_env())
+            .envs(self.desktop().window_control.launch_env())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -152,7 +152,7 @@ impl Session {
         let deadline = started + wait;
         let mut first_seen: Option<Instant> = None;
         let (windows, other_windows) = loop {
-            let all = self.desktop.windows.list_windows()?;
+            let all = self.desktop().windows.list_windows()?;
             let (ours, others): (Vec<_>, Vec<_>) = all
                 .into_iter()
                 .filter(|w| !before.contains(&w.id))

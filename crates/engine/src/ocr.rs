@@ -148,12 +148,12 @@ impl Session {
         } = self.resolve_target(request.target)?;
         let mut frame = match drawn {
             Some(frame) => frame,
-            None => self.desktop.capture.capture(rect)?,
+            None => self.desktop().capture.capture(rect)?,
         };
         // Masks first: the OCR engine never sees what a mask covers.
         pipeline::apply_masks(&mut frame, &self.config().mask_regions);
         let gray = GrayImage::from_frame(&frame);
-        let mut page = self.desktop.ocr.recognize(
+        let mut page = self.desktop().ocr.recognize(
             &gray,
             &EngineRequest {
                 languages: request.languages.clone(),

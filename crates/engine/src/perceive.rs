@@ -403,9 +403,9 @@ impl Session {
     pub fn perceive(&self, request: &PerceiveRequest) -> Result<Perception, Error> {
         let started = Instant::now();
         self.note_call();
-        let windows = self.desktop.windows.list_windows()?;
-        let monitors = self.desktop.screens.monitors()?;
-        let desktop = self.desktop.screens.desktop_bounds()?;
+        let windows = self.desktop().windows.list_windows()?;
+        let monitors = self.desktop().screens.monitors()?;
+        let desktop = self.desktop().screens.desktop_bounds()?;
         let list_time = started.elapsed();
         let geometries: Vec<Geometry> = windows
             .iter()
@@ -506,7 +506,7 @@ impl Session {
     /// its app repaints it, and then drawn piece by piece (a menu bar before the page), so a
     /// screenshot or a hash taken before then shows little of it.
     pub(crate) fn wait_drawn(&self, w: &WindowInfo) -> Result<bool, Error> {
-        let desktop = self.desktop.screens.desktop_bounds()?;
+        let desktop = self.desktop().screens.desktop_bounds()?;
         let client = if w.client.is_empty() {
             w.frame
         } else {
@@ -518,7 +518,7 @@ impl Session {
         let deadline = Instant::now() + DRAW_WAIT;
         let mut previous: Option<u64> = None;
         loop {
-            let frame = self.desktop.capture.capture(area)?;
+            let frame = self.desktop().capture.capture(area)?;
             let drawn = !flat(&frame, w, area);
             let digest = fnv(frame.bytes());
             if drawn && previous == Some(digest) {
@@ -539,7 +539,7 @@ impl Session {
         read: &mut dyn FnMut(&deskpilot_backend::FrameMut<'_>),
     ) -> Result<(), Error> {
         let mut pool = std::mem::take(&mut *self.buffers.lock().unwrap_or_else(|e| e.into_inner()));
-        let lent = self.desktop.capture.capture_with(
+        let lent = self.desktop().capture.capture_with(
             rect,
             std::mem::take(&mut pool.frame),
             &mut |frame| {
@@ -563,8 +563,8 @@ impl Session {
         else {
             return OwnPixels::Unsupported;
         };
-        let method = self.desktop.capture.window_capture_method();
-        match self.desktop.capture.capture_window(w, clip) {
+        let method = self.desktop().capture.window_capture_method();
+        match self.desktop().capture.capture_window(w, clip) {
             Ok(WindowCapture::Captured(mut frame)) => {
                 pipeline::apply_masks(&mut frame, &self.config.mask_regions);
                 let client = if w.client.is_empty() {

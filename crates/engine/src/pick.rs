@@ -200,7 +200,7 @@ impl Session {
             .collect();
         for w in &hidden {
             let _ = self
-                .desktop
+                .desktop()
                 .window_control
                 .window_op(w.id, deskpilot_backend::WindowOp::Minimize);
         }
@@ -222,7 +222,7 @@ impl Session {
             && let Ok(status) = self.status()
         {
             let look = || {
-                self.desktop
+                self.desktop()
                     .capture
                     .capture(status.desktop)
                     .ok()
@@ -242,7 +242,7 @@ impl Session {
         let r = f();
         for w in &hidden {
             let _ = self
-                .desktop
+                .desktop()
                 .window_control
                 .window_op(w.id, deskpilot_backend::WindowOp::Activate);
         }
@@ -259,7 +259,7 @@ impl Session {
         exclude: &[u32],
         timeout: std::time::Duration,
     ) -> Result<Option<Pick>, Error> {
-        let screen = self.desktop.screen_pick.clone();
+        let screen = self.desktop().screen_pick.clone();
         let gesture = self.without_windows_of(exclude, || {
             let mut outline = |p: Point| -> Option<Rect> {
                 let h = self.pick_hover(p, exclude).ok()?;
@@ -345,7 +345,7 @@ impl Session {
     }
 
     fn window_source(&self) -> &'static str {
-        match self.desktop.info.platform {
+        match self.desktop().info.platform {
             "windows" => "win32",
             "x11" => "x11",
             _ => "visual",
@@ -354,7 +354,7 @@ impl Session {
 
     /// The screen now, masked, as PNG at its own resolution.
     fn native_png(&self, rect: Rect) -> Result<Vec<u8>, Error> {
-        let mut frame = self.desktop.capture.capture(rect)?;
+        let mut frame = self.desktop().capture.capture(rect)?;
         pipeline::apply_masks(&mut frame, &self.config().mask_regions);
         let view = ViewGeometry::new(frame.rect, frame.rect.width, frame.rect.height);
         let mut scratch = Vec::new();

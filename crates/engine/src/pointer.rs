@@ -203,8 +203,8 @@ impl Session {
         pin: Option<Pin>,
         mode: HitTestMode,
     ) -> Result<Vec<Checked>, Error> {
-        let windows = self.desktop.windows.list_windows()?;
-        let monitors = self.desktop.screens.monitors()?;
+        let windows = self.desktop().windows.list_windows()?;
+        let monitors = self.desktop().screens.monitors()?;
         let pinned = recheck_pin(&windows, pin)?;
         let mut checked = Vec::with_capacity(points.len());
         for &point in points {
@@ -212,7 +212,7 @@ impl Session {
                 return Err(Error::PointOffScreen { point });
             }
             // The platform's own hit test when it has one, else the topmost listed window.
-            let hit = self.desktop.windows.window_at(point).unwrap_or(None);
+            let hit = self.desktop().windows.window_at(point).unwrap_or(None);
             let under = hit
                 .and_then(|id| windows.iter().find(|w| w.id == id))
                 .or_else(|| {
@@ -261,7 +261,7 @@ impl Session {
         modifiers: &[Key],
         f: impl FnOnce() -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let keyboard = &self.desktop.keyboard;
+        let keyboard = &self.desktop().keyboard;
         let mut pressed = Vec::with_capacity(modifiers.len());
         let mut outcome = None;
         for key in modifiers {
@@ -290,7 +290,7 @@ impl Session {
     /// lost. So each attempt polls the position for up to [`LANDING_WAIT`] before the one
     /// retry, and before `POINTER_NOT_LANDED`.
     fn move_with_receipt(&self, p: Point) -> Result<Receipt, Error> {
-        let pointer = &self.desktop.pointer;
+        let pointer = &self.desktop().pointer;
         let mut at = p;
         for attempt in 0..2 {
             pointer.move_to(p)?;
@@ -388,8 +388,8 @@ impl Session {
                 if i > 0 {
                     std::thread::sleep(CLICK_GAP);
                 }
-                self.desktop.pointer.button(button, true)?;
-                self.desktop.pointer.button(button, false)?;
+                self.desktop().pointer.button(button, true)?;
+                self.desktop().pointer.button(button, false)?;
             }
             Ok(())
         })?;
@@ -434,7 +434,7 @@ impl Session {
             ),
         )?;
         let receipt = self.move_with_receipt(c.point)?;
-        self.with_modifiers(modifiers, || Ok(self.desktop.pointer.wheel(dx, dy)?))?;
+        self.with_modifiers(modifiers, || Ok(self.desktop().pointer.wheel(dx, dy)?))?;
         Ok(PointerOutcome {
             point: c.point,
             receipt,
@@ -476,7 +476,7 @@ impl Session {
         )?;
         self.move_with_receipt(a)?;
         let receipt = self.with_modifiers(modifiers, || {
-            self.desktop.pointer.button(button, true)?;
+            self.desktop().pointer.button(button, true)?;
             let result = (|| {
                 for i in 1..steps {
                     let f = i as f64 / steps as f64;
@@ -484,12 +484,12 @@ impl Session {
                         (a.x as f64 + (b.x - a.x) as f64 * f).round() as i32,
                         (a.y as f64 + (b.y - a.y) as f64 * f).round() as i32,
                     );
-                    self.desktop.pointer.move_to(p)?;
+                    self.desktop().pointer.move_to(p)?;
                 }
                 self.move_with_receipt(b)
             })();
             // Always release, even when the final move failed: never leave a button held.
-            let released = self.desktop.pointer.button(button, false);
+            let released = self.desktop().pointer.button(button, false);
             let receipt = result?;
             released?;
             Ok(receipt)
@@ -506,7 +506,7 @@ impl Session {
 
     /// Where the pointer is now.
     pub fn cursor(&self) -> Result<Point, Error> {
-        Ok(self.desktop.pointer.position()?)
+        Ok(self.desktop().pointer.position()?)
     }
 }
 

@@ -291,14 +291,9 @@ impl Session {
         }
         self.note_call();
         // A fresh list: minimized, closed and reopened windows are judged as of now.
-        let _ = self.desktop.windows.list_windows();
+        let _ = self.desktop().windows.list_windows();
         let recall = store.current().memory.recall(query);
-        let last = self
-            .shots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .last()
-            .map(|r| (r.id, r.view));
+        let last = self.shots_now().last().map(|r| (r.id, r.view));
         let candidates = recall.candidates();
         let in_screenshot = candidates
             .iter()
@@ -418,11 +413,7 @@ impl Session {
 
     /// The smallest memorable control of this client's newest snapshot of `window` holding `p`.
     fn element_under(&self, window: WindowId, p: Point) -> Option<ElementObservation> {
-        let (_, elements, _) = self
-            .snapshots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .newest_of(window)?;
+        let (_, elements, _) = self.snapshots_now().newest_of(window)?;
         let paths = crate::paths::paths(&elements);
         elements
             .iter()

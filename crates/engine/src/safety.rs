@@ -152,7 +152,7 @@ impl Engine {
             }
         }
         self.guard.wake.notify_all();
-        let overlay = &self.desktop.overlay;
+        let overlay = &self.desktop().overlay;
         if overlay.visible() {
             return;
         }
@@ -179,7 +179,7 @@ impl Engine {
     /// with the engine.
     fn start_idle_keeper(&self) {
         let weak = Arc::downgrade(&self.guard);
-        let overlay = self.desktop.overlay.clone();
+        let overlay = self.desktop().overlay.clone();
         let idle = self.config().safety.idle_disarm;
         let spawned = std::thread::Builder::new()
             .name("overlay-idle".into())
@@ -239,19 +239,19 @@ impl Engine {
     /// Takes the overlay down for good and writes memory; call when the server stops, before
     /// its display goes.
     pub fn shutdown(&self) {
-        self.desktop.overlay.shutdown();
+        self.desktop().overlay.shutdown();
         self.memory_flush();
     }
 
     /// deskpilot is about to press Esc itself.
     pub(crate) fn own_escape(&self) {
-        self.desktop.overlay.expect_own_escape();
+        self.desktop().overlay.expect_own_escape();
     }
 
     /// The gates' state for `status`.
     pub fn guard_status(&self) -> GuardStatus {
         let s = self.guard.lock();
-        let overlay = &self.desktop.overlay;
+        let overlay = &self.desktop().overlay;
         let visible = overlay.visible();
         GuardStatus {
             stop: s.stop.clone(),

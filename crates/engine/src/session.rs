@@ -16,7 +16,8 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use deskpilot_backend::Desktop;
 use deskpilot_types::WindowId;
@@ -42,6 +43,8 @@ pub struct Session {
     observed: Mutex<Option<(WindowId, &'static str)>>,
     shells: Arc<deskpilot_shell::Shells>,
     slots: Mutex<HashMap<TypeId, Box<dyn Any + Send>>>,
+    /// The engine's desktop generation this session's state belongs to.
+    desktop_seen: AtomicU64,
 }
 
 impl std::fmt::Debug for Session {
@@ -71,7 +74,6 @@ impl Session {
     pub fn with_shells(engine: Arc<Engine>, shells: deskpilot_shell::Shells) -> Session {
         let id = engine.ids.session();
         Session {
-            engine,
             id,
             shots: Mutex::new(Registry::default()),
             snapshots: Mutex::new(Snapshots::default()),
@@ -80,6 +82,8 @@ impl Session {
             observed: Mutex::new(None),
             shells: Arc::new(shells),
             slots: Mutex::new(HashMap::new()),
+            desktop_seen: AtomicU64::new(engine.desktop_generation()),
+            engine,
         }
     }
 
@@ -126,6 +130,7 @@ impl Session {
     where
         T: Any + Send + Default,
     {
+        self.sync_desktop();
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         let slot = slots
             .entry(TypeId::of::<T>())
@@ -139,12 +144,53 @@ impl Session {
     /// Remembers `window` as the one this client last looked at (`how`: "screenshot" or
     /// "snapshot").
     pub(crate) fn observe_window(&self, window: WindowId, how: &'static str) {
+        self.sync_desktop();
         *self.observed.lock().unwrap_or_else(|e| e.into_inner()) = Some((window, how));
     }
 
     /// The window this client last looked at, when it looked at one.
     pub(crate) fn observed(&self) -> Option<(WindowId, &'static str)> {
+        self.sync_desktop();
         *self.observed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// This client's screenshots.
+    pub(crate) fn shots_now(&self) -> MutexGuard<'_, Registry> {
+        self.sync_desktop();
+        self.shots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// This client's snapshots.
+    pub(crate) fn snapshots_now(&self) -> MutexGuard<'_, Snapshots> {
+        self.sync_desktop();
+        self.snapshots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The newest signature of every target this client captured.
+    pub(crate) fn references_now(&self) -> MutexGuard<'_, HashMap<RefKey, Reference>> {
+        self.sync_desktop();
+        self.references.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Forgets everything this client was issued on an earlier desktop, once the engine's
+    /// desktop was replaced: those screenshot ids, element refs and windows are gone.
+    fn sync_desktop(&self) {
+        let now = self.engine.desktop_generation();
+        if self.desktop_seen.swap(now, Ordering::AcqRel) == now {
+            return;
+        }
+        *self.shots.lock().unwrap_or_else(|e| e.into_inner()) = Registry::default();
+        *self.snapshots.lock().unwrap_or_else(|e| e.into_inner()) = Snapshots::default();
+        self.references
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        *self.observed.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.slots.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        tracing::info!(
+            session = self.id,
+            "the desktop was replaced: this session's screenshots, refs and picks are forgotten"
+        );
     }
 
     /// Whether another session of this engine was issued `id` (of `kind`).

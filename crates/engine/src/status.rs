@@ -29,17 +29,12 @@ pub struct StatusReport {
 impl Session {
     /// Backend, monitors, windows and the last screenshot.
     pub fn status(&self) -> Result<StatusReport, Error> {
-        let monitors = self.desktop.screens.monitors()?;
-        let desktop = self.desktop.screens.desktop_bounds()?;
-        let windows = self.desktop.windows.list_windows()?;
-        let last_screenshot = self
-            .shots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .last()
-            .cloned();
+        let monitors = self.desktop().screens.monitors()?;
+        let desktop = self.desktop().screens.desktop_bounds()?;
+        let windows = self.desktop().windows.list_windows()?;
+        let last_screenshot = self.shots_now().last().cloned();
         Ok(StatusReport {
-            backend: self.desktop.info.clone(),
+            backend: self.desktop().info.clone(),
             monitors,
             desktop,
             window_count: windows.len(),
@@ -47,7 +42,7 @@ impl Session {
             last_screenshot,
             mask_regions: self.config.mask_regions.len(),
             safety: self.config.safety.clone(),
-            cursor: self.desktop.pointer.position().ok(),
+            cursor: self.desktop().pointer.position().ok(),
             guard: GuardStatus {
                 approver: self.approver().is_some(),
                 ..self.guard_status()
@@ -88,7 +83,7 @@ impl Session {
                 }
             }
         };
-        let ocr = if self.desktop.ocr.info().languages.is_ok() {
+        let ocr = if self.desktop().ocr.info().languages.is_ok() {
             "ok"
         } else {
             "unavailable"

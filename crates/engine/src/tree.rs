@@ -235,16 +235,12 @@ impl Session {
             timeout: request.read_timeout(),
             fresh: request.fresh,
         };
-        let raw = match self.desktop.accessibility.tree(&window, &limits) {
+        let raw = match self.desktop().accessibility.tree(&window, &limits) {
             Ok(t) => t,
             Err(e) => {
                 // What is known: the last tree of this window, plainly marked as such. Its
                 // tokens stay valid (no newer snapshot of the window exists).
-                let previous = self
-                    .snapshots
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .newest_of(window.id);
+                let previous = self.snapshots_now().newest_of(window.id);
                 if let Some((id, elements, age)) = previous {
                     notes.push(Note::PreviousTree {
                         error: e.to_string(),
@@ -306,11 +302,8 @@ impl Session {
                 states: r.states,
             })
             .collect();
-        let (id, elements, unchanged) = self
-            .snapshots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .record(window.clone(), elements, || {
+        let (id, elements, unchanged) =
+            self.snapshots_now().record(window.clone(), elements, || {
                 self.ids.issue(IdKind::Snapshot, self.id())
             });
         self.observe_window(window.id, "snapshot");
@@ -368,11 +361,7 @@ impl Session {
     /// The element behind a token of the newest snapshot of its window, with that window as
     /// the snapshot saw it.
     pub fn element(&self, token: &str) -> Result<(WindowInfo, Element), Error> {
-        let resolved = self
-            .snapshots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .resolve(token);
+        let resolved = self.snapshots_now().resolve(token);
         resolved.map_err(|e| {
             e.unwrap_or_else(|| {
                 let (snapshot, _) = parse_token(token).unwrap_or((0, 0));

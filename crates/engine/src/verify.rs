@@ -32,7 +32,7 @@ impl Session {
     pub(crate) fn sample(&self, rect: Rect, buffer: &mut Vec<u8>) -> Result<Signature, Error> {
         let mut sig = None;
         *buffer =
-            self.desktop
+            self.desktop()
                 .capture
                 .capture_with(rect, std::mem::take(buffer), &mut |frame| {
                     pipeline::apply_masks(frame, &self.config().mask_regions);
@@ -137,8 +137,8 @@ pub struct Verdict {
 impl Session {
     /// Samples the target of a coming action.
     pub fn verify_before(&self, target: VerifyTarget) -> Result<Before, Error> {
-        let desktop = self.desktop.screens.desktop_bounds()?;
-        let windows = || self.desktop.windows.list_windows();
+        let desktop = self.desktop().screens.desktop_bounds()?;
+        let windows = || self.desktop().windows.list_windows();
         let (rect, window, what) = match target {
             VerifyTarget::Screen => (desktop, None, "screen".to_string()),
             VerifyTarget::Region(r) => (r, None, format!("region {r}")),

@@ -85,7 +85,7 @@ impl Session {
                 let mut polls = 0;
                 loop {
                     polls += 1;
-                    let windows = self.desktop.windows.list_windows()?;
+                    let windows = self.desktop().windows.list_windows()?;
                     if let Some(w) = windows.iter().find(|w| {
                         w.title.to_lowercase().contains(&needle)
                             || w.process
@@ -252,7 +252,7 @@ impl Session {
         let rect = |engine: &Session| -> Result<Rect, Error> {
             match &request.window {
                 Some(w) => Ok(engine.resolve_window(w)?.frame),
-                None => Ok(engine.desktop.screens.desktop_bounds()?),
+                None => Ok(engine.desktop().screens.desktop_bounds()?),
             }
         };
         // One frame buffer for the whole wait: a full screen is megabytes per capture.

@@ -155,7 +155,7 @@ impl Session {
         target: &WindowRef,
         notes: &mut Vec<Note>,
     ) -> Result<WindowInfo, Error> {
-        let windows = self.desktop.windows.list_windows()?;
+        let windows = self.desktop().windows.list_windows()?;
         if *target != WindowRef::Current {
             return find(&windows, target);
         }
@@ -211,7 +211,7 @@ impl Session {
         match action {
             WindowAction::Focus => {
                 for attempt in 0..2 {
-                    self.desktop
+                    self.desktop()
                         .window_control
                         .window_op(id, WindowOp::Activate)?;
                     // Active and, for a minimized window, restored: a window manager may
@@ -235,7 +235,7 @@ impl Session {
                         });
                     }
                 }
-                let windows = self.desktop.windows.list_windows()?;
+                let windows = self.desktop().windows.list_windows()?;
                 Err(Error::FocusRefused {
                     id,
                     title: before.title,
@@ -246,10 +246,12 @@ impl Session {
                 })
             }
             WindowAction::Close => {
-                self.desktop.window_control.window_op(id, WindowOp::Close)?;
+                self.desktop()
+                    .window_control
+                    .window_op(id, WindowOp::Close)?;
                 let deadline = Instant::now() + CLOSE_WAIT;
                 loop {
-                    let windows = self.desktop.windows.list_windows()?;
+                    let windows = self.desktop().windows.list_windows()?;
                     let now = windows.into_iter().find(|w| w.id == id);
                     let Some(still) = now else {
                         return Ok(WindowOutcome {
@@ -332,7 +334,7 @@ impl Session {
         mut notes: Vec<WindowNote>,
     ) -> Result<WindowOutcome, Error> {
         let id = before.id;
-        let monitors = self.desktop.screens.monitors()?;
+        let monitors = self.desktop().screens.monitors()?;
         if !monitors.iter().any(|m| m.rect.intersect(&frame).is_some()) {
             return Err(Error::InvalidArgument {
                 message: format!(
@@ -351,7 +353,7 @@ impl Session {
             })?;
             notes.push(WindowNote::RestoredFirst);
         }
-        self.desktop
+        self.desktop()
             .window_control
             .window_op(id, WindowOp::SetFrame(frame))?;
         let start = self.window(id)?.frame;
@@ -394,7 +396,7 @@ impl Session {
         name: &'static str,
         done: impl Fn(&WindowInfo) -> bool,
     ) -> Result<WindowInfo, Error> {
-        self.desktop.window_control.window_op(id, op)?;
+        self.desktop().window_control.window_op(id, op)?;
         match self.poll_window(id, OP_WAIT, &done)? {
             Some(w) => Ok(w),
             None => {

@@ -35,9 +35,7 @@ impl Session {
         let source = match request.of {
             Some(id) => self.screenshot_record(id)?,
             None => self
-                .shots
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .shots_now()
                 .last()
                 .cloned()
                 .ok_or(Error::NoReferenceScreenshot)?,
@@ -49,7 +47,7 @@ impl Session {
                 message: format!("scale {} must be between 1 and 4", request.scale),
             });
         }
-        let windows = self.desktop.windows.list_windows()?;
+        let windows = self.desktop().windows.list_windows()?;
         let window = recheck_pin(&windows, source.window)?;
         let mut notes = vec![Note::Zoomed {
             of: source.id,

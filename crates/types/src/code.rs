@@ -26,6 +26,8 @@ pub enum ErrorCode {
     UnknownScreenshot,
     /// No display / desktop session can be reached.
     NoDisplay,
+    /// The desktop went away and deskpilot is bringing a fresh one up in its place.
+    DesktopRestarting,
     /// Grabbing pixels failed.
     CaptureFailed,
     /// The platform refused or failed a call in a way not covered above.
@@ -146,6 +148,7 @@ impl ErrorCode {
             ErrorCode::RegionOutsideScreen => "REGION_OUTSIDE_SCREEN",
             ErrorCode::UnknownScreenshot => "UNKNOWN_SCREENSHOT",
             ErrorCode::NoDisplay => "NO_DISPLAY",
+            ErrorCode::DesktopRestarting => "DESKTOP_RESTARTING",
             ErrorCode::CaptureFailed => "CAPTURE_FAILED",
             ErrorCode::PlatformError => "PLATFORM_ERROR",
             ErrorCode::NoReferenceScreenshot => "NO_REFERENCE_SCREENSHOT",
@@ -210,6 +213,7 @@ impl ErrorCode {
         ErrorCode::RegionOutsideScreen,
         ErrorCode::UnknownScreenshot,
         ErrorCode::NoDisplay,
+        ErrorCode::DesktopRestarting,
         ErrorCode::CaptureFailed,
         ErrorCode::PlatformError,
         ErrorCode::NoReferenceScreenshot,

@@ -32,4 +32,4 @@ pub mod windows;
 mod wm;
 
 pub use desktop::X11Desktop;
-pub use virtual_display::{Heads, VirtualDisplay, VirtualDisplayOptions};
+pub use virtual_display::{Heads, Health, HealthWatch, VirtualDisplay, VirtualDisplayOptions};

@@ -21,7 +21,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -43,6 +43,22 @@ pub struct VirtualDisplayOptions {
     pub step_timeout: Duration,
     /// One screen, or several side by side as Xinerama heads.
     pub heads: Heads,
+    /// When the X server dies, bring the whole desktop up again on the same display, with
+    /// the same bus addresses and directories, so everything that holds the environment
+    /// (shells, this process) reaches the fresh one. [`VirtualDisplay::health`] says how it
+    /// goes. Off: a dead X server stays dead.
+    pub restart: bool,
+}
+
+/// The state of a kept desktop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Health {
+    /// Everything answers. `generation` counts the bring-ups: 0 for the first.
+    Up { generation: u64 },
+    /// The X server exited; the desktop is being brought up again.
+    Restarting { reason: String },
+    /// Bringing it up again failed; the keeper tries again every few seconds.
+    Failed { reason: String },
 }
 
 /// The screens of a virtual desktop.
@@ -69,6 +85,7 @@ impl Default for VirtualDisplayOptions {
             window_manager: true,
             step_timeout: Duration::from_secs(15),
             heads: Heads::One,
+            restart: false,
         }
     }
 }
@@ -100,6 +117,7 @@ pub struct VirtualDisplay {
     a11y_bus: Option<String>,
     shutdown: Option<mpsc::Sender<()>>,
     keeper: Option<JoinHandle<()>>,
+    health: Arc<Mutex<Health>>,
 }
 
 impl VirtualDisplay {
@@ -107,15 +125,22 @@ impl VirtualDisplay {
     pub fn start(options: VirtualDisplayOptions) -> Result<VirtualDisplay, StartError> {
         let (ready_tx, ready_rx) = mpsc::channel();
         let (shutdown_tx, shutdown_rx) = mpsc::channel::<()>();
+        let health = Arc::new(Mutex::new(Health::Up { generation: 0 }));
+        let kept = health.clone();
         let keeper = std::thread::Builder::new()
             .name("virtual-display".to_string())
             .spawn(move || {
                 let mut parts = Parts::default();
-                match bring_up(&options, &mut parts) {
+                match bring_up(&options, &mut parts, None) {
                     Ok(ready) => {
+                        let first = Pinned::of(&ready);
                         let _ = ready_tx.send(Ok(ready));
-                        // Wait for the owner to go away (explicit shutdown or drop).
-                        let _ = shutdown_rx.recv();
+                        if options.restart {
+                            keep(&options, &mut parts, &first, &shutdown_rx, &kept);
+                        } else {
+                            // Wait for the owner to go away (explicit shutdown or drop).
+                            let _ = shutdown_rx.recv();
+                        }
                     }
                     Err(e) => {
                         let _ = ready_tx.send(Err(e));
@@ -135,6 +160,7 @@ impl VirtualDisplay {
                 a11y_bus: ready.a11y_bus,
                 shutdown: Some(shutdown_tx),
                 keeper: Some(keeper),
+                health,
             }),
             Ok(Err(e)) => {
                 let _ = keeper.join();
@@ -166,11 +192,102 @@ impl VirtualDisplay {
         &self.env
     }
 
+    /// How the desktop is doing (always `Up { generation: 0 }` without
+    /// [`VirtualDisplayOptions::restart`]).
+    pub fn health(&self) -> Health {
+        self.health
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// A handle that reads [`Self::health`] from elsewhere, for as long as it is kept.
+    pub fn health_watch(&self) -> HealthWatch {
+        HealthWatch(self.health.clone())
+    }
+
     /// Applies [`Self::env`] to a command (and removes `NO_AT_BRIDGE`).
     pub fn configure(&self, cmd: &mut Command) {
         cmd.env_remove("NO_AT_BRIDGE");
         for (k, v) in &self.env {
             cmd.env(k, v);
+        }
+    }
+}
+
+/// Reads a [`VirtualDisplay`]'s health from another thread.
+#[derive(Debug, Clone)]
+pub struct HealthWatch(Arc<Mutex<Health>>);
+
+impl HealthWatch {
+    pub fn health(&self) -> Health {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// How often the keeper looks at its X server, and how long it waits between failed
+/// bring-ups.
+const WATCH_EVERY: Duration = Duration::from_millis(50);
+const RETRY_EVERY: Duration = Duration::from_secs(3);
+
+/// What a bring-up again must reuse: the display numbers (the scratch directory stays in
+/// the parts), so the environment handed out before stays true.
+struct Pinned {
+    /// Xvfb's display (for Xinerama, the host's), then Xephyr's.
+    displays: Vec<u32>,
+}
+
+impl Pinned {
+    fn of(ready: &Ready) -> Pinned {
+        Pinned {
+            displays: ready.servers.clone(),
+        }
+    }
+}
+
+/// Watches the X server(s) until the owner goes away; when one exits, stops what is left
+/// and brings the desktop up again in the same place, retrying until it is up.
+fn keep(
+    o: &VirtualDisplayOptions,
+    parts: &mut Parts,
+    pinned: &Pinned,
+    shutdown: &mpsc::Receiver<()>,
+    health: &Mutex<Health>,
+) {
+    let set = |h: Health| *health.lock().unwrap_or_else(|e| e.into_inner()) = h;
+    let mut generation = 0;
+    loop {
+        match shutdown.recv_timeout(WATCH_EVERY) {
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            _ => return,
+        }
+        let Some(reason) = parts.server_exit() else {
+            continue;
+        };
+        tracing::warn!(%reason, "the virtual desktop's X server exited; bringing the desktop up again");
+        set(Health::Restarting {
+            reason: reason.clone(),
+        });
+        loop {
+            parts.stop_children();
+            match bring_up(o, parts, Some(pinned)) {
+                Ok(_) => {
+                    generation += 1;
+                    tracing::info!(generation, "the virtual desktop is up again");
+                    set(Health::Up { generation });
+                    break;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "bringing the virtual desktop up again failed; retrying");
+                    set(Health::Failed {
+                        reason: format!("{reason}; bringing it up again failed: {e}"),
+                    });
+                    match shutdown.recv_timeout(RETRY_EVERY) {
+                        Err(mpsc::RecvTimeoutError::Timeout) => {}
+                        _ => return,
+                    }
+                }
+            }
         }
     }
 }
@@ -188,24 +305,45 @@ struct Ready {
     env: Vec<(String, String)>,
     display: String,
     a11y_bus: Option<String>,
+    /// The display numbers of the X servers started, in start order.
+    servers: Vec<u32>,
 }
 
 /// Children in start order, and the scratch directory.
 #[derive(Default)]
 struct Parts {
     children: Vec<(&'static str, Child)>,
+    /// How many of the first children are X servers.
+    servers: usize,
     scratch: Option<PathBuf>,
 }
 
 impl Parts {
     fn teardown(&mut self) {
+        self.stop_children();
+        if let Some(dir) = self.scratch.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+
+    /// Stops every child, last started first; the scratch directory stays.
+    fn stop_children(&mut self) {
         for (name, child) in self.children.iter_mut().rev() {
             stop(name, child);
         }
         self.children.clear();
-        if let Some(dir) = self.scratch.take() {
-            let _ = std::fs::remove_dir_all(dir);
-        }
+        self.servers = 0;
+    }
+
+    /// Why an X server of the desktop is gone, once one has exited.
+    fn server_exit(&mut self) -> Option<String> {
+        let servers = self.servers.min(self.children.len());
+        self.children[..servers]
+            .iter_mut()
+            .find_map(|(name, child)| match child.try_wait() {
+                Ok(Some(status)) => Some(format!("{name} exited ({status})")),
+                _ => None,
+            })
     }
 }
 
@@ -315,6 +453,8 @@ struct XServer<'a> {
     step: &'static str,
     program: &'a Path,
     first: u32,
+    /// Only `first` will do (a bring-up again, in the same place).
+    only: bool,
     args: &'a [String],
     host: Option<&'a str>,
 }
@@ -328,7 +468,15 @@ fn start_server(
     timeout: Duration,
     server: XServer<'_>,
 ) -> Result<String, StartError> {
-    for n in server.first..server.first.max(90) + 40 {
+    let last = if server.only {
+        server.first
+    } else {
+        server.first.max(90) + 39
+    };
+    if server.only {
+        remove_dead_lock(server.first);
+    }
+    for n in server.first..=last {
         if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
             || Path::new(&format!("/tmp/.X{n}-lock")).exists()
         {
@@ -389,13 +537,31 @@ fn start_server(
     }
     Err(StartError::Step {
         step: server.step,
-        message: format!(
-            "no free display between :{} and :{}",
-            server.first,
-            server.first.max(90) + 39
-        ),
+        message: if server.only {
+            format!("display :{} is taken by another X server", server.first)
+        } else {
+            format!("no free display between :{} and :{last}", server.first)
+        },
         log: String::new(),
     })
+}
+
+/// Removes the lock file and socket a dead X server left behind on display `n` (killed, it
+/// cannot remove them itself); a live one's stay.
+fn remove_dead_lock(n: u32) {
+    let lock = format!("/tmp/.X{n}-lock");
+    let Ok(owner) = std::fs::read_to_string(&lock) else {
+        return;
+    };
+    let alive = owner
+        .trim()
+        .parse::<i32>()
+        // SAFETY: kill(2) with signal 0 only checks that the process exists.
+        .is_ok_and(|pid| unsafe { libc::kill(pid, 0) } == 0);
+    if !alive {
+        let _ = std::fs::remove_file(&lock);
+        let _ = std::fs::remove_file(format!("/tmp/.X11-unix/X{n}"));
+    }
 }
 
 /// Polls until Xinerama on `display` is active with `count` heads: a Xephyr that answers is not
@@ -420,7 +586,13 @@ fn wait_for_heads(display: &str, count: usize, timeout: Duration) -> Result<(), 
     })
 }
 
-fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, StartError> {
+/// Brings every part up; with `pinned`, again in the place a first bring-up chose (its
+/// display numbers, and the scratch directory `parts` still holds).
+fn bring_up(
+    o: &VirtualDisplayOptions,
+    parts: &mut Parts,
+    pinned: Option<&Pinned>,
+) -> Result<Ready, StartError> {
     let xvfb = require("Xvfb", "xvfb")?;
     if let Heads::Xinerama(heads) = &o.heads {
         require("Xephyr", "xserver-xephyr")?;
@@ -447,12 +619,22 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
         (None, None)
     };
 
-    remove_stale_scratch();
-    let scratch = std::env::temp_dir().join(format!(
-        "{SCRATCH_PREFIX}{}-{:x}",
-        std::process::id(),
-        nonce()
-    ));
+    let scratch = match (&parts.scratch, pinned) {
+        (Some(dir), Some(_)) => dir.clone(),
+        _ => {
+            remove_stale_scratch();
+            std::env::temp_dir().join(format!(
+                "{SCRATCH_PREFIX}{}-{:x}",
+                std::process::id(),
+                nonce()
+            ))
+        }
+    };
+    let pinned_display = |i: usize, default: u32| {
+        pinned
+            .and_then(|p| p.displays.get(i).copied())
+            .map_or((default, false), |n| (n, true))
+    };
     for sub in ["config", "data", "cache", "runtime", "logs"] {
         std::fs::create_dir_all(scratch.join(sub)).map_err(|e| StartError::Step {
             step: "scratch directory",
@@ -473,6 +655,7 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
 
     // 1. The X server: Xvfb on the first free display from :90, or Xephyr with one screen per
     // head on the next free display, nested in an Xvfb that holds its windows.
+    let mut host = None;
     let display = match &o.heads {
         Heads::One => start_server(
             parts,
@@ -481,7 +664,8 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
             XServer {
                 step: "Xvfb",
                 program: &xvfb,
-                first: 90,
+                first: pinned_display(0, 90).0,
+                only: pinned_display(0, 90).1,
                 args: &[
                     "-screen".into(),
                     "0".into(),
@@ -495,14 +679,15 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
             // Xephyr opens one host window per screen; the host only has to hold the largest.
             let host_w = heads.iter().map(|h| h.0).max().unwrap_or(o.width).max(1);
             let host_h = heads.iter().map(|h| h.1).max().unwrap_or(o.height).max(1);
-            let host = start_server(
+            let host_name = start_server(
                 parts,
                 &logs,
                 o.step_timeout,
                 XServer {
                     step: "Xvfb (Xephyr's host)",
                     program: &xvfb,
-                    first: 90,
+                    first: pinned_display(0, 90).0,
+                    only: pinned_display(0, 90).1,
                     args: &[
                         "-screen".into(),
                         "0".into(),
@@ -511,7 +696,7 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
                     host: None,
                 },
             )?;
-            let first = host
+            let first = host_name
                 .trim_start_matches(':')
                 .parse::<u32>()
                 .map_or(91, |n| n + 1);
@@ -527,14 +712,26 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
                 XServer {
                     step: "Xephyr",
                     program: &xephyr,
-                    first,
+                    first: pinned_display(1, first).0,
+                    only: pinned_display(1, first).1,
                     args: &args,
-                    host: Some(&host),
+                    host: Some(&host_name),
                 },
             )?;
             wait_for_heads(&display, heads.len(), o.step_timeout)?;
+            host = Some(host_name);
             display
         }
+    };
+
+    parts.servers = parts.children.len();
+    let number = |name: &str| name.trim_start_matches(':').parse::<u32>().ok();
+    let servers: Vec<u32> = match &host {
+        Some(host) => [number(host), number(&display)]
+            .into_iter()
+            .flatten()
+            .collect(),
+        None => number(&display).into_iter().collect(),
     };
 
     let mut env: Vec<(String, String)> = vec![
@@ -569,8 +766,12 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
 
     // 2. D-Bus session bus.
     let log = logs.join("dbus.log");
+    // At a fixed path in the scratch directory, so a bring-up again has the same address.
+    let bus = scratch.join("runtime").join("bus");
+    let _ = std::fs::remove_file(&bus);
     let mut cmd = Command::new(&dbus);
-    cmd.args(["--session", "--nofork", "--print-address=1"]);
+    cmd.args(["--session", "--nofork", "--print-address=1"])
+        .arg(format!("--address=unix:path={}", bus.display()));
     with_env(&mut cmd, &env);
     let index = spawn(parts, "dbus-daemon", &mut cmd, &log, Stdio::piped())?;
     let stdout = parts.children[index].1.stdout.take();
@@ -586,12 +787,22 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
             message: "it exited without printing its address".into(),
             log: tail(&log),
         })?;
-    env.push(("DBUS_SESSION_BUS_ADDRESS".into(), address));
+    // Without the bus's guid: the next bus at this path has another, and clients check it.
+    env.push(("DBUS_SESSION_BUS_ADDRESS".into(), without_guid(&address)));
 
     // 3. Accessibility bus.
     let mut a11y_bus = None;
     if let (Some(launcher), Some(dbus_send)) = (launcher, dbus_send) {
         let log = logs.join("at-spi-bus-launcher.log");
+        if let Some(n) = display
+            .trim_start_matches(':')
+            .split('.')
+            .next()
+            .and_then(|n| n.parse::<u32>().ok())
+        {
+            // A killed bus leaves its socket behind.
+            let _ = std::fs::remove_file(scratch.join("runtime").join(format!("at-spi/bus_{n}")));
+        }
         let mut cmd = Command::new(&launcher);
         cmd.arg("--launch-immediately");
         with_env(&mut cmd, &env);
@@ -645,7 +856,7 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
             message,
             log: String::new(),
         })?;
-        env.push(("AT_SPI_BUS_ADDRESS".into(), address.clone()));
+        env.push(("AT_SPI_BUS_ADDRESS".into(), without_guid(&address)));
         a11y_bus = Some(address);
     }
 
@@ -711,6 +922,7 @@ fn bring_up(o: &VirtualDisplayOptions, parts: &mut Parts) -> Result<Ready, Start
         env,
         display,
         a11y_bus,
+        servers,
     })
 }
 
@@ -797,6 +1009,22 @@ fn remove_stale_scratch() {
     }
 }
 
+/// A D-Bus address without its `guid=` key (`unix:path=/x,guid=ab` → `unix:path=/x`).
+fn without_guid(address: &str) -> String {
+    address
+        .split(';')
+        .map(|one| {
+            let (transport, keys) = one.split_once(':').unwrap_or((one, ""));
+            let keys: Vec<&str> = keys
+                .split(',')
+                .filter(|k| !k.is_empty() && !k.starts_with("guid="))
+                .collect();
+            format!("{transport}:{}", keys.join(","))
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
 /// Extracts the string from `dbus-send --print-reply` output (`   string "unix:path=…"`).
 fn parse_dbus_string(reply: &str) -> Option<String> {
     let start = reply.find("string \"")? + "string \"".len();
@@ -836,6 +1064,18 @@ fn nonce() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_lose_only_their_guid() {
+        assert_eq!(
+            without_guid("unix:path=/tmp/x/bus,guid=25cc46e9"),
+            "unix:path=/tmp/x/bus"
+        );
+        assert_eq!(
+            without_guid("unix:guid=1,abstract=/a;tcp:host=h,port=1"),
+            "unix:abstract=/a;tcp:host=h,port=1"
+        );
+    }
 
     #[test]
     fn parses_dbus_send_string_replies() {

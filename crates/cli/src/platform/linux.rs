@@ -14,7 +14,7 @@ pub use deskpilot_x11::VirtualDisplay;
 /// Holds the virtual display, if one was started, for as long as the desktop is used.
 #[derive(Debug, Default)]
 pub struct Session {
-    _virtual: Option<VirtualDisplay>,
+    virtual_display: Option<VirtualDisplay>,
 }
 
 pub fn connect(args: &DesktopArgs) -> anyhow::Result<(Desktop, Session)> {
@@ -25,33 +25,84 @@ pub fn connect(args: &DesktopArgs) -> anyhow::Result<(Desktop, Session)> {
     };
     let mut session = Session::default();
     if needs_virtual {
-        let vd = start_virtual(args.screen)?;
-        session._virtual = Some(vd);
+        let vd = start_virtual(args.screen, true)?;
+        session.virtual_display = Some(vd);
     }
-    let desktop = match deskpilot_x11::X11Desktop::connect(None) {
-        Ok(d) => {
-            let desktop = d.into_desktop();
-            match std::env::current_exe() {
-                Ok(exe) => desktop
-                    .with_ocr(deskpilot_ocr::platform(vec![
-                        exe.clone().into(),
-                        "__ocr".into(),
-                    ]))
-                    .with_overlay(std::sync::Arc::new(deskpilot_backend::ProcessOverlay::new(
-                        exe,
-                    ))),
-                Err(e) => {
-                    tracing::warn!("overlay guard unavailable: cannot find my own executable: {e}");
-                    desktop
+    let desktop = x11_desktop().unwrap_or_else(|e| {
+        tracing::warn!("{e}; tools will answer NO_DISPLAY (run `deskpilot doctor`)");
+        Desktop::unreachable("x11", e.to_string())
+    });
+    Ok((desktop, session))
+}
+
+/// The desktop `DISPLAY` names, with OCR and the overlay guard.
+fn x11_desktop() -> Result<Desktop, deskpilot_backend::Error> {
+    let desktop = deskpilot_x11::X11Desktop::connect(None)?.into_desktop();
+    Ok(match std::env::current_exe() {
+        Ok(exe) => desktop
+            .with_ocr(deskpilot_ocr::platform(vec![
+                exe.clone().into(),
+                "__ocr".into(),
+            ]))
+            .with_overlay(std::sync::Arc::new(deskpilot_backend::ProcessOverlay::new(
+                exe,
+            ))),
+        Err(e) => {
+            tracing::warn!("overlay guard unavailable: cannot find my own executable: {e}");
+            desktop
+        }
+    })
+}
+
+pub fn supervise(session: &Session, engine: &std::sync::Arc<deskpilot_engine::Engine>) {
+    use deskpilot_x11::Health;
+    let Some(vd) = &session.virtual_display else {
+        return;
+    };
+    let watch = vd.health_watch();
+    let vd_name = vd.display().to_string();
+    let engine = std::sync::Arc::downgrade(engine);
+    let spawned = std::thread::Builder::new()
+        .name("desktop-supervisor".into())
+        .spawn(move || {
+            // The generation the engine's desktop belongs to; `None` while a stand-in is.
+            let mut current = Some(0);
+            let mut told = String::new();
+            loop {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                let Some(engine) = engine.upgrade() else {
+                    return;
+                };
+                let reason = match watch.health() {
+                    Health::Up { generation } if current == Some(generation) => continue,
+                    Health::Up { generation } => match x11_desktop() {
+                        Ok(desktop) => {
+                            engine.replace_desktop(desktop);
+                            current = Some(generation);
+                            told.clear();
+                            tracing::info!(display = %vd_name, generation, "serving the fresh desktop");
+                            continue;
+                        }
+                        Err(e) => format!("the fresh desktop does not answer yet ({e})"),
+                    },
+                    Health::Restarting { reason } => {
+                        format!("{reason}; a fresh desktop is starting")
+                    }
+                    Health::Failed { reason } => format!("{reason}; trying again"),
+                };
+                if reason != told {
+                    engine.replace_desktop(Desktop::restarting(
+                        "x11",
+                        format!("the virtual desktop {vd_name} went away: {reason}"),
+                    ));
+                    current = None;
+                    told = reason;
                 }
             }
-        }
-        Err(e) => {
-            tracing::warn!("{e}; tools will answer NO_DISPLAY (run `deskpilot doctor`)");
-            Desktop::unreachable("x11", e.to_string())
-        }
-    };
-    Ok((desktop, session))
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot watch the virtual desktop; it is not brought up again: {e}");
+    }
 }
 
 pub fn doctor(args: &DesktopArgs) -> anyhow::Result<Vec<Check>> {
@@ -61,10 +112,11 @@ pub fn doctor(args: &DesktopArgs) -> anyhow::Result<Vec<Check>> {
     Ok(checks)
 }
 
-pub fn start_virtual(screen: (u32, u32)) -> anyhow::Result<VirtualDisplay> {
+pub fn start_virtual(screen: (u32, u32), restart: bool) -> anyhow::Result<VirtualDisplay> {
     let options = deskpilot_x11::VirtualDisplayOptions {
         width: screen.0,
         height: screen.1,
+        restart,
         ..Default::default()
     };
     let vd = VirtualDisplay::start(options)?;

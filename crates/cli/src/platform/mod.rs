@@ -62,6 +62,17 @@ pub fn connect(args: &DesktopArgs) -> anyhow::Result<(Desktop, Session)> {
     os::connect(args)
 }
 
+/// Keeps `engine` on a desktop that answers: when the virtual display `session` holds loses
+/// its X server and brings a fresh desktop up, calls fail at once with `DESKTOP_RESTARTING`
+/// until it is up, then go to the fresh one — the server is not restarted. Returns at once.
+///
+/// # Platform-specific
+/// Linux with `--virtual-display` only; elsewhere, and on a desktop deskpilot did not start,
+/// nothing to do.
+pub fn supervise(session: &Session, engine: &std::sync::Arc<deskpilot_engine::Engine>) {
+    os::supervise(session, engine)
+}
+
 /// `deskpilot doctor`'s checks for this platform, in the order they are printed.
 ///
 /// # Platform-specific
@@ -80,7 +91,7 @@ pub fn doctor(args: &DesktopArgs) -> anyhow::Result<Vec<Check>> {
 /// # Platform-specific
 /// Linux only; elsewhere an error saying so.
 pub fn start_virtual(screen: (u32, u32)) -> anyhow::Result<VirtualDisplay> {
-    os::start_virtual(screen)
+    os::start_virtual(screen, false)
 }
 
 /// Asks a child of `deskpilot desktop` to stop.

@@ -47,7 +47,7 @@ pub fn doctor(_args: &DesktopArgs) -> anyhow::Result<Vec<Check>> {
     }])
 }
 
-pub fn start_virtual(_screen: (u32, u32)) -> anyhow::Result<VirtualDisplay> {
+pub fn start_virtual(_screen: (u32, u32), _restart: bool) -> anyhow::Result<VirtualDisplay> {
     anyhow::bail!(unsupported())
 }
 
@@ -79,3 +79,5 @@ pub fn tune_allocator() {}
 pub fn config_dir() -> Option<PathBuf> {
     super::xdg_config_dir()
 }
+
+pub fn supervise(_session: &Session, _engine: &std::sync::Arc<deskpilot_engine::Engine>) {}

@@ -70,7 +70,7 @@ pub fn doctor(_args: &DesktopArgs) -> anyhow::Result<Vec<Check>> {
     })
 }
 
-pub fn start_virtual(_screen: (u32, u32)) -> anyhow::Result<VirtualDisplay> {
+pub fn start_virtual(_screen: (u32, u32), _restart: bool) -> anyhow::Result<VirtualDisplay> {
     anyhow::bail!(
         "deskpilot desktop needs Linux (Xvfb); on Windows deskpilot uses the interactive desktop"
     )
@@ -185,3 +185,5 @@ fn shell_check() -> Check {
     drop(session);
     check
 }
+
+pub fn supervise(_session: &Session, _engine: &std::sync::Arc<deskpilot_engine::Engine>) {}

@@ -44,10 +44,15 @@ impl HttpServer {
 
     /// Starts `cmd` (a `serve --http 127.0.0.1:0` command) on `desktop`.
     fn start_with(desktop: &deskpilot_x11::VirtualDisplay, mut cmd: Command) -> Self {
+        desktop.configure(&mut cmd);
+        Self::start_command(cmd)
+    }
+
+    /// Starts `cmd` (a `serve --http 127.0.0.1:0` command) as it is.
+    fn start_command(mut cmd: Command) -> Self {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        desktop.configure(&mut cmd);
         let mut child = cmd.spawn().expect("start deskpilot serve --http");
         let lines: Arc<Mutex<Vec<String>>> = Arc::default();
         let sink = lines.clone();
@@ -609,4 +614,164 @@ async fn kill_9_while_writing_skills_and_memory_never_leaves_a_torn_file() {
     drop(client);
     assert_eq!(server.terminate().code(), Some(0));
     let _ = std::fs::remove_dir_all(&skills);
+}
+
+/// The pid of `parent`'s child process named `name`, once there is one.
+fn child_named(parent: u32, name: &str) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // pid (comm) state ppid …; comm may hold spaces, so split after its ')'.
+            let (head, rest) = stat.rsplit_once(')')?;
+            let comm = head.split_once('(')?.1;
+            let ppid: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
+            (ppid == parent && comm == name).then_some(pid)
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_x_server_killed_under_serve_virtual_display_is_replaced_without_a_restart() {
+    // The server brings up a desktop of its own; the shared one only proves Xvfb runs here.
+    if harness::desktop().is_none() {
+        return;
+    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_deskpilot"));
+    cmd.args([
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--virtual-display",
+        "--screen",
+        "1024x768",
+    ])
+    .env("DESKPILOT_MEMORY_DIR", harness::fresh_memory_dir())
+    .env("DESKPILOT_CURSOR", "off")
+    .env("DESKPILOT_TOKEN", TOKEN)
+    .env_remove("DISPLAY")
+    .env("XDG_CONFIG_HOME", "/nonexistent/deskpilot-tests");
+    let server = HttpServer::start_command(cmd);
+    let client = server.client(TOKEN).await;
+    let http = reqwest::Client::new();
+
+    // An app on the first desktop, and a screenshot of it.
+    let r = call(
+        &client,
+        "shell_exec",
+        json!({ "command": "xterm -title before-the-crash >/dev/null 2>&1 &" }),
+    )
+    .await;
+    ok(&r);
+    let window = harness::wait_for(Duration::from_secs(20), "xterm listed", || async {
+        let r = call(&client, "list_windows", json!({})).await;
+        ok(&r)["windows"]
+            .as_array()?
+            .iter()
+            .find(|w| w["title"] == "before-the-crash")
+            .cloned()
+    })
+    .await;
+    let r = call(&client, "screenshot", json!({ "window_id": window["id"] })).await;
+    let before_shot = ok(&r)["screenshot_id"].clone();
+
+    let xvfb = harness::wait_for(Duration::from_secs(5), "the server's Xvfb", || async {
+        child_named(server.child.id(), "Xvfb")
+    })
+    .await;
+    // SAFETY: kill(2) on the Xvfb our server started.
+    assert_eq!(unsafe { libc::kill(xvfb as i32, libc::SIGKILL) }, 0);
+
+    // At once: a clear error with a hint, never a hang.
+    let r = tokio::time::timeout(
+        Duration::from_secs(5),
+        call(&client, "list_windows", json!({})),
+    )
+    .await
+    .expect("an answer within 5 s of the X server's death");
+    let code = harness::error_code(&r);
+    assert!(
+        code == "NO_DISPLAY" || code == "DESKTOP_RESTARTING",
+        "{code}: {}",
+        text(&r)
+    );
+    assert!(
+        text(&r).contains("fresh"),
+        "the hint says what happens: {}",
+        text(&r)
+    );
+
+    // Then the same session, on the same server process, works on a fresh desktop.
+    harness::wait_for(
+        Duration::from_secs(30),
+        "a working desktop again",
+        || async {
+            let r = call(&client, "status", json!({})).await;
+            (r.is_error != Some(true)).then_some(())
+        },
+    )
+    .await;
+    let ready = http.get(server.url("/readyz")).send().await.unwrap();
+    assert_eq!(ready.status(), 200, "{:?}", ready.text().await);
+    let r = call(&client, "list_windows", json!({})).await;
+    let titles: Vec<String> = ok(&r)["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["title"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        !titles.iter().any(|t| t == "before-the-crash"),
+        "the old desktop's windows are gone: {titles:?}"
+    );
+    // What was issued on the old desktop is refused, not applied to the new one.
+    let r = call(
+        &client,
+        "click",
+        json!({ "x": 10, "y": 10, "screenshot_id": before_shot }),
+    )
+    .await;
+    assert_eq!(
+        harness::error_code(&r),
+        "UNKNOWN_SCREENSHOT",
+        "{}",
+        text(&r)
+    );
+    // The session's shell kept its environment: what it starts lands on the fresh desktop.
+    let r = call(
+        &client,
+        "shell_exec",
+        json!({ "command": "xterm -title after-the-crash >/dev/null 2>&1 &" }),
+    )
+    .await;
+    ok(&r);
+    let window = harness::wait_for(
+        Duration::from_secs(20),
+        "xterm on the fresh desktop",
+        || async {
+            let r = call(&client, "list_windows", json!({})).await;
+            ok(&r)["windows"]
+                .as_array()?
+                .iter()
+                .find(|w| w["title"] == "after-the-crash")
+                .cloned()
+        },
+    )
+    .await;
+    let r = call(&client, "screenshot", json!({ "window_id": window["id"] })).await;
+    ok(&r);
+    let (w, h, _) = harness::image(&r);
+    assert!(w > 100 && h > 100, "{w}x{h}");
+    // Mutations work again: the overlay's death went with the old desktop.
+    let r = call(
+        &client,
+        "window",
+        json!({ "action": "close", "window_id": window["id"] }),
+    )
+    .await;
+    ok(&r);
+    client.cancel().await.ok();
+    let status = server.terminate();
+    assert!(status.success(), "{status}");
 }

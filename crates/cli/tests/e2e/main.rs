@@ -19,6 +19,7 @@ mod covered;
 mod desktopos;
 mod dsh;
 mod elements;
+mod faults;
 mod fuzz;
 mod guard;
 mod harness;

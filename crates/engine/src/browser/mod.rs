@@ -335,7 +335,7 @@ impl Session {
             headless,
             program: program.map(std::path::Path::to_path_buf),
             port,
-            env: self.desktop.window_control.launch_env(),
+            env: self.desktop().window_control.launch_env(),
             timeout: START,
         })
         .map_err(unavailable)?;

@@ -48,6 +48,9 @@ impl Wording for UiContextWording {
         match code {
             ErrorCode::InvalidArgument => "Fix the argument named in the message and call again.",
             ErrorCode::PlatformError => "Retry once; if it persists run `deskpilot doctor`.",
+            ErrorCode::DesktopRestarting => {
+                "Nothing was read. A fresh desktop is coming up after the old one died: retry in a few seconds; picks from before are gone."
+            }
             ErrorCode::Internal => {
                 "This is a deskpilot bug: retry once, then report it with the message."
             }

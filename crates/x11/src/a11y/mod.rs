@@ -31,6 +31,7 @@ mod tree;
 mod walk;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -65,10 +66,18 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// Longest text excerpt kept as an element's value.
 const EXCERPT: i32 = 200;
 
+/// How many times a connection to an accessibility bus was found broken, in this process:
+/// a connection made before the latest loss is dropped and made again on next use.
+static LOSSES: AtomicU64 = AtomicU64::new(0);
+
+/// What to do when there is no accessibility bus.
+const BUS_FIX: &str = "if the bus is gone, to fix: start it in the desktop session with `/usr/libexec/at-spi-bus-launcher --launch-immediately` (package at-spi2-core); deskpilot reconnects by itself on the next call, and apps started before the bus came back must be restarted to join it";
+
 /// The accessibility bus connection, made on first use.
 #[derive(Default)]
 pub(crate) struct A11y {
-    conn: Mutex<Option<zbus::Connection>>,
+    /// The connection and the [`LOSSES`] count when it was made.
+    conn: Mutex<Option<(zbus::Connection, u64)>>,
     /// Application bus name → pid.
     pids: Mutex<HashMap<String, u32>>,
     /// Applications whose `Cache.GetItems` is unusable (Qt's legacy signature): walk at once.
@@ -123,10 +132,13 @@ fn dbus_err(what: &'static str) -> impl Fn(zbus::Error) -> Error {
             },
             _ => Error::os(what, e),
         },
-        zbus::Error::InputOutput(_) => Error::ConnectionLost {
-            link: deskpilot_backend::Link::Accessibility,
-            message: format!("{what}: {e}"),
-        },
+        zbus::Error::InputOutput(_) => {
+            LOSSES.fetch_add(1, Ordering::AcqRel);
+            Error::ConnectionLost {
+                link: deskpilot_backend::Link::Accessibility,
+                message: format!("{what}: {e}; {BUS_FIX}"),
+            }
+        }
         _ => Error::os(what, e),
     }
 }
@@ -161,23 +173,36 @@ impl A11y {
     /// is asked of the applications while connecting, so a hung app cannot block it.
     fn connection(&self) -> Result<zbus::Connection, Error> {
         let mut slot = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(c) = slot.as_ref() {
-            return Ok(c.clone());
+        let losses = LOSSES.load(Ordering::Acquire);
+        match slot.as_ref() {
+            Some((c, made)) if *made == losses => return Ok(c.clone()),
+            Some(_) => {
+                // A bus that comes back hands out its names afresh: nothing read on the old
+                // one may be taken for the new one's.
+                *slot = None;
+                self.forget();
+                tracing::info!("the accessibility bus connection broke; connecting again");
+            }
+            None => {}
         }
+        let gone = |message: String| Error::ConnectionLost {
+            link: deskpilot_backend::Link::Accessibility,
+            message: format!("{message}; {BUS_FIX}"),
+        };
         let conn = run(
             CONNECT_TIMEOUT,
             "connecting to the accessibility bus",
             async {
                 let address = a11y_bus_address()
                     .await
-                    .map_err(|e| unavailable(format!("no accessibility bus: {e}")))?;
+                    .map_err(|e| gone(format!("no accessibility bus: {e}")))?;
                 let conn = zbus::connection::Builder::address(address.as_str())
                     .map_err(|e| {
                         unavailable(format!("bad accessibility bus address {address}: {e}"))
                     })?
                     .build()
                     .await
-                    .map_err(|e| unavailable(format!("no accessibility bus at {address}: {e}")))?;
+                    .map_err(|e| gone(format!("no accessibility bus at {address}: {e}")))?;
                 // Toolkit bridges (GTK's at-spi2-atk) serve their bulk cache only while some
                 // client listens for events; listening also tells us which apps changed.
                 if let Err(e) = self.changes.start(&conn).await {
@@ -186,8 +211,19 @@ impl A11y {
                 Ok(conn)
             },
         )?;
-        *slot = Some(conn.clone());
+        *slot = Some((conn.clone(), losses));
         Ok(conn)
+    }
+
+    /// Drops everything learnt from the bus: applications' names, frames, trees.
+    fn forget(&self) {
+        fn clear<T: Default>(m: &Mutex<T>) {
+            *m.lock().unwrap_or_else(|e| e.into_inner()) = T::default();
+        }
+        clear(&self.pids);
+        clear(&self.no_cache);
+        clear(&self.frames);
+        clear(&self.trees);
     }
 }
 

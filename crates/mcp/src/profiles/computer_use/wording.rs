@@ -87,8 +87,11 @@ impl Wording for ComputerUseWording {
             ErrorCode::LaunchFailed => {
                 "Check the app: an id or name from list_apps' installed apps, or a program path that exists."
             }
+            ErrorCode::DesktopRestarting => {
+                "Nothing was performed. A fresh desktop is coming up after the old one died: call list_windows in a few seconds; window ids, screenshot ids and element indexes from before are gone."
+            }
             ErrorCode::NoDisplay => {
-                "There is no desktop to drive: start deskpilot inside a desktop session, or `deskpilot serve --profile computer-use --virtual-display`; `deskpilot serve --profile computer-use --check` says what is missing."
+                "No desktop answers. If deskpilot started its own (--virtual-display), it is bringing a fresh one up: call list_windows again in a few seconds. Otherwise start deskpilot inside a desktop session, or `deskpilot serve --profile computer-use --virtual-display`; `deskpilot serve --profile computer-use --check` says what is missing."
             }
             ErrorCode::ToolDisabled => {
                 "This server was started without that tool (--only / the excludes); use another tool or ask the user to enable it."

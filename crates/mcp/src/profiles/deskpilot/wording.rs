@@ -43,8 +43,11 @@ impl Wording for Deskpilot {
             ErrorCode::UnknownScreenshot => {
                 "That screenshot_id is unknown or too old: take a new screenshot and use its id."
             }
+            ErrorCode::DesktopRestarting => {
+                "Nothing was performed. deskpilot is bringing a fresh virtual desktop up after the old one's X server died: call status in a few seconds, then take a new screenshot; windows, screenshot ids and element refs from before are gone."
+            }
             ErrorCode::NoDisplay => {
-                "Start deskpilot inside a desktop session (DISPLAY set), or use `deskpilot serve --virtual-display`; `deskpilot doctor` says what is missing."
+                "No desktop answers. If deskpilot started its own (--virtual-display), it is bringing a fresh one up: call status again in a few seconds. Otherwise start deskpilot inside a desktop session (DISPLAY set), or use `deskpilot serve --virtual-display`; `deskpilot doctor` says what is missing."
             }
             ErrorCode::CaptureFailed => {
                 "Retry once; if it fails again run `deskpilot doctor` and report its output."

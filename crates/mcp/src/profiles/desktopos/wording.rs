@@ -32,8 +32,11 @@ impl Wording for DesktopOsWording {
             ErrorCode::WindowMinimized | ErrorCode::WindowNotVisible => {
                 "The window is minimized or not shown: desktop_focus_window { handle } restores it first."
             }
+            ErrorCode::DesktopRestarting => {
+                "Nothing was performed. A fresh desktop is coming up after the old one died: call desktop_perceive in a few seconds; handles from before are gone."
+            }
             ErrorCode::NoDisplay => {
-                "There is no desktop to drive: start deskpilot inside a desktop session, or `deskpilot serve --profile desktopos --virtual-display`; `deskpilot doctor` says what is missing."
+                "No desktop answers. If deskpilot started its own (--virtual-display), it is bringing a fresh one up: call desktop_perceive again in a few seconds. Otherwise start deskpilot inside a desktop session, or `deskpilot serve --profile desktopos --virtual-display`; `deskpilot doctor` says what is missing."
             }
             ErrorCode::ClickWrongWindow | ErrorCode::OutsideTargetWindow => {
                 "Nothing was performed: another window is on top at that point. desktop_focus_window the target first, then desktop_perceive for its current rect."

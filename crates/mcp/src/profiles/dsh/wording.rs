@@ -34,8 +34,11 @@ impl Wording for Dsh {
     fn hint(&self, code: ErrorCode) -> &'static str {
         match code {
             ErrorCode::InvalidArgument => "Fix the argument named in the message and call again.",
+            ErrorCode::DesktopRestarting => {
+                "Nothing was performed. A fresh desktop is coming up after the old one died: take a screenshot in a few seconds; element paths and coordinates from before are gone."
+            }
             ErrorCode::BackendStartFailed | ErrorCode::NoDisplay => {
-                "There is no desktop to drive: start deskpilot inside a desktop session (DISPLAY set) or with `deskpilot serve --profile dsh --virtual-display`; `deskpilot doctor` says what is missing."
+                "No desktop answers. If deskpilot started its own (--virtual-display), it is bringing a fresh one up: call computer { \"action\": \"screenshot\" } again in a few seconds. Otherwise start deskpilot inside a desktop session (DISPLAY set) or with `deskpilot serve --profile dsh --virtual-display`; `deskpilot doctor` says what is missing."
             }
             ErrorCode::NoReferenceScreenshot => {
                 "Call computer { \"action\": \"screenshot\" } first. Or set coordinates: physical and pass real screen pixels."
