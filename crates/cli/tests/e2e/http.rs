@@ -775,3 +775,118 @@ async fn the_x_server_killed_under_serve_virtual_display_is_replaced_without_a_r
     let status = server.terminate();
     assert!(status.success(), "{status}");
 }
+
+/// The MCP Inspector's CLI (`node launcher --cli …`) from `DESKPILOT_INSPECTOR` (its launcher
+/// script) and `DESKPILOT_NODE22` (a Node ≥ 22.19), as scripts/test installs them; `None`
+/// (with a printed SKIP) without them, a failure under `CI=true`.
+fn inspector() -> Option<(String, String)> {
+    let node = std::env::var("DESKPILOT_NODE22").ok();
+    let cli = std::env::var("DESKPILOT_INSPECTOR").ok();
+    match (node, cli) {
+        (Some(node), Some(cli)) => Some((node, cli)),
+        _ => {
+            assert_ne!(
+                std::env::var("CI").as_deref(),
+                Ok("true"),
+                "CI=true: DESKPILOT_NODE22 and DESKPILOT_INSPECTOR must be set (scripts/test installs them)"
+            );
+            println!("SKIP: the MCP Inspector is not installed (run scripts/test)");
+            None
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_inspector_cli_lists_and_calls_tools_over_http() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let Some((node, cli)) = inspector() else {
+        return;
+    };
+    let server = HttpServer::start(desktop, &[], Some(TOKEN));
+    let catalog = std::env::temp_dir().join(format!("deskpilot-inspector-{}.json", std::process::id()));
+    let inspect = |token: &str, args: &[&str]| {
+        let mut cmd = tokio::process::Command::new(&node);
+        cmd.arg(&cli)
+            .args(["--cli", &server.url("/mcp"), "--transport", "http"])
+            .args(["--header", &format!("Authorization: Bearer {token}")])
+            .args(args)
+            .env("MCP_CATALOG_PATH", &catalog)
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        async move {
+            let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+                .await
+                .expect("the Inspector answers within 60 s")
+                .expect("run the Inspector");
+            (
+                out.status,
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        }
+    };
+
+    let (status, out, err) = inspect(TOKEN, &["--method", "tools/list"]).await;
+    assert!(status.success(), "{status}: {out} {err}");
+    let listed: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for want in ["screenshot", "list_windows", "shell_exec", "click"] {
+        assert!(names.contains(&want), "{want} missing: {names:?}");
+    }
+
+    let (status, out, err) = inspect(
+        TOKEN,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "shell_exec",
+            "--tool-arg",
+            "command=echo inspected-$((6*7))",
+        ],
+    )
+    .await;
+    assert!(status.success(), "{status}: {out} {err}");
+    let called: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(called["isError"], false, "{out}");
+    assert_eq!(
+        called["structuredContent"]["stdout"]["text"], "inspected-42\n",
+        "{out}"
+    );
+
+    let (status, out, err) = inspect(
+        TOKEN,
+        &["--method", "tools/call", "--tool-name", "screenshot"],
+    )
+    .await;
+    assert!(status.success(), "{status}: {out} {err}");
+    let shot: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let image = shot["content"]
+        .as_array()
+        .expect("content")
+        .iter()
+        .find(|c| c["type"] == "image")
+        .unwrap_or_else(|| panic!("no image: {out}"));
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(image["data"].as_str().unwrap())
+        .unwrap();
+    assert!(bytes.len() > 1000, "{} bytes", bytes.len());
+    assert_eq!(shot["structuredContent"]["screenshot_id"].is_u64(), true, "{out}");
+
+    // A wrong token gets nothing: the Inspector reports that it needs authorization.
+    let (_, out, err) = inspect("wrong-token", &["--method", "tools/list"]).await;
+    assert!(!out.contains("\"tools\""), "{out}");
+    assert!(
+        format!("{out}{err}").contains("auth"),
+        "the Inspector says why: {out} {err}"
+    );
+    let _ = std::fs::remove_file(&catalog);
+}
