@@ -414,12 +414,32 @@ async fn troubleshooting_codes_that_can_occur_on_linux_carry_their_hints() {
             json!({ "action": "screenshot", "hwnd": hwnd, "uiSummary": "none" }),
         )
         .await);
+    let where_now = || async {
+        let r = server
+            .call(
+                "app_window",
+                json!({ "action": "list", "filter": "dsh pinned" }),
+            )
+            .await;
+        ok(&r)["windows"][0]["clientBounds"].clone()
+    };
+    let before = where_now().await;
     let out = std::process::Command::new("xdotool")
         .args(["windowmove", &hwnd.to_string(), "300", "260"])
         .env("DISPLAY", desktop.display())
         .output()
         .expect("xdotool");
     assert!(out.status.success());
+    // The window manager moves it when it gets to it: a click before that lands, rightly.
+    wait_for(
+        Duration::from_secs(10),
+        "the window manager to move it",
+        || async {
+            let now = where_now().await;
+            (now["x"] != before["x"] || now["y"] != before["y"]).then_some(())
+        },
+    )
+    .await;
     let r = wait_for(Duration::from_secs(5), "the move to show", || async {
         let r = server
             .call("computer", json!({ "action": "click", "x": 20, "y": 20 }))

@@ -805,7 +805,8 @@ async fn the_mcp_inspector_cli_lists_and_calls_tools_over_http() {
         return;
     };
     let server = HttpServer::start(desktop, &[], Some(TOKEN));
-    let catalog = std::env::temp_dir().join(format!("deskpilot-inspector-{}.json", std::process::id()));
+    let catalog =
+        std::env::temp_dir().join(format!("deskpilot-inspector-{}.json", std::process::id()));
     let inspect = |token: &str, args: &[&str]| {
         let mut cmd = tokio::process::Command::new(&node);
         cmd.arg(&cli)
@@ -879,7 +880,7 @@ async fn the_mcp_inspector_cli_lists_and_calls_tools_over_http() {
         .decode(image["data"].as_str().unwrap())
         .unwrap();
     assert!(bytes.len() > 1000, "{} bytes", bytes.len());
-    assert_eq!(shot["structuredContent"]["screenshot_id"].is_u64(), true, "{out}");
+    assert!(shot["structuredContent"]["screenshot_id"].is_u64(), "{out}");
 
     // A wrong token gets nothing: the Inspector reports that it needs authorization.
     let (_, out, err) = inspect("wrong-token", &["--method", "tools/list"]).await;
