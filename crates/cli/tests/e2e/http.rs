@@ -790,7 +790,10 @@ fn inspector() -> Option<(String, String)> {
                 Ok("true"),
                 "CI=true: DESKPILOT_NODE22 and DESKPILOT_INSPECTOR must be set (scripts/test installs them)"
             );
-            println!("SKIP: the MCP Inspector is not installed (run scripts/test)");
+            #[allow(clippy::print_stderr, reason = "a skipped test says so")]
+            {
+                eprintln!("SKIP: the MCP Inspector is not installed (run scripts/test)");
+            }
             None
         }
     }
