@@ -14,7 +14,9 @@
   const STATE = Symbol.for('deskpilot.walker');
   let st = window[STATE];
   if (!st) {
-    st = { ids: new WeakMap(), refs: new Map(), next: 0 };
+    // `epoch` names this world's numbering: ids restart after a navigation (a new document, a
+    // new world), so a ref table keyed by (frame, id) must also key by epoch.
+    st = { ids: new WeakMap(), refs: new Map(), next: 0, epoch: Math.random().toString(36).slice(2, 10) };
     window[STATE] = st;
     window[Symbol.for('deskpilot.node')] = (id) => {
       const r = st.refs.get(id);
@@ -42,7 +44,7 @@
     let s = styles.get(el);
     if (s === undefined) {
       const cs = el.ownerDocument.defaultView.getComputedStyle(el);
-      s = { display: cs.display, visibility: cs.visibility, cv: cs.contentVisibility };
+      s = { display: cs.display, visibility: cs.visibility };
       styles.set(el, s);
     }
     return s;
@@ -75,7 +77,11 @@
   const SECTIONING = new Set(['article', 'aside', 'main', 'nav', 'section']);
   const GLOBAL_ARIA = ['aria-label', 'aria-labelledby', 'aria-describedby', 'aria-live', 'aria-owns', 'aria-controls', 'aria-details', 'aria-keyshortcuts', 'aria-roledescription'];
 
-  const flat = (s) => s.replace(/[\s\u200b\u00ad]+/g, ' ').trim();
+  // Whitespace collapsed and trimmed (the replace only when there is more than single spaces).
+  const UNFLAT = /[\t\n\v\f\r\u00a0\u00ad\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]|  /;
+  const flat = (s) => (UNFLAT.test(s) ? s.replace(/[\s\u200b\u00ad]+/g, ' ') : s).trim();
+  const FILLED = /[^\s\u200b\u00ad]/;
+  const filled = (s) => !!s && FILLED.test(s);
   const idRefs = (el, attr) => {
     const v = el.getAttribute(attr);
     if (!v) return [];
@@ -90,16 +96,12 @@
   };
   // Children in the flat tree: an open shadow root instead of the light children, a slot's
   // assigned nodes (or its fallback content).
-  const eachChild = (el, f) => {
+  const kidsOf = (el) => {
     if (el.localName === 'slot') {
       const a = el.assignedNodes();
-      if (a.length) {
-        for (const c of a) f(c);
-        return;
-      }
+      if (a.length) return a;
     }
-    const root = el.shadowRoot || el;
-    for (let c = root.firstChild; c; c = c.nextSibling) f(c);
+    return (el.shadowRoot || el).childNodes;
   };
 
   const explicitRole = (el) => {
@@ -316,20 +318,22 @@
   // The text of `el`'s content, for a name from content or a referenced label.
   const contentText = (el, visited, hidden) => {
     let t = pseudoText(el, '::before');
-    eachChild(el, (c) => {
+    const kids = kidsOf(el);
+    for (let i = 0; i < kids.length; i++) {
+      const c = kids[i];
       if (c.nodeType === 3) {
         t += c.data;
       } else if (c.nodeType === 1) {
-        if (!hidden && hiddenHere(c)) return;
+        if (!hidden && hiddenHere(c)) continue;
         if (c.localName === 'br') {
           t += ' ';
-          return;
+          continue;
         }
         const s = style(c).display;
         const part = textAlternative(c, visited, hidden, false);
         t += inline(s) ? part : ' ' + part + ' ';
       }
-    });
+    }
     return t + pseudoText(el, '::after');
   };
   // accname's text alternative of `el` met inside another name computation (a descendant,
@@ -341,7 +345,7 @@
     if (SKIP.has(tag)) return '';
     if (!inLabelledBy && el.hasAttribute('aria-labelledby')) {
       const t = idRefs(el, 'aria-labelledby').map((r) => textAlternative(r, visited, hidden || hiddenHere(r), true)).join(' ');
-      if (flat(t)) return t;
+      if (filled(t)) return t;
     }
     const role = roleOf(el, tag);
     // An embedded control is its value.
@@ -354,12 +358,12 @@
     }
     if (RANGE.has(role)) return rangeValue(el);
     const label = el.getAttribute('aria-label');
-    if (label && flat(label)) return label;
+    if (filled(label)) return label;
     const n = nativeName(el, tag, role, visited, hidden);
-    if (n !== null && flat(n)) return n;
+    if (filled(n)) return n;
     if (role !== 'image') {
       const t = contentText(el, visited, hidden);
-      if (flat(t)) return t;
+      if (filled(t)) return t;
     }
     return el.getAttribute('title') || '';
   };
@@ -367,7 +371,7 @@
     const labels = el.labels;
     if (!labels || !labels.length) return null;
     const t = [...labels].map((l) => textAlternative(l, visited, hiddenHere(l), false)).join(' ');
-    return flat(t) ? t : null;
+    return filled(t) ? t : null;
   };
   const childOf = (el, tag) => {
     for (const c of el.children) if (c.localName === tag) return c;
@@ -417,19 +421,20 @@
     const visited = new Set([el]);
     if (el.hasAttribute('aria-labelledby')) {
       const t = idRefs(el, 'aria-labelledby').map((r) => (r === el ? textAlternative(el, new Set(), false, true) : textAlternative(r, visited, hiddenHere(r), true))).join(' ');
-      if (flat(t)) return flat(t);
+      const f = flat(t);
+      if (f) return f;
     }
     const label = el.getAttribute('aria-label');
-    if (label && flat(label)) return flat(label);
+    if (filled(label)) return flat(label);
     const n = nativeName(el, tag, role, visited, false);
-    if (n && flat(n)) return flat(n);
+    if (filled(n)) return flat(n);
     if (FROM_CONTENT.has(role) || (role === 'row' && inGrid(el))) {
       const t = flat(contentText(el, visited, false));
       if (t) return t;
     }
     if (tag === 'iframe' || tag === 'frame' || role !== 'LabelText') {
       const title = el.getAttribute('title');
-      if (title && flat(title)) return flat(title);
+      if (filled(title)) return flat(title);
     }
     return '';
   };
@@ -484,7 +489,10 @@
     }
     if (!keep) {
       let inl = false;
-      if (!LEAF.has(tag)) eachChild(el, (c) => { inl = walk(c, childCtx, kids) || inl; });
+      if (!LEAF.has(tag)) {
+        const list = kidsOf(el);
+        for (let i = 0; i < list.length; i++) if (walk(list[i], childCtx, kids)) inl = true;
+      }
       return inl || inline(s.display);
     }
     if (role === 'generic!') role = 'generic';
@@ -563,8 +571,9 @@
       if (tag === 'details' && !el.open) {
         const summary = childOf(el, 'summary');
         if (summary) walk(summary, c, children);
-      } else if (s.cv !== 'hidden') {
-        eachChild(el, (k) => { inlineKids = walk(k, c, children) || inlineKids; });
+      } else if (el.getAttribute('hidden') !== 'until-found') {
+        const list = kidsOf(el);
+        for (let i = 0; i < list.length; i++) if (walk(list[i], c, children)) inlineKids = true;
       }
     }
     // A nameless generic block is kept, as Chromium keeps it, only around inline content.
@@ -659,6 +668,6 @@
   if (st.refs.size > 4 * out.length + 1000) {
     for (const [id, r] of st.refs) if (r.deref() === undefined) st.refs.delete(id);
   }
-  const result = { nodes: out, remote, ms: performance.now() - t0 };
+  const result = { nodes: out, remote, epoch: st.epoch, ms: performance.now() - t0 };
   return opts.json ? JSON.stringify(result) : result;
 }

@@ -86,6 +86,18 @@ try {
     for (const [l, k] of ca) for (let i = (cw.get(l) || 0); i < k; i++) onlyAx.push(l);
     for (const [l, k] of cw) for (let i = (ca.get(l) || 0); i < k; i++) onlyW.push(l);
 
+    // Ids survive a second snapshot, and one taken after the page changed (a node added at the
+    // top of the body): every element keeps its id.
+    const again = (await runWalker(cdp, ctx)).result;
+    const ids = (r) => new Map(r.nodes.filter((n) => n.backendDOMNodeId).map((n) => [n.backendDOMNodeId, `${n.role.value} ${n.name?.value ?? ''}`]));
+    const before = ids(result);
+    const same = (m) => [...before].every(([id, v]) => m.get(id) === v);
+    let stable = same(ids(again));
+    await cdp.send('Runtime.evaluate', { expression: "document.body.prepend(Object.assign(document.createElement('button'), {textContent: 'Added later'}))" });
+    const changed = (await runWalker(cdp, ctx)).result;
+    stable = stable && same(ids(changed)) && changed.nodes.some((n) => n.name?.value === 'Added later' && !before.has(n.backendDOMNodeId));
+    if (!stable) failed++;
+
     const bad = problems.filter((p) => !p.intended);
     failed += bad.length + unresolved;
     summary.push({
@@ -101,6 +113,7 @@ try {
       lines_only_chromium: onlyAx.length,
       lines_only_walker: onlyW.length,
       same_text: axFull === wFull,
+      stable_ids: stable,
     });
     for (const p of problems) {
       if (p.intended && !verbose) continue;
