@@ -78,22 +78,206 @@ pub fn frame_owner(cdp: &Connection, session: &str, frame: &str) -> Option<i64> 
     .and_then(|o| o["backendNodeId"].as_i64())
 }
 
+/// The in-page walker: `(options) => {nodes, remote, epoch, ms}`, the page's accessibility
+/// tree in `Accessibility.getFullAXTree`'s node shape, computed over the DOM (see
+/// `js/snapshot_walker.md`).
+const WALKER: &str = include_str!("js/snapshot_walker.js");
+
+/// The isolated world deskpilot's walker runs in: the page's scripts cannot see or change it,
+/// and asking again while the document lives gives the same world (and the walker's ids).
+const WORLD: &str = "deskpilot";
+
+/// The walker's result for one frame.
+struct Walked {
+    nodes: Vec<Value>,
+    /// `<iframe>`s whose document it could not read (another origin): their walker ids.
+    remote: Vec<i64>,
+    /// Names this document's numbering (ids restart with a new document).
+    epoch: String,
+}
+
+/// The execution context of deskpilot's isolated world in `frame`.
+fn world(cdp: &Connection, session: &str, frame: &str) -> Result<i64, Error> {
+    let r = cdp.call(
+        "Page.createIsolatedWorld",
+        json!({ "frameId": frame, "worldName": WORLD }),
+        Some(session),
+        CALL,
+    )?;
+    r["executionContextId"]
+        .as_i64()
+        .ok_or_else(|| Error::Protocol {
+            method: "Page.createIsolatedWorld".into(),
+            message: "no execution context in the answer".into(),
+        })
+}
+
+/// Runs the walker in `frame`'s isolated world.
+fn walk(cdp: &Connection, session: &str, frame: &str) -> Result<Walked, Error> {
+    let context = world(cdp, session, frame)?;
+    let r = cdp.call(
+        "Runtime.evaluate",
+        json!({
+            "expression": format!("({WALKER})({{\"json\":true}})"),
+            "contextId": context,
+            "returnByValue": true,
+        }),
+        Some(session),
+        CALL,
+    )?;
+    if let Some(ex) = r.get("exceptionDetails") {
+        let what = ex["exception"]["description"]
+            .as_str()
+            .or_else(|| ex["text"].as_str())
+            .unwrap_or("it threw");
+        return Err(walker_error(format!("it threw: {what}")));
+    }
+    let text = r["result"]["value"]
+        .as_str()
+        .ok_or_else(|| walker_error("it returned no text".into()))?;
+    let mut v: Value = serde_json::from_str(text)
+        .map_err(|e| walker_error(format!("its result is not JSON: {e}")))?;
+    let nodes = match v["nodes"].take() {
+        Value::Array(a) => a,
+        _ => Vec::new(),
+    };
+    let remote = v["remote"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|r| r["id"].as_i64()).collect())
+        .unwrap_or_default();
+    Ok(Walked {
+        nodes,
+        remote,
+        epoch: v["epoch"].as_str().unwrap_or_default().to_string(),
+    })
+}
+
+fn walker_error(message: String) -> Error {
+    Error::Protocol {
+        method: "the snapshot walker".into(),
+        message,
+    }
+}
+
+/// The browser's backend node id of the element the walker numbered `id` in `frame`'s
+/// isolated world; `None` when that element is gone (removed, or another document).
+pub fn walker_backend(
+    cdp: &Connection,
+    session: &str,
+    frame: &str,
+    id: i64,
+) -> Result<Option<i64>, Error> {
+    let context = world(cdp, session, frame)?;
+    let r = cdp.call(
+        "Runtime.evaluate",
+        json!({
+            "expression": format!("(window[Symbol.for('deskpilot.node')] || (() => null))({id})"),
+            "contextId": context,
+        }),
+        Some(session),
+        CALL,
+    )?;
+    let Some(object) = r["result"]["objectId"].as_str() else {
+        return Ok(None);
+    };
+    let described = cdp.call(
+        "DOM.describeNode",
+        json!({ "objectId": object }),
+        Some(session),
+        CALL,
+    );
+    let _ = cdp.call(
+        "Runtime.releaseObject",
+        json!({ "objectId": object }),
+        Some(session),
+        CALL,
+    );
+    Ok(described?["node"]["backendNodeId"].as_i64())
+}
+
+/// The frame a walker tree's key names (`<frame id>#<epoch>`).
+pub fn walker_frame(key: &str) -> &str {
+    key.split_once('#').map_or(key, |(frame, _)| frame)
+}
+
 /// Every frame's accessibility tree with the node that holds it, ready for
-/// [`snapshot::render`](crate::snapshot::render).
+/// [`snapshot::render`](crate::snapshot::render): the in-page walker's for the top frame and
+/// the same-origin frames it reads, the browser's (`Accessibility.getFullAXTree`) for frames
+/// of another origin and whenever the walker fails.
 pub fn frame_trees(cdp: &Connection, session: &str) -> Result<Vec<FrameTree>, Error> {
     let frames = frames(cdp, session)?;
+    let Some(top) = frames.first() else {
+        return Ok(Vec::new());
+    };
+    match walk(cdp, session, top) {
+        Ok(walked) if !walked.nodes.is_empty() => {
+            let key = format!("{top}#{}", walked.epoch);
+            let mut trees = vec![FrameTree {
+                frame: key,
+                owner: None,
+                nodes: walked.nodes,
+                walker: true,
+            }];
+            if !walked.remote.is_empty() {
+                // Which child frames the walker could not read: theirs are the browser's trees,
+                // hung under the walker's `<iframe>` node.
+                let mut remote = Vec::new();
+                for id in walked.remote {
+                    if let Ok(Some(backend)) = walker_backend(cdp, session, top, id) {
+                        remote.push((backend, id));
+                    }
+                }
+                for frame in &frames[1..] {
+                    let Some(owner) = frame_owner(cdp, session, frame) else {
+                        continue;
+                    };
+                    let Some(&(_, id)) = remote.iter().find(|(b, _)| *b == owner) else {
+                        continue;
+                    };
+                    if let Ok(nodes) = ax_nodes(cdp, session, frame) {
+                        trees.push(FrameTree {
+                            frame: frame.clone(),
+                            owner: Some(id),
+                            nodes,
+                            walker: false,
+                        });
+                    }
+                }
+            }
+            return Ok(trees);
+        }
+        Ok(_) => tracing::debug!("the snapshot walker found no nodes; reading the browser's tree"),
+        Err(e) => {
+            tracing::warn!(error = %e, "the snapshot walker failed; reading the browser's tree")
+        }
+    }
+    browser_trees(cdp, session, &frames)
+}
+
+/// Every frame's tree as the browser's accessibility engine gives it
+/// (`Accessibility.getFullAXTree`), whatever the walker could do.
+pub fn browser_frame_trees(cdp: &Connection, session: &str) -> Result<Vec<FrameTree>, Error> {
+    browser_trees(cdp, session, &frames(cdp, session)?)
+}
+
+fn browser_trees(
+    cdp: &Connection,
+    session: &str,
+    frames: &[String],
+) -> Result<Vec<FrameTree>, Error> {
     let mut trees = Vec::with_capacity(frames.len());
-    for (i, frame) in frames.into_iter().enumerate() {
-        let nodes = ax_nodes(cdp, session, &frame)?;
+    for (i, frame) in frames.iter().enumerate() {
+        let nodes = ax_nodes(cdp, session, frame)?;
         let owner = if i == 0 {
             None
         } else {
-            frame_owner(cdp, session, &frame)
+            frame_owner(cdp, session, frame)
         };
         trees.push(FrameTree {
-            frame,
+            frame: frame.clone(),
             owner,
             nodes,
+            walker: false,
         });
     }
     Ok(trees)

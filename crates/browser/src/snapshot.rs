@@ -86,7 +86,11 @@ impl RefTable {
 pub struct Target {
     pub r#ref: String,
     pub frame: String,
+    /// The DOM node: the browser's backend node id, or, when `walker`, the in-page walker's
+    /// id of the element, which `page::backend_of` turns into the backend id.
     pub backend: i64,
+    /// `backend` is the walker's id (the tree came from the in-page walker).
+    pub walker: bool,
     pub role: String,
     pub name: String,
 }
@@ -107,6 +111,8 @@ pub struct FrameTree {
     pub frame: String,
     pub owner: Option<i64>,
     pub nodes: Vec<Value>,
+    /// The nodes came from the in-page walker: their `backendDOMNodeId` is its id.
+    pub walker: bool,
 }
 
 fn str_of<'a>(v: &'a Value, path: &[&str]) -> &'a str {
@@ -203,6 +209,7 @@ impl<'a> Renderer<'a> {
                 r#ref: r,
                 frame: frame.frame.clone(),
                 backend: b,
+                walker: frame.walker,
                 role: role.to_string(),
                 name: name.to_string(),
             });
@@ -515,6 +522,7 @@ mod tests {
             FrameTree {
                 frame: "top".into(),
                 owner: None,
+                walker: false,
                 nodes: vec![
                     node("1", None, "RootWebArea", "Fixture", &["2", "5", "7"], 1),
                     node("2", Some("1"), "generic", "", &["3"], 2),
@@ -527,6 +535,7 @@ mod tests {
             FrameTree {
                 frame: "child".into(),
                 owner: Some(9),
+                walker: false,
                 nodes: vec![
                     node("1", None, "RootWebArea", "Inner", &["2"], 1),
                     node("2", Some("1"), "link", "Next page", &[], 2),
@@ -561,6 +570,7 @@ mod tests {
         let frames = vec![FrameTree {
             frame: "top".into(),
             owner: None,
+            walker: false,
             nodes: vec![
                 node(
                     "1",

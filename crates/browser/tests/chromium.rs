@@ -65,6 +65,7 @@ fn a_launched_chromium_is_read_into_a_snapshot_with_refs() {
         &[FrameTree {
             frame: "top".into(),
             owner: None,
+            walker: false,
             nodes,
         }],
         &mut refs,
@@ -121,7 +122,9 @@ fn open_page(url: &str, ready: &str) -> (launch::Launched, Connection, String) {
 }
 
 // A documentation page of ~3,800 links once answered "Message too long: 20919796 > 16777216"
-// and ended the connection: every later call failed the same way.
+// and ended the connection: every later call failed the same way. The browser's tree is still
+// read whole (the walker's fallback); the in-page walker reads the same page into the same
+// snapshot in a fraction of the bytes, and its refs act.
 #[test]
 #[allow(clippy::print_stderr)]
 fn a_page_whose_tree_is_over_16_mib_is_read_and_the_connection_goes_on() {
@@ -137,7 +140,7 @@ fn a_page_whose_tree_is_over_16_mib_is_read_and_the_connection_goes_on() {
     let (launched, cdp, session) = open_page(&url, "#index li:nth-child(6000)");
 
     let started = Instant::now();
-    let trees = page::frame_trees(&cdp, &session).expect("the whole tree, read");
+    let trees = page::browser_frame_trees(&cdp, &session).expect("the whole tree, read");
     let read = started.elapsed();
     let bytes: usize = trees
         .iter()
@@ -162,13 +165,43 @@ fn a_page_whose_tree_is_over_16_mib_is_read_and_the_connection_goes_on() {
     );
     assert!(r.targets.len() > 6000, "{} refs", r.targets.len());
 
-    // The connection still answers: click the button the snapshot named.
-    let button = r
+    // The walker: the same snapshot, refs included, from far fewer bytes.
+    let started = Instant::now();
+    let walked = page::frame_trees(&cdp, &session).expect("the walker's tree");
+    let walk_read = started.elapsed();
+    assert!(
+        walked.iter().all(|t| t.walker),
+        "the walker read every frame"
+    );
+    let walked_bytes: usize = walked
+        .iter()
+        .map(|t| serde_json::to_string(&t.nodes).unwrap().len())
+        .sum();
+    let mut walker_refs = RefTable::default();
+    let w = snapshot::render(&walked, &mut walker_refs, usize::MAX);
+    eprintln!(
+        "huge page, walker: {:.1} MiB of JSON, read in {walk_read:?}, {} refs",
+        walked_bytes as f64 / (1 << 20) as f64,
+        w.targets.len()
+    );
+    assert!(walked_bytes * 4 < bytes, "{walked_bytes} vs {bytes} bytes");
+    assert_eq!(w.text, r.text, "the walker's snapshot is the browser's");
+
+    // The connection still answers: click the button the walker's snapshot named.
+    let button = w
         .targets
         .iter()
         .find(|t| t.role == "button" && t.name == "Mark done")
         .expect("the button's ref");
-    let quad = dom::visible_quad(&cdp, &session, button.backend)
+    let backend = page::walker_backend(
+        &cdp,
+        &session,
+        page::walker_frame(&button.frame),
+        button.backend,
+    )
+    .expect("asked")
+    .expect("the element is there");
+    let quad = dom::visible_quad(&cdp, &session, backend)
         .expect("the button is there")
         .expect("it has a box");
     let (x, y) = quad.center();

@@ -647,6 +647,27 @@ impl Session {
                         ),
                     });
                 }
+                let t = if t.walker {
+                    // The walker's id: the element it names now, as the browser numbers it.
+                    let frame = cdp_page::walker_frame(&t.frame);
+                    match cdp_page::walker_backend(&cdp, &session, frame, t.backend)
+                        .map_err(unavailable)?
+                    {
+                        Some(backend) => Target {
+                            backend,
+                            walker: false,
+                            ..t
+                        },
+                        None => {
+                            return Err(Error::StaleElement {
+                                token: r.to_string(),
+                                why: "the element was removed from the page since that snapshot; take browser_snapshot again".to_string(),
+                            });
+                        }
+                    }
+                } else {
+                    t
+                };
                 Ok((cdp, session, info, t))
             }
             (None, Some(why)) => Err(Error::StaleElement {
