@@ -23,6 +23,11 @@ const INDEX: &str = include_str!("../../../fixtures/web/index.html");
 const SECOND: &str = include_str!("../../../fixtures/web/second.html");
 const FRAME: &str = include_str!("../../../fixtures/web/frame.html");
 const LARGE: &str = include_str!("../../../fixtures/web/large.html");
+/// A reference page of 6,000 links with long names, whose browser accessibility tree is over
+/// 16 MiB of JSON (as a real API reference's was).
+const HUGE: &str = include_str!("../../../fixtures/web/huge.html");
+/// Rounds on the huge page: each snapshot takes most of a second for the peers.
+const HUGE_ROUNDS: usize = 8;
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// Serves the fixture pages on a loopback port for the life of the process.
@@ -48,6 +53,7 @@ fn site() -> anyhow::Result<u16> {
                     "/second" => SECOND,
                     "/frame" => FRAME,
                     "/large" => LARGE,
+                    "/huge" => HUGE,
                     "/slow" => "slow done",
                     _ => "missing",
                 };
@@ -197,6 +203,39 @@ async fn deskpilot(
             actionable_in_large()
         ),
     ));
+    call(
+        &client,
+        "browser_navigate",
+        json!({ "url": format!("http://127.0.0.1:{port}/huge") }),
+    )
+    .await?;
+    let rounds = n.min(HUGE_ROUNDS);
+    let (times, snap) = timed(&client, rounds, "browser_snapshot", json!({})).await?;
+    // What the header says was cut: "…, N lines left out (max_lines)".
+    let cut = snap
+        .lines()
+        .next()
+        .and_then(|l| l.split(", ").find(|p| p.contains("left out")))
+        .map_or("nothing said to be cut".to_string(), |p| {
+            p.trim_end_matches(':').to_string()
+        });
+    rows.push(row(
+        "deskpilot browser_snapshot huge page (default budget)",
+        times,
+        format!("{} bytes, {} refs; {cut}", snap.len(), refs_in(&snap)),
+    ));
+    let (times, snap) = timed(
+        &client,
+        rounds,
+        "browser_snapshot",
+        json!({ "max_lines": 100_000 }),
+    )
+    .await?;
+    rows.push(row(
+        "deskpilot browser_snapshot huge page (whole)",
+        times,
+        format!("{} bytes, {} refs", snap.len(), refs_in(&snap)),
+    ));
     call(&client, "browser_close", json!({})).await?;
     client.cancel().await?;
     Ok(rows)
@@ -257,6 +296,18 @@ async fn playwright_mcp(node_modules: &Path, port: u16, n: usize) -> anyhow::Res
     let (times, snap) = timed(&client, n, "browser_snapshot", json!({})).await?;
     rows.push(row(
         "playwright-mcp browser_snapshot large page",
+        times,
+        format!("{} bytes, {} refs", snap.len(), refs_in(&snap)),
+    ));
+    call(
+        &client,
+        "browser_navigate",
+        json!({ "url": format!("http://127.0.0.1:{port}/huge") }),
+    )
+    .await?;
+    let (times, snap) = timed(&client, n.min(HUGE_ROUNDS), "browser_snapshot", json!({})).await?;
+    rows.push(row(
+        "playwright-mcp browser_snapshot huge page",
         times,
         format!("{} bytes, {} refs", snap.len(), refs_in(&snap)),
     ));
@@ -366,12 +417,17 @@ pub async fn run(
         Ok(r) => rows.extend(r),
         Err(e) => rows.push(row("playwright-mcp", Vec::new(), format!("failed: {e:#}"))),
     }
-    for (name, path) in [
-        ("playwright-core ariaSnapshot ai fixture", "/"),
-        ("playwright-core ariaSnapshot ai large page", "/large"),
+    for (name, path, rounds) in [
+        ("playwright-core ariaSnapshot ai fixture", "/", n),
+        ("playwright-core ariaSnapshot ai large page", "/large", n),
+        (
+            "playwright-core ariaSnapshot ai huge page",
+            "/huge",
+            n.min(HUGE_ROUNDS),
+        ),
     ] {
         let url = format!("http://127.0.0.1:{port}{path}");
-        rows.push(match aria_snapshot(&modules, &url, n) {
+        rows.push(match aria_snapshot(&modules, &url, rounds) {
             Ok((times, bytes, refs)) => row(
                 name,
                 times,

@@ -467,6 +467,12 @@ pub fn project(text: &str, query: &str) -> Option<String> {
     if q.is_empty() {
         return Some(text.to_string());
     }
+    with_ancestors(text, |l| l.to_lowercase().contains(&q))
+}
+
+/// The lines of `text` that `pick` chooses, each with its ancestors (by indentation);
+/// `None` when it chooses none.
+fn with_ancestors(text: &str, mut pick: impl FnMut(&str) -> bool) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
     let depth = depth_of;
     let mut keep = vec![false; lines.len()];
@@ -475,7 +481,7 @@ pub fn project(text: &str, query: &str) -> Option<String> {
         while stack.last().is_some_and(|&j| depth(lines[j]) >= depth(l)) {
             stack.pop();
         }
-        if l.to_lowercase().contains(&q) {
+        if pick(l) {
             keep[i] = true;
             for &a in &stack {
                 keep[a] = true;
@@ -490,6 +496,90 @@ pub fn project(text: &str, query: &str) -> Option<String> {
         .map(|(l, _)| *l)
         .collect();
     (!kept.is_empty()).then(|| kept.join("\n") + "\n")
+}
+
+/// What changed from snapshot text `old` to `new`: the lines of `new` that `old` does not
+/// have (new, or changed in name, value, state or place), each with its ancestors so it can
+/// be placed, and how many lines of `old` are gone. Lines are compared whole, counted (a line
+/// twice in `new` and once in `old` is new once).
+pub fn changes(old: &str, new: &str) -> (Option<String>, usize) {
+    let mut before: HashMap<&str, usize> = HashMap::new();
+    for l in old.lines() {
+        *before.entry(l).or_default() += 1;
+    }
+    let diff = with_ancestors(new, |l| match before.get_mut(l) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            false
+        }
+        _ => true,
+    });
+    (diff, before.values().sum())
+}
+
+/// One page of `text`: whole lines from line `from`, at most `max_lines` of them and at most
+/// `max_bytes` bytes (at least one line, so a page always moves on), and the line the next page
+/// starts at when something is left.
+pub fn page(
+    text: &str,
+    from: usize,
+    max_lines: usize,
+    max_bytes: usize,
+) -> (String, Option<usize>) {
+    let mut out = String::new();
+    for (shown, l) in text.lines().skip(from).enumerate() {
+        if shown >= max_lines.max(1) || (shown > 0 && out.len() + l.len() + 1 > max_bytes) {
+            return (out, Some(from + shown));
+        }
+        out.push_str(l);
+        out.push('\n');
+    }
+    (out, None)
+}
+
+#[cfg(test)]
+mod paging_tests {
+    use super::*;
+
+    #[test]
+    fn changes_keep_their_ancestors_and_count_what_went() {
+        let old = "- form\n  - textbox \"Name\" [ref=e1]\n  - textbox \"City\" [ref=e2]\n- link \"Home\" [ref=e3]\n";
+        let new = "- form\n  - textbox \"Name\" value=\"Ada\" [ref=e1]\n  - textbox \"City\" [ref=e2]\n- link \"Home\" [ref=e3]\n";
+        let (diff, gone) = changes(old, new);
+        assert_eq!(
+            diff.as_deref(),
+            Some("- form\n  - textbox \"Name\" value=\"Ada\" [ref=e1]\n")
+        );
+        assert_eq!(gone, 1, "the old line of the changed field");
+        assert_eq!(changes(new, new), (None, 0));
+    }
+
+    #[test]
+    fn pages_cut_between_lines_and_lose_none() {
+        let text: String = (0..10)
+            .map(|i| format!("- link \"L{i}\" [ref=e{i}]\n"))
+            .collect();
+        let mut from = 0;
+        let mut seen = String::new();
+        let mut pages = 0;
+        loop {
+            let (part, next) = page(&text, from, usize::MAX, 60);
+            assert!(part.len() <= 60, "{part}");
+            seen.push_str(&part);
+            pages += 1;
+            match next {
+                Some(n) => from = n,
+                None => break,
+            }
+        }
+        assert_eq!(seen, text, "every line once, in order");
+        assert!(pages > 3);
+        // One line longer than the budget still goes out whole.
+        assert_eq!(
+            page(&text, 0, 5, 3),
+            ("- link \"L0\" [ref=e0]\n".into(), Some(1))
+        );
+    }
 }
 
 #[cfg(test)]

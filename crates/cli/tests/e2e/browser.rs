@@ -315,6 +315,8 @@ async fn a_launched_chromium_is_snapshotted_and_driven_by_ref() {
     let w = ok(&r)["view"]["width"].as_u64().unwrap();
     assert!((20..400).contains(&w), "the select alone: {}", text(&r));
     // Typing lands exactly.
+    let r = server.call("browser_snapshot", json!({})).await;
+    let before = ok(&r)["snapshot"].as_u64().expect("a snapshot number");
     let typed = "héllo 中文 😀";
     let r = server
         .call(
@@ -327,6 +329,49 @@ async fn a_launched_chromium_is_snapshotted_and_driven_by_ref() {
         eval("document.getElementById('name').value").await,
         json!(typed)
     );
+    // What changed since the snapshot before typing: that field, not the rest of the page.
+    let r = server
+        .call("browser_snapshot", json!({ "since": before }))
+        .await;
+    let diff = ok(&r)["text"].as_str().unwrap().to_string();
+    assert_eq!(ok(&r)["since"], json!(before), "{}", text(&r));
+    assert!(
+        diff.contains("textbox \"Name 名前\"") && diff.contains(typed),
+        "the typed field is in the changes: {diff}"
+    );
+    assert!(
+        !diff.contains("Add item") && !diff.contains("Second page"),
+        "nothing else is: {diff}"
+    );
+    // Paged by bytes with a cursor: every line once, in order, so no ref is lost.
+    let r = server.call("browser_snapshot", json!({})).await;
+    let whole = ok(&r)["text"].as_str().unwrap().to_string();
+    let (mut parts, mut joined, mut cursor) = (0, String::new(), String::new());
+    loop {
+        let r = server
+            .call(
+                "browser_snapshot",
+                json!({ "max_bytes": 300, "cursor": cursor }),
+            )
+            .await;
+        let part = ok(&r)["text"].as_str().unwrap();
+        assert!(
+            part.len() <= 300 || part.lines().count() == 1,
+            "over the budget: {part}"
+        );
+        joined.push_str(part);
+        parts += 1;
+        match ok(&r)["next_cursor"].as_str() {
+            Some(next) => {
+                assert!(text(&r).contains(next), "the cut says how to go on");
+                cursor = next.to_string();
+            }
+            None => break,
+        }
+        assert!(parts < 100, "the cursor does not move on");
+    }
+    assert!(parts > 2, "{parts} parts");
+    assert_eq!(joined, whole);
     // The shadow root's button is clickable by ref too.
     ok(&server
         .call(

@@ -66,6 +66,8 @@ struct Page {
     /// The addressable nodes of the latest snapshot.
     latest: Vec<Target>,
     snapshots: u64,
+    /// The last [`KEPT_SNAPSHOTS`] snapshots' whole text, oldest first.
+    texts: std::collections::VecDeque<(u64, String)>,
     /// Why the latest snapshot's refs no longer hold (a navigation), when they do not.
     invalidated: Option<String>,
     attached_at: Instant,
@@ -79,6 +81,7 @@ impl Page {
             refs: RefTable::default(),
             latest: Vec::new(),
             snapshots: 0,
+            texts: std::collections::VecDeque::new(),
             invalidated: None,
             attached_at: Instant::now(),
             snapshot_at: None,
@@ -141,7 +144,17 @@ pub struct SnapshotView {
     /// Only lines containing this, with their ancestors ("" for all).
     pub query: String,
     pub max_lines: usize,
+    /// At most this many bytes of lines (`None`: no byte budget); whole lines only.
+    pub max_bytes: Option<usize>,
+    /// Only what changed since this snapshot of the page (with the ancestors that place it).
+    pub since: Option<u64>,
+    /// Continue a cut view: the snapshot and the line it stopped at (the other fields as
+    /// they were for the first part).
+    pub cursor: Option<(u64, usize)>,
 }
+
+/// How many snapshots of a page are kept for `since` and `cursor`.
+const KEPT_SNAPSHOTS: usize = 8;
 
 /// One actionable control of a page (a ref of its snapshot) with its role, accessible name
 /// and depth in the tree; a control's own text is not another control (the snapshot's dedup).
@@ -196,8 +209,16 @@ pub struct PageSnapshot {
     pub text: String,
     pub refs: usize,
     pub lines: usize,
+    /// Lines of the view after this part (cut by `max_lines` or `max_bytes`).
     pub omitted: usize,
     pub snapshot: u64,
+    /// Where the next part starts, when the view was cut: `cursor` for the next call.
+    pub next: Option<(u64, usize)>,
+    /// The view shows only what changed since this snapshot; `gone` of its lines went.
+    pub since: Option<u64>,
+    pub gone: usize,
+    /// Why a view asked as changes shows the whole page instead.
+    pub whole_because: Option<String>,
 }
 
 /// What a browser action did.
@@ -546,40 +567,112 @@ impl Session {
         view: &SnapshotView,
     ) -> Result<PageSnapshot, Error> {
         let (cdp, session, info) = self.page(page)?;
-        let trees = cdp_page::frame_trees(&cdp, &session).map_err(unavailable)?;
-        let rendered = self
-            .with_page(info.browser, &info.id, |p| {
-                let r = snapshot::render(&trees, &mut p.refs, usize::MAX);
-                p.latest = r.targets.clone();
-                p.snapshots += 1;
-                p.invalidated = None;
-                p.snapshot_at = Some(Instant::now());
-                (r, p.snapshots)
-            })
-            .ok_or_else(|| coded(ErrorCode::PageNotFound, "the page went away"))?;
-        let (r, n) = rendered;
-        let scope = view.scope.trim();
-        let scoped = snapshot::scope(&r.text, Some(scope), view.depth).ok_or_else(|| {
-            Error::ElementNotFound {
-                what: format!(
-                    "ref {scope} in the page's snapshot (it is gone, or never was a ref of this page); take browser_snapshot without scope"
-                ),
+        let gone = || coded(ErrorCode::PageNotFound, "the page went away");
+        // The whole text this view is cut from, its snapshot, its refs, and the earlier
+        // snapshot's text to compare with.
+        let (full, n, refs, before, from) = match view.cursor {
+            Some((n, from)) => self
+                .with_page(info.browser, &info.id, |p| {
+                    let latest = p.texts.back().filter(|(m, _)| *m == n && p.snapshots == n);
+                    latest.map(|(_, text)| {
+                        let before = view.since.and_then(|s| {
+                            p.texts.iter().find(|(m, _)| *m == s).map(|(_, t)| t.clone())
+                        });
+                        (text.clone(), n, p.latest.len(), before, from)
+                    })
+                })
+                .ok_or_else(gone)?
+                .ok_or_else(|| Error::InvalidArgument {
+                    message: format!(
+                        "cursor: snapshot {n} is no longer the page's latest; take browser_snapshot again"
+                    ),
+                })?,
+            None => {
+                let trees = cdp_page::frame_trees(&cdp, &session).map_err(unavailable)?;
+                self.with_page(info.browser, &info.id, |p| {
+                    let before = view.since.and_then(|s| {
+                        p.texts.iter().find(|(m, _)| *m == s).map(|(_, t)| t.clone())
+                    });
+                    let r = snapshot::render(&trees, &mut p.refs, usize::MAX);
+                    p.latest = r.targets.clone();
+                    p.snapshots += 1;
+                    p.invalidated = None;
+                    p.snapshot_at = Some(Instant::now());
+                    if p.texts.len() == KEPT_SNAPSHOTS {
+                        p.texts.pop_front();
+                    }
+                    p.texts.push_back((p.snapshots, r.text.clone()));
+                    (r.text, p.snapshots, r.targets.len(), before, 0)
+                })
+                .ok_or_else(gone)?
             }
-        })?;
-        let projected = snapshot::project(&scoped, &view.query).unwrap_or_else(|| {
-            format!(
-                "(nothing matches {:?}; every ref of the page is still valid)\n",
-                view.query
-            )
-        });
-        let (text, omitted) = snapshot::limit(&projected, view.max_lines.max(1));
+        };
+        let shown = |text: &str| -> Result<String, Error> {
+            let scope = view.scope.trim();
+            let scoped = snapshot::scope(text, Some(scope), view.depth).ok_or_else(|| {
+                Error::ElementNotFound {
+                    what: format!(
+                        "ref {scope} in the page's snapshot (it is gone, or never was a ref of this page); take browser_snapshot without scope"
+                    ),
+                }
+            })?;
+            Ok(snapshot::project(&scoped, &view.query).unwrap_or_else(|| {
+                format!(
+                    "(nothing matches {:?}; every ref of the page is still valid)\n",
+                    view.query
+                )
+            }))
+        };
+        let whole = shown(&full)?;
+        let (mut since, mut removed, mut whole_because) = (None, 0, None);
+        let viewed = match (view.since, before) {
+            (None, _) => whole,
+            (Some(s), None) => {
+                whole_because = Some(format!(
+                    "snapshot {s} of this page is not kept (the last {KEPT_SNAPSHOTS} are)"
+                ));
+                whole
+            }
+            (Some(s), Some(before)) => {
+                let before = shown(&before).unwrap_or_default();
+                match snapshot::changes(&before, &whole) {
+                    (Some(diff), g) if diff.len() < whole.len() => {
+                        since = Some(s);
+                        removed = g;
+                        diff
+                    }
+                    (None, g) => {
+                        since = Some(s);
+                        removed = g;
+                        String::new()
+                    }
+                    _ => {
+                        whole_because =
+                            Some("the changes would be longer than the page".to_string());
+                        whole
+                    }
+                }
+            }
+        };
+        let (text, next) = snapshot::page(
+            &viewed,
+            from,
+            view.max_lines.max(1),
+            view.max_bytes.unwrap_or(usize::MAX),
+        );
+        let lines = text.lines().count();
+        let omitted = viewed.lines().count().saturating_sub(from + lines);
         Ok(PageSnapshot {
             page: info,
-            refs: r.targets.len(),
-            lines: text.lines().count(),
+            refs,
+            lines,
             text,
             omitted,
             snapshot: n,
+            next: next.map(|line| (n, line)),
+            since,
+            gone: removed,
+            whole_because,
         })
     }
 

@@ -61,7 +61,7 @@ fn two() -> u32 {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecArgs {
-    /// bash on Linux, PowerShell on Windows; multi-line is fine.
+    /// bash on Linux, PowerShell on Windows; multi-line works.
     pub command: String,
     /// Kill it after ms (default 30000, max 600000).
     #[serde(default = "default_timeout", alias = "timeout")]
@@ -152,7 +152,7 @@ pub struct VerifiedArgs {
     /// Session (default main).
     #[serde(default = "main_session")]
     pub session: String,
-    /// Create a missing parent directory and rerun (default true; the only fix, additive).
+    /// Create a missing parent directory and rerun (default true; additive).
     #[serde(default = "yes", alias = "autoFix")]
     pub auto_fix: bool,
 }
@@ -316,9 +316,8 @@ impl<P: ProfileSpec> Server<P> {
 
 #[tool_router(router = shell_router, vis = "pub(crate)")]
 impl<P: ProfileSpec> Server<P> {
-    /// Run a command in a persistent shell session (cd, variables, venvs stay; stdin empty): exit
-    /// code, stdout and stderr apart (huge output cut to head + tail), directory, and a diagnosis
-    /// on failure.
+    /// Run a command in a persistent shell (cd, variables, venvs stay; stdin empty): exit code,
+    /// stdout and stderr apart (long output cut to head + tail), directory, diagnosis on failure.
     #[tool(
         name = "shell_exec",
         annotations(
@@ -504,7 +503,7 @@ impl<P: ProfileSpec> Server<P> {
     }
 
     /// Run a command, then check expect on the filesystem; on failure the diagnosis says stop,
-    /// retry, or create a missing parent directory and rerun.
+    /// retry, or create a missing parent and rerun.
     #[tool(
         name = "shell_exec_verified",
         annotations(

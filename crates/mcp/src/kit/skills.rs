@@ -59,10 +59,10 @@ pub enum SkillAction {
 pub struct AppSkillArgs {
     /// list, get, save, append or remove.
     pub action: SkillAction,
-    /// App or exe name (Excel, EXCEL.EXE); get without it: the last screenshot's app.
+    /// App or exe name (Excel); get without it: the last screenshot's app.
     #[serde(default)]
     pub app: String,
-    /// save / append: the markdown body, at most 4000 characters.
+    /// save / append: markdown, at most 4000 characters.
     #[serde(default)]
     pub content: String,
     /// save: one line for the catalog and the screenshot hint.

@@ -78,6 +78,25 @@ pub struct SnapshotArgs {
     /// Levels shown (0: all).
     #[serde(default)]
     pub depth: usize,
+    /// Diff against this snapshot.
+    #[serde(default)]
+    pub since: u64,
+    /// Byte cap (then a cursor).
+    #[serde(default)]
+    pub max_bytes: usize,
+    /// Continue a cut one.
+    #[serde(default)]
+    pub cursor: String,
+}
+
+/// `"<snapshot>:<line>"`, as a cut snapshot names where it goes on.
+fn parse_cursor(cursor: &str) -> Option<Option<(u64, usize)>> {
+    let cursor = cursor.trim();
+    if cursor.is_empty() {
+        return Some(None);
+    }
+    let (n, line) = cursor.split_once(':')?;
+    Some(Some((n.parse().ok()?, line.parse().ok()?)))
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -224,16 +243,29 @@ fn browser_body(verb: &str, b: &BrowserInfo) -> Body {
 
 /// The lines a snapshot result shows.
 fn snapshot_text(s: &PageSnapshot) -> String {
+    let what = match (s.since, &s.whole_because) {
+        (Some(since), _) if s.text.trim().is_empty() => {
+            format!(", nothing changed since snapshot {since}")
+        }
+        (Some(since), _) => format!(
+            ", only what changed since snapshot {since} (with the lines that place it; {} line(s) of it gone)",
+            s.gone
+        ),
+        (None, Some(why)) => format!(", the whole page: {why}"),
+        (None, None) => String::new(),
+    };
+    let cut = match s.next {
+        Some((n, line)) => format!(
+            "\n{} more line(s) cut by the budget: browser_snapshot {{cursor: \"{n}:{line}\"}} (same other arguments) goes on.",
+            s.omitted
+        ),
+        None => String::new(),
+    };
     format!(
-        "Snapshot {} of {} — {} refs{}:\n{}\nRefs hold until the page changes; act with browser_click / browser_type.",
+        "Snapshot {} of {} — {} refs{what}:\n{}{cut}\nRefs hold until the page changes; act with browser_click / browser_type.",
         s.snapshot,
         page_line(&s.page),
         s.refs,
-        if s.omitted > 0 {
-            format!(", {} lines left out (max_lines)", s.omitted)
-        } else {
-            String::new()
-        },
         s.text.trim_end()
     )
 }
@@ -242,6 +274,8 @@ fn snapshot_json(s: &PageSnapshot) -> serde_json::Value {
     json!({
         "page": s.page, "snapshot": s.snapshot, "refs": s.refs,
         "lines": s.lines, "omitted": s.omitted, "text": s.text,
+        "next_cursor": s.next.map(|(n, line)| format!("{n}:{line}")),
+        "since": s.since, "gone": s.gone, "whole_because": s.whole_because,
     })
 }
 
@@ -428,6 +462,14 @@ impl DeskpilotServer {
         Parameters(a): Parameters<SnapshotArgs>,
     ) -> CallToolResult {
         let session = self.session();
+        let Some(cursor) = parse_cursor(&a.cursor) else {
+            return error(&deskpilot_engine::Error::InvalidArgument {
+                message: format!(
+                    "cursor {:?}: pass next_cursor of a cut snapshot as it was (\"<snapshot>:<line>\")",
+                    a.cursor
+                ),
+            });
+        };
         let view = SnapshotView {
             scope: a.scope,
             depth: (a.depth != 0).then_some(a.depth),
@@ -437,6 +479,9 @@ impl DeskpilotServer {
             } else {
                 a.max_lines
             },
+            max_bytes: (a.max_bytes != 0).then_some(a.max_bytes),
+            since: (a.since != 0).then_some(a.since),
+            cursor,
         };
         match render::blocking(self.request_timeout(), "browser_snapshot", move || {
             session.browser_snapshot(Some(&a.page), &view)

@@ -43,7 +43,7 @@ pub enum WindowActionArg {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WindowArgs {
-    /// What to do; close is like its close button (unsaved work may prompt).
+    /// close is like its close button (unsaved work may prompt).
     pub action: WindowActionArg,
     /// The window (list_windows id).
     #[serde(default, deserialize_with = "crate::kit::args::window_id")]

@@ -18,7 +18,7 @@ use deskpilot_engine::{Check, PerceiveRequest, VerifyTarget};
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PerceiveArgs {
-    /// Also return the screenshot the verdicts were read from.
+    /// Also the screenshot the verdicts come from.
     #[serde(default, alias = "includeScreenshot")]
     pub include_screenshot: bool,
     /// Its widest image, 64–8192.
@@ -26,7 +26,7 @@ pub struct PerceiveArgs {
     pub max_width: u32,
     #[serde(default)]
     pub format: Option<FormatArg>,
-    /// Capture covered windows alone to judge their own drawing (slower).
+    /// Judge covered windows by their own drawing (slower).
     #[serde(default, alias = "ownPixels")]
     pub own_pixels: bool,
 }

@@ -149,7 +149,7 @@ const CONTEXT: ContextWording = ContextWording {
     clear: "Forget the latest UI context (its files stay on disk).",
 };
 
-const APP_SKILL: &str = "Per-app recipes (hotkeys, menu paths, pitfalls): list, get (before driving an app a \
+const APP_SKILL: &str = "Per-app recipes (hotkeys, menus, pitfalls): list, get (before driving an app a \
 screenshot hints at), save, append, remove.";
 
 impl ProfileSpec for Deskpilot {

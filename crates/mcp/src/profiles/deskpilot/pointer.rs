@@ -313,8 +313,8 @@ impl DeskpilotServer {
 
 #[tool_router(router = pointer_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Click at x/y of the last screenshot (or screenshot_id); refused when its window moved or
-    /// vanished or another covers the point. Says where the pointer landed.
+    /// Click at x/y of the last screenshot (or screenshot_id); refused if its window moved,
+    /// vanished or is covered there. Says where the pointer landed.
     #[tool(
         name = "click",
         annotations(

@@ -159,7 +159,7 @@ impl ScreenshotArgs {
 #[tool_router(router = screenshot_router, vis = "pub(crate)")]
 impl DeskpilotServer {
     /// Capture the screen, a monitor, a window or a region, scaled to ≤1280 px wide and ≤600000 px;
-    /// x/y read off it map back to exact screen pixels, and its screenshot_id names it.
+    /// x/y on it map to exact screen pixels through its screenshot_id.
     #[tool(
         name = "screenshot",
         annotations(
@@ -295,7 +295,7 @@ impl DeskpilotServer {
         result
     }
 
-    /// Re-capture a rectangle of a screenshot at native resolution or enlarged (up to 4×), with its own
+    /// Re-capture part of a screenshot at native resolution or enlarged (up to 4×), with its own
     /// screenshot_id.
     #[tool(
         name = "zoom",

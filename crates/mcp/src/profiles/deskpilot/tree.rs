@@ -41,7 +41,7 @@ pub struct WindowStateArgs {
     /// Widest image (default 1280).
     #[serde(default, alias = "maxWidth")]
     pub max_width: u32,
-    /// ms the app may take (default 5000, max 30000); then a partial tree.
+    /// ms for the app (default 5000, max 30000); then a partial tree.
     #[serde(default = "five_seconds")]
     pub timeout_ms: u64,
     /// Re-read the whole tree (no reuse).

@@ -102,7 +102,7 @@ impl DeskpilotServer {
     }
 
     /// Poll until the screen is stable or a window, element or text appears; WAIT_TIMEOUT says what
-    /// kept changing or what is there instead.
+    /// kept changing or what is there.
     #[tool(
         name = "wait_for",
         annotations(

@@ -39,7 +39,7 @@ pub(crate) fn window_line(w: &WindowInfo) -> String {
 
 #[tool_router(router = windows_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Running apps with their windows, and installed apps (desktop entries) to start with window launch.
+    /// Running apps with their windows, and installed apps to start with window launch.
     #[tool(
         name = "list_apps",
         annotations(

@@ -43,7 +43,7 @@ pub struct Dsh;
 /// The MCP server for the `dsh` profile: one per connection, over its own session.
 pub type DshServer = Server<Dsh>;
 
-const APP_SKILL: &str = "Per-app recipes (hotkeys, menu paths, pitfalls): list, get (before driving an app a \
+const APP_SKILL: &str = "Per-app recipes (hotkeys, menus, pitfalls): list, get (before driving an app a \
 screenshot hints at), save, append, remove.";
 
 impl ProfileSpec for Dsh {
