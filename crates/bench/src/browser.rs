@@ -211,14 +211,12 @@ async fn deskpilot(
     .await?;
     let rounds = n.min(HUGE_ROUNDS);
     let (times, snap) = timed(&client, rounds, "browser_snapshot", json!({})).await?;
-    // What the header says was cut: "…, N lines left out (max_lines)".
+    // What the answer says was cut: "N more line(s) cut by the budget: …".
     let cut = snap
         .lines()
-        .next()
-        .and_then(|l| l.split(", ").find(|p| p.contains("left out")))
-        .map_or("nothing said to be cut".to_string(), |p| {
-            p.trim_end_matches(':').to_string()
-        });
+        .find(|l| l.contains("cut by the budget"))
+        .and_then(|l| l.split(':').next())
+        .map_or("nothing said to be cut".to_string(), str::to_string);
     rows.push(row(
         "deskpilot browser_snapshot huge page (default budget)",
         times,

@@ -215,3 +215,98 @@ fn a_page_whose_tree_is_over_16_mib_is_read_and_the_connection_goes_on() {
     drop(cdp);
     drop(launched);
 }
+
+/// Serves `fixtures/web` on a loopback port for the life of the test process: `/` is
+/// index.html, `/frame` frame.html, and so on.
+fn fixture_site() -> u16 {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let port = listener.local_addr().expect("its address").port();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/web");
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(&stream);
+                let mut first = String::new();
+                if reader.read_line(&mut first).is_err() {
+                    return;
+                }
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                }
+                let path = first.split_whitespace().nth(1).unwrap_or("/");
+                let name = match path.trim_start_matches('/') {
+                    "" => "index".to_string(),
+                    other => other.to_string(),
+                };
+                let body = std::fs::read(dir.join(format!("{name}.html"))).unwrap_or_default();
+                let mut s = &stream;
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = s.write_all(&body);
+            });
+        }
+    });
+    port
+}
+
+// The in-page walker stands in for the browser's own tree: on every fixture page both give the
+// same snapshot, line for line and ref for ref (roles, names, values, states, frames).
+#[test]
+fn the_walker_and_the_browser_tree_give_the_same_snapshot_of_every_fixture_page() {
+    if !have_browser() {
+        return;
+    }
+    let port = fixture_site();
+    for (path, ready) in [
+        ("/", "iframe"),
+        ("/second", "body"),
+        ("/frame", "body"),
+        ("/large", "footer"),
+    ] {
+        let url = format!("http://127.0.0.1:{port}{path}");
+        let (launched, cdp, session) = open_page(&url, ready);
+        // Child frames load after the top one: wait until the browser's tree holds them all.
+        let deadline = Instant::now() + T;
+        let browser = loop {
+            let trees = page::browser_frame_trees(&cdp, &session).expect("the browser's tree");
+            let frames = page::frames(&cdp, &session).expect("frames").len();
+            if trees.len() == frames && trees.iter().all(|t| !t.nodes.is_empty()) {
+                break trees;
+            }
+            assert!(Instant::now() < deadline, "{path}: frames never loaded");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let walked = page::frame_trees(&cdp, &session).expect("the walker's tree");
+        assert!(walked[0].walker, "{path}: the walker read the page");
+        let from_browser = snapshot::render(&browser, &mut RefTable::default(), usize::MAX);
+        let from_walker = snapshot::render(&walked, &mut RefTable::default(), usize::MAX);
+        if path == "/" || path == "/large" {
+            assert!(
+                from_browser.targets.len() > 5,
+                "{path}: {}",
+                from_browser.text
+            );
+        }
+        assert_eq!(
+            from_walker.text, from_browser.text,
+            "{path}: the walker's snapshot differs from the browser's"
+        );
+        let roles = |r: &snapshot::Rendered| {
+            r.targets
+                .iter()
+                .map(|t| (t.r#ref.clone(), t.role.clone(), t.name.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(roles(&from_walker), roles(&from_browser), "{path}");
+        drop(cdp);
+        drop(launched);
+    }
+}
