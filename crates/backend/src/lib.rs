@@ -390,27 +390,24 @@ impl Accessibility for Unreachable {
 impl Desktop {
     /// A desktop whose every call fails with [`Error::NoDisplay`] carrying `message`.
     pub fn unreachable(platform: &'static str, message: String) -> Self {
-        let info = BackendInfo {
-            platform,
-            display: "unreachable".to_string(),
-            capture_method: "none".to_string(),
-            window_manager: None,
-        };
-        Desktop::from_backend(
-            info,
-            Arc::new(Unreachable {
-                message,
-                restarting: false,
-            }),
-        )
+        Desktop::stand_in(platform, message, false)
     }
 
     /// A stand-in while the desktop is brought up again: every call fails at once with
     /// [`Error::DesktopRestarting`] carrying `message`.
     pub fn restarting(platform: &'static str, message: String) -> Self {
+        Desktop::stand_in(platform, message, true)
+    }
+
+    fn stand_in(platform: &'static str, message: String, restarting: bool) -> Self {
         let info = BackendInfo {
             platform,
-            display: "restarting".to_string(),
+            display: if restarting {
+                "restarting"
+            } else {
+                "unreachable"
+            }
+            .to_string(),
             capture_method: "none".to_string(),
             window_manager: None,
         };
@@ -418,7 +415,7 @@ impl Desktop {
             info,
             Arc::new(Unreachable {
                 message,
-                restarting: true,
+                restarting,
             }),
         )
     }

@@ -65,17 +65,25 @@ async fn a_killed_accessibility_bus_is_reported_with_its_fix_and_trees_return_wi
     let bus = format!("{runtime}/at-spi/bus");
     let server = harness::serve(Some(&desktop), &[], &[]).await;
 
-    let _before = harness::launch(
-        &desktop,
-        "zenity",
-        &["--question", "--title", "bus-before", "--text", "before"],
-    );
-    let args = json!({ "title_match": "bus-before", "include_screenshot": false });
-    harness::wait_for(Duration::from_secs(20), "the tree before", || async {
-        let r = server.call("get_window_state", args.clone()).await;
-        text(&r).contains("Button \"Yes\"").then_some(())
-    })
-    .await;
+    // A zenity question titled `title`, once its tree (its Yes button) reads.
+    let question_with_a_tree = |title: &'static str| {
+        let app = harness::launch(
+            &desktop,
+            "zenity",
+            &["--question", "--title", title, "--text", title],
+        );
+        let server = &server;
+        async move {
+            let args = json!({ "title_match": title, "include_screenshot": false });
+            harness::wait_for(Duration::from_secs(20), "the tree", || async {
+                let r = server.call("get_window_state", args.clone()).await;
+                text(&r).contains("Button \"Yes\"").then_some(())
+            })
+            .await;
+            app
+        }
+    };
+    let _before = question_with_a_tree("bus-before").await;
 
     let killed = pids_with(&bus);
     assert!(!killed.is_empty(), "no accessibility bus found at {bus}");
@@ -130,16 +138,6 @@ async fn a_killed_accessibility_bus_is_reported_with_its_fix_and_trees_return_wi
         (!pids_with(&bus).is_empty()).then_some(())
     })
     .await;
-    let _after = harness::launch(
-        &desktop,
-        "zenity",
-        &["--question", "--title", "bus-after", "--text", "after"],
-    );
-    let args = json!({ "title_match": "bus-after", "include_screenshot": false });
-    harness::wait_for(Duration::from_secs(20), "the tree after", || async {
-        let r = server.call("get_window_state", args.clone()).await;
-        text(&r).contains("Button \"Yes\"").then_some(())
-    })
-    .await;
+    let _after = question_with_a_tree("bus-after").await;
     server.finish().await;
 }

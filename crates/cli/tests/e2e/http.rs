@@ -616,6 +616,26 @@ async fn kill_9_while_writing_skills_and_memory_never_leaves_a_torn_file() {
     let _ = std::fs::remove_dir_all(&skills);
 }
 
+/// Starts an xterm titled `title` from the session's shell and waits until it is listed.
+async fn xterm_from_the_shell(client: &Client, title: &str) -> Value {
+    let r = call(
+        client,
+        "shell_exec",
+        json!({ "command": format!("xterm -title {title} >/dev/null 2>&1 &") }),
+    )
+    .await;
+    ok(&r);
+    harness::wait_for(Duration::from_secs(20), "the xterm listed", || async {
+        let r = call(client, "list_windows", json!({})).await;
+        ok(&r)["windows"]
+            .as_array()?
+            .iter()
+            .find(|w| w["title"] == title)
+            .cloned()
+    })
+    .await
+}
+
 /// The pid of `parent`'s child process named `name`, once there is one.
 fn child_named(parent: u32, name: &str) -> Option<u32> {
     std::fs::read_dir("/proc")
@@ -657,22 +677,7 @@ async fn the_x_server_killed_under_serve_virtual_display_is_replaced_without_a_r
     let http = reqwest::Client::new();
 
     // An app on the first desktop, and a screenshot of it.
-    let r = call(
-        &client,
-        "shell_exec",
-        json!({ "command": "xterm -title before-the-crash >/dev/null 2>&1 &" }),
-    )
-    .await;
-    ok(&r);
-    let window = harness::wait_for(Duration::from_secs(20), "xterm listed", || async {
-        let r = call(&client, "list_windows", json!({})).await;
-        ok(&r)["windows"]
-            .as_array()?
-            .iter()
-            .find(|w| w["title"] == "before-the-crash")
-            .cloned()
-    })
-    .await;
+    let window = xterm_from_the_shell(&client, "before-the-crash").await;
     let r = call(&client, "screenshot", json!({ "window_id": window["id"] })).await;
     let before_shot = ok(&r)["screenshot_id"].clone();
 
@@ -739,26 +744,7 @@ async fn the_x_server_killed_under_serve_virtual_display_is_replaced_without_a_r
         text(&r)
     );
     // The session's shell kept its environment: what it starts lands on the fresh desktop.
-    let r = call(
-        &client,
-        "shell_exec",
-        json!({ "command": "xterm -title after-the-crash >/dev/null 2>&1 &" }),
-    )
-    .await;
-    ok(&r);
-    let window = harness::wait_for(
-        Duration::from_secs(20),
-        "xterm on the fresh desktop",
-        || async {
-            let r = call(&client, "list_windows", json!({})).await;
-            ok(&r)["windows"]
-                .as_array()?
-                .iter()
-                .find(|w| w["title"] == "after-the-crash")
-                .cloned()
-        },
-    )
-    .await;
+    let window = xterm_from_the_shell(&client, "after-the-crash").await;
     let r = call(&client, "screenshot", json!({ "window_id": window["id"] })).await;
     ok(&r);
     let (w, h, _) = harness::image(&r);
