@@ -74,11 +74,119 @@ pub struct Navigation {
 /// Navigations kept per session.
 pub const KEPT_NAVIGATIONS: usize = 16;
 
+/// How often a call that may be cut short checks whether it should be.
+const STOP_POLL: Duration = Duration::from_millis(25);
+
+/// Console messages and requests kept per session (the oldest go first).
+pub const KEPT_LOG: usize = 1000;
+
+/// One console message of a page: `console.*` calls, uncaught exceptions and the browser's
+/// own log entries (a failed resource load, a blocked request).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsoleMessage {
+    /// Its place in the session's log: every message and request takes the next number.
+    pub seq: u64,
+    /// `error`, `warning`, `info`, `log` or `debug`.
+    pub level: String,
+    pub text: String,
+    /// Where it came from: `url:line`, when the browser says.
+    pub source: String,
+}
+
+/// One request of a page, as its events told it so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub seq: u64,
+    /// The browser's request id (for its body).
+    pub id: String,
+    pub method: String,
+    pub url: String,
+    /// `Document`, `XHR`, `Fetch`, `Script`, `Image`, …
+    pub kind: String,
+    pub status: Option<i64>,
+    pub mime: String,
+    pub request_headers: Value,
+    pub response_headers: Value,
+    /// The request's body, when it had one the browser kept.
+    pub post_data: Option<String>,
+    /// Bytes received, once it finished.
+    pub size: Option<f64>,
+    /// Why it failed (`net::ERR_…`), when it did.
+    pub failed: Option<String>,
+    pub finished: bool,
+}
+
+/// A JavaScript dialog (alert, confirm, prompt, beforeunload) open on a page: the page waits
+/// until it is answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dialog {
+    pub seq: u64,
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    pub kind: String,
+    pub message: String,
+    pub default_prompt: String,
+    pub url: String,
+}
+
 #[derive(Debug, Default)]
 struct Tracker {
     in_flight: std::collections::HashSet<String>,
     last_network: Option<Instant>,
     navigations: Vec<Navigation>,
+    seq: u64,
+    console: std::collections::VecDeque<ConsoleMessage>,
+    requests: std::collections::VecDeque<Request>,
+    dialog: Option<Dialog>,
+}
+
+impl Tracker {
+    fn next(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    fn request(&mut self, id: &str) -> Option<&mut Request> {
+        self.requests.iter_mut().rev().find(|r| r.id == id)
+    }
+}
+
+/// A console call's arguments as one line: primitives by value, objects by their description.
+fn console_text(args: &Value) -> String {
+    args.as_array()
+        .map(|a| {
+            a.iter()
+                .map(|arg| match &arg["value"] {
+                    Value::String(s) => s.clone(),
+                    Value::Null => arg["description"]
+                        .as_str()
+                        .or(arg["unserializableValue"].as_str())
+                        .unwrap_or(arg["type"].as_str().unwrap_or(""))
+                        .to_string(),
+                    v => v.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+/// The level a console call's type files under.
+fn console_level(kind: &str) -> &'static str {
+    match kind {
+        "error" | "assert" => "error",
+        "warning" => "warning",
+        "info" => "info",
+        "debug" | "verbose" => "debug",
+        _ => "log",
+    }
+}
+
+fn source_of(url: &Value, line: &Value) -> String {
+    match (url.as_str().filter(|u| !u.is_empty()), line.as_i64()) {
+        (Some(u), Some(l)) => format!("{u}:{}", l + 1),
+        (Some(u), None) => u.to_string(),
+        _ => String::new(),
+    }
 }
 
 #[derive(Debug)]
@@ -220,6 +328,26 @@ impl Connection {
         session: Option<&str>,
         timeout: Duration,
     ) -> Result<Value, Error> {
+        self.call_unless(method, params, session, timeout, || false)
+    }
+
+    /// Input for page `session`: [`Connection::call`], but done (`Ok(Null)`) as soon as a
+    /// JavaScript dialog opens on the page: the browser answers the input only once the
+    /// dialog is closed, and the dialog is what the agent must see next.
+    pub fn input(&self, method: &str, params: Value, session: &str) -> Result<Value, Error> {
+        self.call_unless(method, params, Some(session), crate::CALL, || {
+            self.dialog(session).is_some()
+        })
+    }
+
+    fn call_unless(
+        &self,
+        method: &str,
+        params: Value,
+        session: Option<&str>,
+        timeout: Duration,
+        stop: impl Fn() -> bool,
+    ) -> Result<Value, Error> {
         if let Some(why) = self.closed() {
             return Err(Error::Closed(why));
         }
@@ -237,14 +365,24 @@ impl Connection {
                     .unwrap_or_else(|| "the connection thread ended".into()),
             ));
         }
-        match rx.recv_timeout(timeout) {
-            Ok(result) => result.map_err(|e| named(e, method)),
-            Err(_) => {
-                lock(&self.shared.pending).remove(&id);
-                Err(Error::Timeout {
-                    what: method.to_string(),
-                    after: timeout,
-                })
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left.min(STOP_POLL)) {
+                Ok(result) => return result.map_err(|e| named(e, method)),
+                Err(mpsc::RecvTimeoutError::Timeout) if !left.is_zero() => {
+                    if stop() {
+                        lock(&self.shared.pending).remove(&id);
+                        return Ok(Value::Null);
+                    }
+                }
+                Err(_) => {
+                    lock(&self.shared.pending).remove(&id);
+                    return Err(Error::Timeout {
+                        what: method.to_string(),
+                        after: timeout,
+                    });
+                }
             }
         }
     }
@@ -265,6 +403,49 @@ impl Connection {
                 navigations: Vec::new(),
             },
         }
+    }
+
+    /// The console messages of page `session` after number `after` (its `Runtime` and `Log`
+    /// events count once [`crate::page::enable`] turned them on).
+    pub fn console(&self, session: &str, after: u64) -> Vec<ConsoleMessage> {
+        lock(&self.shared.activity)
+            .get(session)
+            .map(|t| {
+                t.console
+                    .iter()
+                    .filter(|m| m.seq > after)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The requests of page `session` after number `after`.
+    pub fn requests(&self, session: &str, after: u64) -> Vec<Request> {
+        lock(&self.shared.activity)
+            .get(session)
+            .map(|t| {
+                t.requests
+                    .iter()
+                    .filter(|r| r.seq > after)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The dialog open on page `session`, if one is.
+    pub fn dialog(&self, session: &str) -> Option<Dialog> {
+        lock(&self.shared.activity)
+            .get(session)
+            .and_then(|t| t.dialog.clone())
+    }
+
+    /// The number the next console message, request or dialog of `session` will exceed.
+    pub fn log_mark(&self, session: &str) -> u64 {
+        lock(&self.shared.activity)
+            .get(session)
+            .map_or(0, |t| t.seq)
     }
 
     /// Events received since `since` (for a `session`, when given) whose method is `method`.
@@ -297,25 +478,121 @@ fn named(e: Error, method: &str) -> Error {
 /// (network chatter is not kept in the event ring).
 fn track(shared: &Shared, session: &str, method: &str, params: &Value) -> bool {
     let network = method.starts_with("Network.");
+    let logged = matches!(
+        method,
+        "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" | "Log.entryAdded"
+    );
     let navigation = matches!(
         method,
-        "Page.frameNavigated" | "Page.navigatedWithinDocument"
+        "Page.frameNavigated"
+            | "Page.navigatedWithinDocument"
+            | "Page.javascriptDialogOpening"
+            | "Page.javascriptDialogClosed"
     );
-    if !network && !navigation {
+    if !network && !navigation && !logged {
         return false;
     }
     let mut all = lock(&shared.activity);
     let t = all.entry(session.to_string()).or_default();
     let request = params["requestId"].as_str().unwrap_or_default();
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     match method {
         "Network.requestWillBeSent" => {
             t.in_flight.insert(request.to_string());
             t.last_network = Some(Instant::now());
+            let redirected = params["redirectResponse"]["status"].as_i64();
+            if let Some(old) = t.request(request).filter(|_| redirected.is_some()) {
+                old.status = redirected;
+                old.finished = true;
+            }
+            let seq = t.next();
+            let r = &params["request"];
+            t.requests.push_back(Request {
+                seq,
+                id: request.to_string(),
+                method: text(&r["method"]),
+                url: text(&r["url"]),
+                kind: text(&params["type"]),
+                status: None,
+                mime: String::new(),
+                request_headers: r["headers"].clone(),
+                response_headers: Value::Null,
+                post_data: r["postData"].as_str().map(str::to_string),
+                size: None,
+                failed: None,
+                finished: false,
+            });
+            if t.requests.len() > KEPT_LOG {
+                t.requests.pop_front();
+            }
+        }
+        "Network.responseReceived" => {
+            let response = &params["response"];
+            if let Some(r) = t.request(request) {
+                r.status = response["status"].as_i64();
+                r.mime = text(&response["mimeType"]);
+                r.response_headers = response["headers"].clone();
+            }
         }
         "Network.loadingFinished" | "Network.loadingFailed" => {
             t.in_flight.remove(request);
             t.last_network = Some(Instant::now());
+            if let Some(r) = t.request(request) {
+                r.finished = true;
+                r.size = params["encodedDataLength"].as_f64();
+                r.failed = params["errorText"].as_str().map(str::to_string);
+            }
         }
+        "Runtime.consoleAPICalled" => {
+            let seq = t.next();
+            let frame = &params["stackTrace"]["callFrames"][0];
+            t.console.push_back(ConsoleMessage {
+                seq,
+                level: console_level(params["type"].as_str().unwrap_or("log")).to_string(),
+                text: console_text(&params["args"]),
+                source: source_of(&frame["url"], &frame["lineNumber"]),
+            });
+        }
+        "Runtime.exceptionThrown" => {
+            let seq = t.next();
+            let d = &params["exceptionDetails"];
+            let text = d["exception"]["description"]
+                .as_str()
+                .or(d["text"].as_str())
+                .unwrap_or("exception")
+                .to_string();
+            t.console.push_back(ConsoleMessage {
+                seq,
+                level: "error".into(),
+                text,
+                source: source_of(&d["url"], &d["lineNumber"]),
+            });
+        }
+        "Log.entryAdded" => {
+            let seq = t.next();
+            let e = &params["entry"];
+            t.console.push_back(ConsoleMessage {
+                seq,
+                level: match e["level"].as_str() {
+                    Some("verbose") => "debug".into(),
+                    Some(l) => l.to_string(),
+                    None => "info".into(),
+                },
+                text: text(&e["text"]),
+                source: source_of(&e["url"], &e["lineNumber"]),
+            });
+        }
+        "Page.javascriptDialogOpening" => {
+            let seq = t.next();
+            t.dialog = Some(Dialog {
+                seq,
+                kind: text(&params["type"]),
+                message: text(&params["message"]),
+                default_prompt: text(&params["defaultPrompt"]),
+                url: text(&params["url"]),
+            });
+        }
+        "Page.javascriptDialogClosed" => t.dialog = None,
         "Page.frameNavigated" => {
             let frame = &params["frame"];
             let child = frame["parentId"].as_str().is_some();
@@ -343,7 +620,10 @@ fn track(shared: &Shared, session: &str, method: &str, params: &Value) -> bool {
     if t.navigations.len() > KEPT_NAVIGATIONS {
         t.navigations.remove(0);
     }
-    network
+    if t.console.len() > KEPT_LOG {
+        t.console.pop_front();
+    }
+    network || logged
 }
 
 /// The id of a response, read off its start without decoding the rest: Chromium writes

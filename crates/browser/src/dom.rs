@@ -17,6 +17,9 @@ const READ_VALUE: &str = include_str!("js/read_value.js");
 /// `function(values)`: selects a `<select>`'s options by value, then label, then
 /// case-insensitive text, firing `input` and `change`.
 const SELECT_OPTIONS: &str = include_str!("js/select_options.js");
+/// `function(op, value)`: what a form field is (`kind`), whether it is checked, toggling it,
+/// selecting its text, setting its value with `input`/`change`, its chosen files' names.
+const FILL: &str = include_str!("js/fill.js");
 
 /// One content quad of a node: four corners (x, y), in viewport CSS pixels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,9 +72,12 @@ pub fn visible_quad(cdp: &Connection, session: &str, backend: i64) -> Result<Opt
 /// The node drawn at viewport point (`x`, `y`) (user-agent shadow DOM included, elements with
 /// `pointer-events: none` looked through), when there is one.
 pub fn node_at(cdp: &Connection, session: &str, x: i64, y: i64) -> Result<Option<i64>, Error> {
+    // The browser hit-tests in document coordinates: add how far the page is scrolled.
+    let m = cdp.call("Page.getLayoutMetrics", json!({}), Some(session), CALL)?;
+    let scrolled = |k: &str| m["cssVisualViewport"][k].as_f64().unwrap_or(0.0).round() as i64;
     let hit = cdp.call(
         "DOM.getNodeForLocation",
-        json!({ "x": x, "y": y, "includeUserAgentShadowDOM": true, "ignorePointerEventsNone": true }),
+        json!({ "x": x + scrolled("pageX"), "y": y + scrolled("pageY"), "includeUserAgentShadowDOM": true, "ignorePointerEventsNone": true }),
         Some(session),
         CALL,
     )?;
@@ -219,6 +225,102 @@ pub fn select_options(
         json!([{ "value": values }]),
     )?;
     Ok(Selection::read(&v))
+}
+
+/// What kind of form field a node is, as filling it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// Typed into: text inputs, textareas, editable elements.
+    Text,
+    /// Checked or not: checkboxes, radios, switches.
+    Check,
+    /// A `<select>`.
+    Select,
+    /// An `<input type=file>`.
+    File,
+    /// Set as a whole value: date, time, colour and range inputs.
+    Value,
+    /// Not a field.
+    Other,
+}
+
+fn fill(
+    cdp: &Connection,
+    session: &str,
+    backend: i64,
+    op: &str,
+    value: &str,
+) -> Result<Value, Error> {
+    let object = object_of(cdp, session, backend).ok_or_else(|| Error::Protocol {
+        method: "DOM.resolveNode".into(),
+        message: "the node is gone".into(),
+    })?;
+    call_on(
+        cdp,
+        session,
+        &object,
+        FILL,
+        json!([{ "value": op }, { "value": value }]),
+    )
+}
+
+/// The kind of field node `backend` is; `Err` when it is gone.
+pub fn field(cdp: &Connection, session: &str, backend: i64) -> Result<Field, Error> {
+    Ok(match fill(cdp, session, backend, "kind", "")?.as_str() {
+        Some("text") => Field::Text,
+        Some("check") => Field::Check,
+        Some("select") => Field::Select,
+        Some("file") => Field::File,
+        Some("value") => Field::Value,
+        _ => Field::Other,
+    })
+}
+
+/// Whether a checkbox, radio or switch is checked.
+pub fn checked(cdp: &Connection, session: &str, backend: i64) -> Result<bool, Error> {
+    Ok(fill(cdp, session, backend, "checked", "")?.as_bool() == Some(true))
+}
+
+/// Clicks a checkbox, radio or switch (its own `click()`, so a hidden native box behind a
+/// styled label toggles too) and says whether it is checked now.
+pub fn toggle(cdp: &Connection, session: &str, backend: i64) -> Result<bool, Error> {
+    Ok(fill(cdp, session, backend, "toggle", "")?.as_bool() == Some(true))
+}
+
+/// Focuses a text field and selects all its text (what is typed next replaces it).
+pub fn select_all(cdp: &Connection, session: &str, backend: i64) -> Result<(), Error> {
+    fill(cdp, session, backend, "select_all", "").map(|_| ())
+}
+
+/// Sets a date, time, colour or range input's value as its picker would (`input`, `change`)
+/// and reads it back.
+pub fn set_value(
+    cdp: &Connection,
+    session: &str,
+    backend: i64,
+    value: &str,
+) -> Result<String, Error> {
+    Ok(fill(cdp, session, backend, "set_value", value)?
+        .as_str()
+        .unwrap_or_default()
+        .to_string())
+}
+
+/// Sets the files of `<input type=file>` node `backend` (absolute paths) and returns the
+/// names the page sees.
+pub fn set_files(
+    cdp: &Connection,
+    session: &str,
+    backend: i64,
+    paths: &[String],
+) -> Result<Vec<String>, Error> {
+    cdp.call(
+        "DOM.setFileInputFiles",
+        json!({ "files": paths, "backendNodeId": backend }),
+        Some(session),
+        CALL,
+    )?;
+    Ok(strings(&fill(cdp, session, backend, "files", "")?))
 }
 
 #[cfg(test)]

@@ -8,26 +8,147 @@ use crate::{CALL, Error};
 
 /// A left click at viewport point (`x`, `y`), CSS pixels: move there, press, release.
 pub fn click(cdp: &Connection, session: &str, x: f64, y: f64) -> Result<(), Error> {
-    for (kind, buttons) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)] {
-        cdp.call(
-            "Input.dispatchMouseEvent",
-            json!({ "type": kind, "x": x, "y": y, "button": if kind == "mouseMoved" { "none" } else { "left" }, "buttons": buttons, "clickCount": 1 }),
-            Some(session),
-            CALL,
-        )?;
+    click_with(cdp, session, x, y, &Click::default())
+}
+
+/// Which button, how many times and with which modifiers a click presses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Click {
+    /// `left`, `right` or `middle`.
+    pub button: &'static str,
+    /// 1, or 2 for a double click (each press counts up, as a person's do).
+    pub count: u32,
+    /// Bits of [`modifier`] held through the click.
+    pub modifiers: i64,
+}
+
+impl Default for Click {
+    fn default() -> Click {
+        Click {
+            button: "left",
+            count: 1,
+            modifiers: 0,
+        }
+    }
+}
+
+/// The `buttons` bit of a mouse button.
+fn button_bit(button: &str) -> i64 {
+    match button {
+        "right" => 2,
+        "middle" => 4,
+        _ => 1,
+    }
+}
+
+fn mouse(
+    cdp: &Connection,
+    session: &str,
+    kind: &str,
+    (x, y): (f64, f64),
+    button: &str,
+    count: u32,
+    modifiers: i64,
+) -> Result<(), Error> {
+    let buttons = if kind == "mousePressed" || (kind == "mouseMoved" && button != "none") {
+        button_bit(button)
+    } else {
+        0
+    };
+    cdp.input(
+        "Input.dispatchMouseEvent",
+        json!({ "type": kind, "x": x, "y": y, "button": button, "buttons": buttons, "clickCount": count, "modifiers": modifiers }),
+        session,
+    )
+    .map(|_| ())
+}
+
+/// A click as `how` says at viewport point (`x`, `y`): move there, then press and release
+/// `how.count` times.
+pub fn click_with(
+    cdp: &Connection,
+    session: &str,
+    x: f64,
+    y: f64,
+    how: &Click,
+) -> Result<(), Error> {
+    mouse(cdp, session, "mouseMoved", (x, y), "none", 0, how.modifiers)?;
+    for n in 1..=how.count.max(1) {
+        for kind in ["mousePressed", "mouseReleased"] {
+            mouse(cdp, session, kind, (x, y), how.button, n, how.modifiers)?;
+        }
     }
     Ok(())
 }
 
-/// Types `text` into the focused element in one go (as an input method commits it).
-pub fn insert_text(cdp: &Connection, session: &str, text: &str) -> Result<(), Error> {
+/// Moves the pointer to viewport point (`x`, `y`) without pressing anything.
+pub fn hover(cdp: &Connection, session: &str, x: f64, y: f64) -> Result<(), Error> {
+    mouse(cdp, session, "mouseMoved", (x, y), "none", 0, 0)
+}
+
+/// Steps the pointer takes between a drag's ends (pages that track `mousemove` see a path).
+const DRAG_STEPS: u32 = 8;
+
+/// Drags from `from` to `to` (viewport points) with the left button: press, move in steps,
+/// release. An HTML drag and drop (`draggable`) the page starts is carried through the
+/// browser's drag events, as a person's drag would be; a page that follows the mouse itself
+/// sees the moves.
+pub fn drag(
+    cdp: &Connection,
+    session: &str,
+    from: (f64, f64),
+    to: (f64, f64),
+) -> Result<(), Error> {
+    let since = std::time::Instant::now();
     cdp.call(
-        "Input.insertText",
-        json!({ "text": text }),
+        "Input.setInterceptDrags",
+        json!({ "enabled": true }),
         Some(session),
         CALL,
-    )
-    .map(|_| ())
+    )?;
+    let result = (|| {
+        mouse(cdp, session, "mouseMoved", from, "none", 0, 0)?;
+        mouse(cdp, session, "mousePressed", from, "left", 1, 0)?;
+        let mut data = None;
+        for i in 1..=DRAG_STEPS {
+            let t = f64::from(i) / f64::from(DRAG_STEPS);
+            let at = (from.0 + (to.0 - from.0) * t, from.1 + (to.1 - from.1) * t);
+            mouse(cdp, session, "mouseMoved", at, "left", 0, 0)?;
+            if data.is_none() {
+                data = cdp
+                    .events("Input.dragIntercepted", Some(session), since)
+                    .pop()
+                    .map(|e| e.params["data"].clone());
+            }
+        }
+        match data {
+            Some(data) => {
+                for kind in ["dragEnter", "dragOver", "drop"] {
+                    cdp.call(
+                        "Input.dispatchDragEvent",
+                        json!({ "type": kind, "x": to.0, "y": to.1, "data": data, "modifiers": 0 }),
+                        Some(session),
+                        CALL,
+                    )?;
+                }
+                mouse(cdp, session, "mouseReleased", to, "left", 1, 0)
+            }
+            None => mouse(cdp, session, "mouseReleased", to, "left", 1, 0),
+        }
+    })();
+    let _ = cdp.call(
+        "Input.setInterceptDrags",
+        json!({ "enabled": false }),
+        Some(session),
+        CALL,
+    );
+    result
+}
+
+/// Types `text` into the focused element in one go (as an input method commits it).
+pub fn insert_text(cdp: &Connection, session: &str, text: &str) -> Result<(), Error> {
+    cdp.input("Input.insertText", json!({ "text": text }), session)
+        .map(|_| ())
 }
 
 /// One key as the DevTools protocol names it.
@@ -129,15 +250,14 @@ pub fn press(cdp: &Connection, session: &str, key: &Key, modifiers: i64) -> Resu
         key.text.as_str()
     };
     for kind in ["keyDown", "keyUp"] {
-        cdp.call(
+        cdp.input(
             "Input.dispatchKeyEvent",
             json!({
                 "type": if kind == "keyDown" && text.is_empty() { "rawKeyDown" } else { kind },
                 "key": key.key, "code": key.code, "windowsVirtualKeyCode": key.vk, "modifiers": modifiers,
                 "text": if kind == "keyDown" { text } else { "" },
             }),
-            Some(session),
-            CALL,
+            session,
         )?;
     }
     Ok(())

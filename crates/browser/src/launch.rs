@@ -125,7 +125,25 @@ pub struct LaunchOptions {
     pub timeout: Duration,
 }
 
-const PROFILE_PREFIX: &str = "deskpilot-browser-";
+/// The names of the browser profiles deskpilot makes in the temporary directory: launched
+/// browsers' and the context picker's control window's, each followed by `<pid>-<nanos>`.
+const PROFILE_PREFIXES: [&str; 2] = ["deskpilot-browser-", "deskpilot-picker-"];
+
+/// A fresh, empty browser profile directory for `use_` (`"browser"` or `"picker"`), named after
+/// this process so that a later deskpilot removes it once this one is gone (a browser's profile
+/// grows to hundreds of MB of metrics and caches).
+pub fn fresh_profile(use_: &str) -> std::io::Result<PathBuf> {
+    clean_stale_profiles();
+    let profile = std::env::temp_dir().join(format!(
+        "deskpilot-{use_}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    std::fs::create_dir_all(&profile)?;
+    Ok(profile)
+}
 
 /// Removes profile directories whose deskpilot (the pid in the name) no longer runs.
 fn clean_stale_profiles() {
@@ -134,7 +152,7 @@ fn clean_stale_profiles() {
     };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
-        let Some(rest) = name.strip_prefix(PROFILE_PREFIX) else {
+        let Some(rest) = PROFILE_PREFIXES.iter().find_map(|p| name.strip_prefix(p)) else {
             continue;
         };
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
@@ -240,15 +258,7 @@ pub fn launch(options: &LaunchOptions) -> Result<Launched, Error> {
         }
         None => find_browser()?,
     };
-    clean_stale_profiles();
-    let profile = std::env::temp_dir().join(format!(
-        "{PROFILE_PREFIX}{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
-    ));
-    std::fs::create_dir_all(&profile).map_err(|e| Error::Launch(e.to_string()))?;
+    let profile = fresh_profile("browser").map_err(|e| Error::Launch(e.to_string()))?;
     let mut cmd = Command::new(&program);
     cmd.arg(format!("--remote-debugging-port={}", options.port))
         .arg(format!("--user-data-dir={}", profile.display()))

@@ -10,11 +10,18 @@ use crate::cdp::Connection;
 use crate::snapshot::FrameTree;
 use crate::{CALL, Error};
 
-/// Turns on the DOM, page and network events of page `session` (navigations and requests are
-/// counted by the connection, see [`Connection::activity`]). Best effort: a page that refuses
-/// one still works without it.
+/// Turns on the DOM, page, network, runtime and log events of page `session` (navigations,
+/// requests, console messages and dialogs are kept by the connection, see
+/// [`Connection::activity`] and [`Connection::console`]). Best effort: a page that refuses one
+/// still works without it.
 pub fn enable(cdp: &Connection, session: &str) {
-    for method in ["DOM.enable", "Page.enable", "Network.enable"] {
+    for method in [
+        "DOM.enable",
+        "Page.enable",
+        "Network.enable",
+        "Runtime.enable",
+        "Log.enable",
+    ] {
         let _ = cdp.call(method, json!({}), Some(session), CALL);
     }
 }
@@ -27,6 +34,118 @@ pub fn navigate(cdp: &Connection, session: &str, url: &str) -> Result<Option<Str
         .as_str()
         .filter(|e| !e.is_empty())
         .map(str::to_string))
+}
+
+/// Where a step through the page's history leads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Back,
+    Forward,
+}
+
+/// Goes one entry back or forward in the page's history; `Ok(None)` when there is no entry
+/// that way, else the URL it goes to.
+pub fn history(cdp: &Connection, session: &str, step: Step) -> Result<Option<String>, Error> {
+    let h = cdp.call("Page.getNavigationHistory", json!({}), Some(session), CALL)?;
+    let at = h["currentIndex"].as_i64().unwrap_or(0);
+    let to = match step {
+        Step::Back => at - 1,
+        Step::Forward => at + 1,
+    };
+    let Some(entry) = usize::try_from(to)
+        .ok()
+        .and_then(|i| h["entries"].as_array()?.get(i))
+    else {
+        return Ok(None);
+    };
+    cdp.call(
+        "Page.navigateToHistoryEntry",
+        json!({ "entryId": entry["id"] }),
+        Some(session),
+        CALL,
+    )?;
+    Ok(Some(entry["url"].as_str().unwrap_or_default().to_string()))
+}
+
+/// Reloads the page.
+pub fn reload(cdp: &Connection, session: &str) -> Result<(), Error> {
+    cdp.call("Page.reload", json!({}), Some(session), CALL)
+        .map(|_| ())
+}
+
+/// Answers the JavaScript dialog open on the page: accept (OK, with `prompt` typed into a
+/// prompt) or dismiss (Cancel).
+pub fn answer_dialog(
+    cdp: &Connection,
+    session: &str,
+    accept: bool,
+    prompt: Option<&str>,
+) -> Result<(), Error> {
+    let mut params = json!({ "accept": accept });
+    if let Some(p) = prompt {
+        params["promptText"] = json!(p);
+    }
+    cdp.call("Page.handleJavaScriptDialog", params, Some(session), CALL)
+        .map(|_| ())
+}
+
+/// How a page is shown: its viewport and the media features it sees.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Emulation {
+    /// The viewport in CSS pixels (`None`: the window's own).
+    pub viewport: Option<(u32, u32)>,
+    /// `prefers-color-scheme`: `light`, `dark` or "" (the system's).
+    pub color_scheme: String,
+    /// `prefers-reduced-motion`: `reduce`, `no-preference` or "".
+    pub reduced_motion: String,
+    /// The CSS media type: `screen`, `print` or "".
+    pub media: String,
+}
+
+/// Shows the page as `e` says (an empty field puts the browser's own back).
+pub fn emulate(cdp: &Connection, session: &str, e: &Emulation) -> Result<(), Error> {
+    match e.viewport {
+        Some((width, height)) => cdp.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": width, "height": height, "deviceScaleFactor": 0, "mobile": false }),
+            Some(session),
+            CALL,
+        )?,
+        None => cdp.call(
+            "Emulation.clearDeviceMetricsOverride",
+            json!({}),
+            Some(session),
+            CALL,
+        )?,
+    };
+    cdp.call(
+        "Emulation.setEmulatedMedia",
+        json!({
+            "media": e.media,
+            "features": [
+                { "name": "prefers-color-scheme", "value": e.color_scheme },
+                { "name": "prefers-reduced-motion", "value": e.reduced_motion },
+            ],
+        }),
+        Some(session),
+        CALL,
+    )
+    .map(|_| ())
+}
+
+/// The body of request `id` as the browser kept it (text, or base64 for binary bodies) and
+/// whether it is base64.
+pub fn response_body(cdp: &Connection, session: &str, id: &str) -> Result<(String, bool), Error> {
+    let r = cdp.call(
+        "Network.getResponseBody",
+        json!({ "requestId": id }),
+        Some(session),
+        CALL,
+    )?;
+    Ok((
+        r["body"].as_str().unwrap_or_default().to_string(),
+        r["base64Encoded"].as_bool().unwrap_or(false),
+    ))
 }
 
 /// The ids of the page's frames, the top frame first, then each child before its siblings.

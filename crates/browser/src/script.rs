@@ -15,6 +15,8 @@ const LOADED: &str = include_str!("js/loaded.js");
 const HAS_TEXT: &str = include_str!("js/has_text.js");
 /// `(selector) => bool`: a CSS selector matches an element.
 const HAS_SELECTOR: &str = include_str!("js/has_selector.js");
+/// The viewport and media features the page sees (see [`Media`]).
+const MEDIA: &str = include_str!("js/media.js");
 /// The page's window geometry and pixel ratio (see [`Metrics`]).
 const METRICS: &str = include_str!("js/metrics.js");
 
@@ -47,12 +49,21 @@ pub fn evaluate(cdp: &Connection, session: &str, expression: &str) -> Result<Eva
 
 /// The value of one of deskpilot's own expressions; `None` when it threw or the page is gone.
 fn value(cdp: &Connection, session: &str, expression: &str) -> Option<Value> {
+    value_within(cdp, session, expression, CALL)
+}
+
+fn value_within(
+    cdp: &Connection,
+    session: &str,
+    expression: &str,
+    timeout: std::time::Duration,
+) -> Option<Value> {
     let mut v = cdp
         .call(
             "Runtime.evaluate",
             json!({ "expression": expression, "returnByValue": true }),
             Some(session),
-            CALL,
+            timeout,
         )
         .ok()?;
     Some(v["result"]["value"].take())
@@ -71,10 +82,14 @@ fn applied(function: &str, arg: &str) -> String {
 /// action changed the page when this moved. `None` when the page has no document to ask (it
 /// navigated away).
 pub fn page_state(cdp: &Connection, session: &str) -> Option<String> {
-    value(cdp, session, PAGE_STATE)?
+    // Briefly: a dialog the action opened holds every script until it is answered.
+    value_within(cdp, session, PAGE_STATE, STATE_CALL)?
         .as_str()
         .map(str::to_string)
 }
+
+/// How long reading the page's state may take.
+const STATE_CALL: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The document has finished loading.
 pub fn loaded(cdp: &Connection, session: &str) -> bool {
@@ -89,6 +104,35 @@ pub fn has_text(cdp: &Connection, session: &str, text: &str) -> bool {
 /// An element matches CSS `selector` (an invalid selector matches nothing).
 pub fn has_selector(cdp: &Connection, session: &str, selector: &str) -> bool {
     value(cdp, session, &applied(HAS_SELECTOR, selector)).and_then(|v| v.as_bool()) == Some(true)
+}
+
+/// How the page sees itself shown: viewport (CSS pixels) and media features.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Media {
+    pub width: u32,
+    pub height: u32,
+    /// `light` or `dark`.
+    pub color_scheme: String,
+    pub reduced_motion: bool,
+    pub print: bool,
+}
+
+/// The page's viewport and media features, as its scripts and styles see them.
+pub fn media(cdp: &Connection, session: &str) -> Option<Media> {
+    let v = value(cdp, session, MEDIA)?;
+    let dim = |k: &str| v[k].as_u64().and_then(|n| u32::try_from(n).ok());
+    Some(Media {
+        width: dim("width")?,
+        height: dim("height")?,
+        color_scheme: if v["dark"].as_bool()? {
+            "dark"
+        } else {
+            "light"
+        }
+        .to_string(),
+        reduced_motion: v["reduced"].as_bool()?,
+        print: v["print"].as_bool()?,
+    })
 }
 
 /// The page's window as the page sees it (CSS pixels) and its pixel ratio.

@@ -50,6 +50,34 @@ pub fn attach(cdp: &Connection, target: &str) -> Result<String, Error> {
         .to_string())
 }
 
+/// Opens a new tab on `url` and returns its target id.
+pub fn new_page(cdp: &Connection, url: &str) -> Result<String, Error> {
+    let r = cdp.call("Target.createTarget", json!({ "url": url }), None, CALL)?;
+    Ok(r["targetId"].as_str().unwrap_or_default().to_string())
+}
+
+/// Brings page `target` to the front of its window.
+pub fn activate(cdp: &Connection, target: &str) -> Result<(), Error> {
+    cdp.call(
+        "Target.activateTarget",
+        json!({ "targetId": target }),
+        None,
+        CALL,
+    )
+    .map(|_| ())
+}
+
+/// Closes page `target` (its tab), as its close button would without `beforeunload`.
+pub fn close_page(cdp: &Connection, target: &str) -> Result<(), Error> {
+    cdp.call(
+        "Target.closeTarget",
+        json!({ "targetId": target }),
+        None,
+        CALL,
+    )
+    .map(|_| ())
+}
+
 /// Asks the browser to close itself (all its windows), waiting up to `timeout`.
 pub fn close_browser(cdp: &Connection, timeout: Duration) -> Result<(), Error> {
     cdp.call("Browser.close", json!({}), None, timeout)

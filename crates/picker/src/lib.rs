@@ -127,7 +127,21 @@ struct State {
 struct Control {
     /// The app-mode browser, when deskpilot started one (its exit closes the window).
     child: Option<Child>,
+    /// Its profile directory, removed once its browser is gone.
+    profile: Option<PathBuf>,
     how: String,
+}
+
+impl Drop for Control {
+    fn drop(&mut self) {
+        let ended = self
+            .child
+            .as_mut()
+            .is_none_or(|c| !matches!(c.try_wait(), Ok(None)));
+        if ended && let Some(p) = &self.profile {
+            let _ = std::fs::remove_dir_all(p);
+        }
+    }
 }
 
 /// The picker: endpoint, page state, latest approved context.
@@ -404,11 +418,8 @@ impl Picker {
         let url = format!("http://127.0.0.1:{}/open/{code}", self.port);
         let opened = match deskpilot_browser::launch::find_browser() {
             Ok(program) => {
-                let profile = std::env::temp_dir().join(format!(
-                    "deskpilot-picker-{}-{}",
-                    std::process::id(),
-                    self.port
-                ));
+                let profile = deskpilot_browser::launch::fresh_profile("picker")
+                    .unwrap_or_else(|_| std::env::temp_dir().join("deskpilot-picker"));
                 let mut cmd = Command::new(&program);
                 cmd.arg(format!("--app={url}"))
                     .arg(format!("--user-data-dir={}", profile.display()))
@@ -432,10 +443,12 @@ impl Picker {
                 match deskpilot_browser::launch::spawn_owned(cmd) {
                     Ok(child) => Control {
                         child: Some(child),
+                        profile: Some(profile),
                         how: format!("an app window of {}", program.display()),
                     },
                     Err(e) => Control {
                         child: None,
+                        profile: Some(profile),
                         how: format!("no window: {} did not start ({e})", program.display()),
                     },
                 }
@@ -457,10 +470,12 @@ impl Picker {
                 match cmd.spawn() {
                     Ok(_) => Control {
                         child: None,
+                        profile: None,
                         how: format!("the default browser ({opener})"),
                     },
                     Err(e) => Control {
                         child: None,
+                        profile: None,
                         how: format!("no window: {opener} failed ({e}); open the page from stderr"),
                     },
                 }

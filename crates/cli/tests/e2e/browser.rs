@@ -17,6 +17,7 @@ const INDEX: &str = include_str!("../../../../fixtures/web/index.html");
 const SECOND: &str = include_str!("../../../../fixtures/web/second.html");
 const FRAME: &str = include_str!("../../../../fixtures/web/frame.html");
 const HUGE: &str = include_str!("../../../../fixtures/web/huge.html");
+const PARITY: &str = include_str!("../../../../fixtures/web/parity.html");
 
 /// Serves the fixture pages on a loopback port until the test ends.
 fn site() -> u16 {
@@ -30,29 +31,43 @@ fn site() -> u16 {
                 if reader.read_line(&mut first).is_err() {
                     return;
                 }
+                let mut length = 0;
                 loop {
                     let mut line = String::new();
                     if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
                         break;
                     }
+                    if let Some((k, v)) = line.split_once(':')
+                        && k.eq_ignore_ascii_case("content-length")
+                    {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
                 }
+                let mut sent = vec![0; length];
+                let _ = std::io::Read::read_exact(&mut reader, &mut sent);
                 let path = first.split_whitespace().nth(1).unwrap_or("/");
                 if path == "/slow" {
                     // A request that keeps the network busy for a second.
                     std::thread::sleep(Duration::from_millis(1000));
                 }
-                let (status, body) = match path {
-                    "/" => ("200 OK", INDEX),
-                    "/second" => ("200 OK", SECOND),
-                    "/frame" => ("200 OK", FRAME),
-                    "/huge" => ("200 OK", HUGE),
-                    "/slow" => ("200 OK", "slow done"),
-                    _ => ("404 Not Found", "missing"),
+                let api = format!(
+                    "{{\"answer\":42,\"echo\":{}}}",
+                    String::from_utf8_lossy(&sent)
+                );
+                let (status, body, kind) = match path {
+                    "/" => ("200 OK", INDEX, "text/html"),
+                    "/second" => ("200 OK", SECOND, "text/html"),
+                    "/frame" => ("200 OK", FRAME, "text/html"),
+                    "/huge" => ("200 OK", HUGE, "text/html"),
+                    "/parity" => ("200 OK", PARITY, "text/html"),
+                    "/api" => ("200 OK", api.as_str(), "application/json"),
+                    "/slow" => ("200 OK", "slow done", "text/html"),
+                    _ => ("404 Not Found", "missing", "text/html"),
                 };
                 let mut s = &stream;
                 let _ = write!(
                     s,
-                    "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    "HTTP/1.1 {status}\r\nContent-Type: {kind}; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                     body.len()
                 );
             });
@@ -233,8 +248,8 @@ async fn a_launched_chromium_is_snapshotted_and_driven_by_ref() {
     // A <select> is set by label, as a person would: its change handler runs.
     let r = server
         .call(
-            "browser_select",
-            json!({ "ref": size, "values": ["Large"] }),
+            "browser_fill",
+            json!({ "fields": [{ "ref": size, "value": "Large" }] }),
         )
         .await;
     assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
@@ -247,14 +262,17 @@ async fn a_launched_chromium_is_snapshotted_and_driven_by_ref() {
         json!("Size: Large")
     );
     let r = server
-        .call("browser_select", json!({ "ref": size, "values": ["Huge"] }))
+        .call(
+            "browser_fill",
+            json!({ "fields": [{ "ref": size, "value": "Huge" }] }),
+        )
         .await;
     assert_eq!(error_code(&r), "INVALID_ARGUMENT", "{}", text(&r));
     assert!(text(&r).contains("\"Small\""), "{}", text(&r));
     let r = server
         .call(
-            "browser_select",
-            json!({ "ref": ref_of(&snap, "button \"Add item\""), "values": ["x"] }),
+            "browser_fill",
+            json!({ "fields": [{ "ref": ref_of(&snap, "button \"Add item\""), "value": "x" }] }),
         )
         .await;
     assert_eq!(error_code(&r), "ACTION_UNSUPPORTED", "{}", text(&r));
@@ -700,4 +718,341 @@ async fn a_page_too_big_for_one_websocket_frame_is_snapshotted_and_still_driven(
     let r = server.call("browser_close", json!({})).await;
     ok(&r);
     server.finish().await;
+}
+
+/// Every operation playwright-mcp users reach for, on `fixtures/web/parity.html`, each
+/// checked in the page's DOM through `browser_eval`: hover, double / right / ctrl click, an
+/// HTML drag and drop, a form filled in one call (a file uploaded and read back by the page),
+/// dialogs raised by clicks and answered, console messages by level and mark, a request's
+/// body, a diff snapshot after typing, history, tabs and emulation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_parity_tool_acts_on_the_fixture_page_and_the_page_shows_it() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    if !have_chromium() {
+        return;
+    }
+    let _guard = harness::exclusive().await;
+    let port = site();
+    let server = serve(Some(desktop), &[], &[]).await;
+    let url = format!("http://127.0.0.1:{port}/parity");
+    let r = server
+        .call("browser_launch", json!({ "url": url, "headless": true }))
+        .await;
+    ok(&r);
+    let eval = |expr: &str| {
+        let expr = expr.to_string();
+        let server = &server;
+        async move {
+            let r = server
+                .call("browser_eval", json!({ "expression": expr }))
+                .await;
+            ok(&r)["value"].clone()
+        }
+    };
+    let snapshot = || async {
+        wait_for(
+            Duration::from_secs(20),
+            "the parity page's snapshot",
+            || async {
+                let r = server.call("browser_snapshot", json!({})).await;
+                let t = ok(&r)["text"].as_str()?.to_string();
+                t.contains("Call API").then_some(t)
+            },
+        )
+        .await
+    };
+    let snap = snapshot().await;
+    let click = |args: Value| {
+        let server = &server;
+        async move { server.call("browser_click", args).await }
+    };
+
+    // Pointing, double, right and modified clicks.
+    let me = ref_of(&snap, "button \"Click me\"");
+    let r = click(json!({ "ref": ref_of(&snap, "button \"Hover me\""), "hover": true })).await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    assert_eq!(
+        eval("document.getElementById('hovered').textContent").await,
+        json!("hovered")
+    );
+    for (args, want) in [
+        (json!({ "ref": me, "count": 2 }), "double"),
+        (json!({ "ref": me, "button": "right" }), "right"),
+        (json!({ "ref": me, "modifiers": ["ctrl"] }), "ctrl"),
+    ] {
+        let r = click(args.clone()).await;
+        ok(&r);
+        assert_eq!(
+            eval("document.getElementById('clicks').textContent").await,
+            json!(want),
+            "{args}: {}",
+            text(&r)
+        );
+    }
+    let r = click(json!({ "ref": me, "count": 3 })).await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENT", "{}", text(&r));
+    let r = click(json!({ "ref": me, "modifiers": ["hyper"] })).await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENT", "{}", text(&r));
+
+    // An HTML drag and drop, carried by the browser's drag events.
+    let r = click(json!({
+        "ref": ref_of(&snap, "button \"Card\""),
+        "to": ref_of(&snap, "button \"Drop zone\""),
+    }))
+    .await;
+    ok(&r);
+    assert_eq!(
+        eval("document.getElementById('dropped').textContent").await,
+        json!("dropped card"),
+        "{}",
+        text(&r)
+    );
+
+    // A form in one call, a file among its fields; the page reads the file back.
+    let file = std::env::temp_dir().join(format!("deskpilot-upload-{}.txt", std::process::id()));
+    std::fs::write(&file, "hello upload").unwrap();
+    let r = server
+        .call(
+            "browser_fill",
+            json!({ "fields": [
+                { "ref": ref_of(&snap, "textbox \"Email\""), "value": "a@example.org" },
+                { "ref": ref_of(&snap, "checkbox \"Agree\""), "value": "true" },
+                { "ref": ref_of(&snap, "listbox \"Languages\""), "values": ["Rust", "C"] },
+                { "ref": ref_of(&snap, "\"When\""), "value": "2026-12-03" },
+                { "ref": ref_of(&snap, "\"Upload\""), "value": file.display().to_string() },
+            ] }),
+        )
+        .await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    assert_eq!(
+        eval("['email', 'agree', 'langs', 'when'].map(id => document.getElementById(id)).map(e => e.type === 'checkbox' ? e.checked : e.multiple ? Array.from(e.selectedOptions).map(o => o.text).join() : e.value)").await,
+        json!(["a@example.org", true, "Rust,C", "2026-12-03"]),
+        "{}\n{snap}",
+        text(&r)
+    );
+    let name = file.file_name().unwrap().to_string_lossy().to_string();
+    wait_for(
+        Duration::from_secs(5),
+        "the page to read the file",
+        || async {
+            (eval("document.getElementById('uploaded').textContent").await
+                == json!(format!("{name}: hello upload")))
+            .then_some(())
+        },
+    )
+    .await;
+    // A missing file refuses the whole form before anything is typed.
+    let r = server
+        .call(
+            "browser_fill",
+            json!({ "fields": [
+                { "ref": ref_of(&snap, "textbox \"Email\""), "value": "changed@example.org" },
+                { "ref": ref_of(&snap, "\"Upload\""), "value": "/nonexistent/deskpilot.txt" },
+            ] }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENT", "{}", text(&r));
+    assert!(
+        text(&r).contains("/nonexistent/deskpilot.txt"),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(eval("email.value").await, json!("a@example.org"));
+    let _ = std::fs::remove_file(&file);
+
+    // A dialog is reported by the click that raised it; the page waits until it is answered.
+    let r = click(json!({ "ref": ref_of(&snap, "button \"Ask name\"") })).await;
+    assert!(
+        text(&r).contains("prompt dialog \"Your name?\"") && text(&r).contains("browser_dialog"),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(ok(&r)["value"]["dialog"]["type"], "prompt", "{}", text(&r));
+    let r = server.call("browser_snapshot", json!({})).await;
+    assert_eq!(error_code(&r), "ELEMENT_COVERED", "{}", text(&r));
+    assert!(text(&r).contains("browser_dialog"), "{}", text(&r));
+    let r = server
+        .call("browser_dialog", json!({ "accept": true, "text": "Ada" }))
+        .await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    assert_eq!(
+        eval("document.getElementById('said').textContent").await,
+        json!("Ada")
+    );
+    let r = click(json!({ "ref": ref_of(&snap, "button \"Confirm\"") })).await;
+    assert!(
+        text(&r).contains("confirm dialog \"Sure?\""),
+        "{}",
+        text(&r)
+    );
+    let r = server
+        .call("browser_dialog", json!({ "accept": false }))
+        .await;
+    ok(&r);
+    assert_eq!(
+        eval("document.getElementById('said').textContent").await,
+        json!("not sure")
+    );
+    let r = server
+        .call("browser_dialog", json!({ "accept": true }))
+        .await;
+    assert_eq!(error_code(&r), "ELEMENT_NOT_FOUND", "{}", text(&r));
+
+    // Console messages: by level, and only those after a mark.
+    let r = server.call("browser_log", json!({})).await;
+    let all = ok(&r)["messages"].as_array().unwrap().clone();
+    assert!(
+        all.iter()
+            .any(|m| m["level"] == "warning" && m["text"] == "parity loaded"),
+        "{}",
+        text(&r)
+    );
+    let mark = ok(&r)["mark"].as_u64().unwrap();
+    click(json!({ "ref": ref_of(&snap, "button \"Log\"") })).await;
+    let r = wait_for(Duration::from_secs(5), "the console error", || async {
+        let r = server
+            .call("browser_log", json!({ "since": mark, "level": "error" }))
+            .await;
+        (!ok(&r)["messages"].as_array()?.is_empty()).then_some(r)
+    })
+    .await;
+    let errors = ok(&r)["messages"].as_array().unwrap().clone();
+    assert_eq!(errors.len(), 1, "{}", text(&r));
+    assert_eq!(errors[0]["text"], "boom 42");
+    let r = server.call("browser_log", json!({ "since": mark })).await;
+    assert!(text(&r).contains("hello"), "{}", text(&r));
+    assert!(!text(&r).contains("parity loaded"), "{}", text(&r));
+
+    // A request, then its body and what was sent, within a cap.
+    click(json!({ "ref": ref_of(&snap, "button \"Call API\"") })).await;
+    wait_for(Duration::from_secs(10), "the API's answer", || async {
+        (eval("document.getElementById('api').textContent").await == json!("answer 42"))
+            .then_some(())
+    })
+    .await;
+    let r = server
+        .call(
+            "browser_log",
+            json!({ "kind": "network", "filter": "/api" }),
+        )
+        .await;
+    let requests = ok(&r)["requests"].as_array().unwrap().clone();
+    assert_eq!(requests.len(), 1, "{}", text(&r));
+    assert_eq!(
+        (&requests[0]["method"], &requests[0]["status"]),
+        (&json!("POST"), &json!(200))
+    );
+    let n = requests[0]["seq"].as_u64().unwrap();
+    let r = server
+        .call("browser_log", json!({ "kind": "network", "request": n }))
+        .await;
+    assert!(
+        ok(&r)["post_data"].as_str().unwrap().contains("life"),
+        "{}",
+        text(&r)
+    );
+    let body = ok(&r)["body"].as_str().unwrap().to_string();
+    assert!(
+        body.contains("\"answer\":42") && body.contains("life"),
+        "{body}"
+    );
+    let r = server
+        .call(
+            "browser_log",
+            json!({ "kind": "network", "request": n, "max_bytes": 5 }),
+        )
+        .await;
+    assert_eq!(ok(&r)["body"].as_str().unwrap().len(), 5, "{}", text(&r));
+    assert!(text(&r).contains("cut at 5"), "{}", text(&r));
+
+    // After typing in one field, a diff snapshot holds that field, not the rest of the page.
+    let snap = snapshot().await;
+    let r = server
+        .call(
+            "browser_type",
+            json!({ "ref": ref_of(&snap, "textbox \"Email\""), "text": "x", "snapshot": "diff" }),
+        )
+        .await;
+    let diff = ok(&r)["snapshot"].clone();
+    assert!(diff["since"].as_u64().is_some(), "{}", text(&r));
+    let diff = diff["text"].as_str().unwrap().to_string();
+    assert!(diff.contains("a@example.orgx"), "{diff}");
+    assert!(
+        !diff.contains("Hover me") && !diff.contains("Call API"),
+        "{diff}"
+    );
+
+    // History: away, back, forward.
+    let second = format!("http://127.0.0.1:{port}/second");
+    ok(&server
+        .call("browser_navigate", json!({ "url": second }))
+        .await);
+    let r = server
+        .call("browser_navigate", json!({ "go": "back" }))
+        .await;
+    assert_eq!(ok(&r)["page"]["url"], json!(url), "{}", text(&r));
+    assert_eq!(eval("location.pathname").await, json!("/parity"));
+    let r = server
+        .call("browser_navigate", json!({ "go": "forward" }))
+        .await;
+    assert_eq!(ok(&r)["page"]["url"], json!(second), "{}", text(&r));
+    let r = server
+        .call("browser_navigate", json!({ "go": "forward" }))
+        .await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENT", "{}", text(&r));
+
+    // Tabs: one opened and closed leaves no target behind.
+    let tabs = |r: &rmcp::model::CallToolResult| -> Vec<String> {
+        ok(r)["pages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let before = tabs(&server.call("browser_tabs", json!({})).await);
+    let r = server
+        .call("browser_tabs", json!({ "action": "new", "url": url }))
+        .await;
+    let opened = ok(&r)["page"]["id"].as_str().unwrap().to_string();
+    let during = tabs(&server.call("browser_tabs", json!({})).await);
+    assert_eq!(during.len(), before.len() + 1, "{during:?}");
+    assert!(during.contains(&opened));
+    assert_eq!(
+        eval("location.pathname").await,
+        json!("/parity"),
+        "the new tab is current"
+    );
+    ok(&server
+        .call(
+            "browser_tabs",
+            json!({ "action": "select", "page": before[0] }),
+        )
+        .await);
+    assert_eq!(eval("location.pathname").await, json!("/second"));
+    let r = server
+        .call("browser_tabs", json!({ "action": "close", "page": opened }))
+        .await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    assert_eq!(tabs(&server.call("browser_tabs", json!({})).await), before);
+
+    // Emulation, read back by the page itself.
+    let r = server
+        .call(
+            "browser_emulate",
+            json!({ "width": 500, "height": 400, "color_scheme": "dark" }),
+        )
+        .await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    assert_eq!(
+        eval("[innerWidth, innerHeight, matchMedia('(prefers-color-scheme: dark)').matches]").await,
+        json!([500, 400, true])
+    );
+    let r = server
+        .call("browser_emulate", json!({ "color_scheme": "sepia" }))
+        .await;
+    assert_eq!(error_code(&r), "INVALID_ARGUMENT", "{}", text(&r));
+    ok(&server.call("browser_close", json!({})).await);
 }

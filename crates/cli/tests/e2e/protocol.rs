@@ -20,14 +20,17 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "browser_attach",
         "browser_click",
         "browser_close",
+        "browser_dialog",
+        "browser_emulate",
         "browser_eval",
+        "browser_fill",
         "browser_launch",
+        "browser_log",
         "browser_navigate",
         "browser_press_key",
         "browser_screenshot",
-        "browser_select",
         "browser_snapshot",
-        "browser_targets",
+        "browser_tabs",
         "browser_type",
         "browser_wait_for",
         "click",
@@ -93,7 +96,7 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
             "shell_env_get",
             "diagnose",
             "browser_attach",
-            "browser_targets",
+            "browser_log",
             "browser_snapshot",
             "browser_screenshot",
             "browser_wait_for",
@@ -168,7 +171,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 54,
+        !names.contains(&"list_windows".to_string()) && names.len() == 57,
         "{names:?}"
     );
     let refused = server

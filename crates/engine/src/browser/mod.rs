@@ -32,10 +32,20 @@ use serde_json::{Value, json};
 use crate::action::{Effect, Outcome, Route};
 use crate::{Error, Mutation, Session};
 
+mod forms;
+mod logs;
+mod pointer;
 mod shot;
+mod tabs;
 mod wait;
 
+pub use deskpilot_browser::cdp::{ConsoleMessage, Request};
+pub use deskpilot_browser::input::Click;
+pub use deskpilot_browser::page::Emulation;
+pub use forms::FormField;
+pub use logs::RequestDetail;
 pub use shot::PageShot;
+pub use tabs::Go;
 pub use wait::Until;
 
 /// How long one protocol call may take.
@@ -261,6 +271,12 @@ impl Outcome for BrowserInfo {
     }
 }
 
+/// The modifier bit of the browser's input events a name means (`ctrl`, `shift`, `alt`,
+/// `meta` and their aliases).
+pub fn browser_modifier(name: &str) -> Option<i64> {
+    modifier::named(name)
+}
+
 /// The ports of `ports` on which a DevTools endpoint answers on 127.0.0.1 (any browser or
 /// Electron app started with `--remote-debugging-port`), read-only.
 pub fn devtools_ports(ports: std::ops::RangeInclusive<u16>) -> Vec<u16> {
@@ -441,8 +457,26 @@ impl Session {
         Ok(out)
     }
 
-    /// The page `page` names (a target id), else the one this client used last, attached.
+    /// The page `page` names (a target id), else the one this client used last, attached;
+    /// refused while a JavaScript dialog holds it (every script and input waits on it).
     fn page(&self, page: Option<&str>) -> Result<(Arc<Connection>, String, PageInfo), Error> {
+        let (cdp, session, info) = self.page_any(page)?;
+        if let Some(d) = cdp.dialog(&session) {
+            return Err(coded(
+                ErrorCode::ElementCovered,
+                format!(
+                    "{} open on \"{}\" ({}); the page waits for it: answer it with browser_dialog (accept or dismiss) first",
+                    dialog_words(&d),
+                    info.title,
+                    info.url
+                ),
+            ));
+        }
+        Ok((cdp, session, info))
+    }
+
+    /// [`Session::page`] even while a dialog is open.
+    fn page_any(&self, page: Option<&str>) -> Result<(Arc<Connection>, String, PageInfo), Error> {
         let shared = self.browsers();
         let (browser, target) = {
             let b = lock(&shared);
@@ -692,6 +726,17 @@ impl Session {
         Ok((snap.page, controls_of(&snap.text)))
     }
 
+    /// The page `page` names (default: the one this client used last).
+    pub fn browser_page(&self, page: Option<&str>) -> Result<PageInfo, Error> {
+        self.page_any(page).map(|p| p.2)
+    }
+
+    /// The number of the page's latest snapshot (0: none yet), for a diff against it.
+    pub fn browser_snapshot_number(&self, page: &PageInfo) -> u64 {
+        self.with_page(page.browser, &page.id, |p| p.snapshots)
+            .unwrap_or(0)
+    }
+
     /// The node a ref names in the latest snapshot of its page.
     fn resolve_ref(&self, r: &str) -> Result<(Arc<Connection>, String, PageInfo, Target), Error> {
         let r = r.trim();
@@ -776,41 +821,40 @@ impl Session {
     /// Clicks the element `r` names: scrolled into view, then real mouse events at its visible
     /// centre, once the point is known to hit it.
     pub fn browser_click(&self, r: &str) -> Result<BrowserOutcome, Error> {
+        self.browser_click_with(r, &Click::default())
+    }
+
+    /// [`Session::browser_click`] with a button, a count (2: a double click) and modifiers.
+    pub fn browser_click_with(&self, r: &str, how: &Click) -> Result<BrowserOutcome, Error> {
         let (cdp, session, info, t) = self.resolve_ref(r)?;
+        let what = click_words(how);
         self.gate(
             Mutation::Other,
             &format!(
-                "click {} \"{}\" in \"{}\" ({})",
+                "{what} {} \"{}\" in \"{}\" ({})",
                 t.role, t.name, info.title, info.url
             ),
         )?;
-        let (x, y) = visible_quad(&cdp, &session, &t, "to click")?.center();
-        let hit = dom::node_at(&cdp, &session, x.round() as i64, y.round() as i64)
-            .map_err(unavailable)?;
-        if let Some(hit) = hit
-            && hit != t.backend
-            && !dom::contains(&cdp, &session, t.backend, hit)
-        {
-            let what = dom::describe(&cdp, &session, hit);
-            return Err(coded(
-                ErrorCode::ElementCovered,
-                format!(
-                    "{} \"{}\" is covered at its centre ({x:.0}, {y:.0}) by {what}; nothing was clicked. Close or dismiss it first",
-                    t.role, t.name
-                ),
-            ));
-        }
+        let (x, y) = hit_point(&cdp, &session, &t, &what)?;
+        let mark = cdp.log_mark(&session);
         let before = script::page_state(&cdp, &session);
-        input::click(&cdp, &session, x, y).map_err(unavailable)?;
+        input::click_with(&cdp, &session, x, y, how).map_err(unavailable)?;
         let changed = changed_after(&cdp, &session, before);
-        Ok(BrowserOutcome {
-            detail: format!("clicked {} \"{}\" at ({x:.0}, {y:.0})", t.role, t.name),
-            page: self.page(Some(&info.id)).map(|p| p.2).unwrap_or(info),
+        let mut o = BrowserOutcome {
+            detail: format!(
+                "{} {} \"{}\" at ({x:.0}, {y:.0})",
+                past(&what),
+                t.role,
+                t.name
+            ),
+            page: self.page_any(Some(&info.id)).map(|p| p.2).unwrap_or(info),
             changed,
             value: None,
             snapshot: None,
             mutation: true,
-        })
+        };
+        dialog_after(&cdp, &session, mark, &mut o);
+        Ok(o)
     }
 
     /// Types `text` into the element `r` names (focus, then `insertText`), optionally pressing
@@ -833,19 +877,22 @@ impl Session {
             why: format!("the element is gone from the page ({e}); take browser_snapshot again"),
         };
         dom::focus(&cdp, &session, t.backend).map_err(stale)?;
+        let mark = cdp.log_mark(&session);
         input::insert_text(&cdp, &session, text).map_err(unavailable)?;
         let value = dom::read_value(&cdp, &session, t.backend);
         if submit && let Some(enter) = Key::named("Enter") {
             input::press(&cdp, &session, &enter, 0).map_err(unavailable)?;
         }
-        Ok(BrowserOutcome {
+        let mut o = BrowserOutcome {
             changed: value.as_ref().map(|v| v.contains(text)),
             detail: format!("typed into {} \"{}\"", t.role, t.name),
             page: info,
             value: value.map(Value::from),
             snapshot: None,
             mutation: true,
-        })
+        };
+        dialog_after(&cdp, &session, mark, &mut o);
+        Ok(o)
     }
 
     /// Types `text` into whatever has the focus in `page` (`insertText`: no keyboard layout,
@@ -995,16 +1042,19 @@ impl Session {
             Mutation::Other,
             &format!("press {keys} in \"{}\" ({})", info.title, info.url),
         )?;
+        let mark = cdp.log_mark(&session);
         let before = script::page_state(&cdp, &session);
         input::press(&cdp, &session, &key, modifiers).map_err(unavailable)?;
-        Ok(BrowserOutcome {
+        let mut o = BrowserOutcome {
             changed: changed_after(&cdp, &session, before),
             detail: format!("pressed {keys}"),
             page: info,
             value: None,
             snapshot: None,
             mutation: true,
-        })
+        };
+        dialog_after(&cdp, &session, mark, &mut o);
+        Ok(o)
     }
 
     /// Evaluates `expression` in the page (promises awaited) and returns its JSON value.
@@ -1127,11 +1177,111 @@ fn visible_quad(cdp: &Connection, session: &str, t: &Target, purpose: &str) -> R
         })
 }
 
-/// Whether the page's state moved within half a second of an action.
+/// The viewport point at the centre of the element `t` names, scrolled into view, once it is
+/// known to hit it (else `ELEMENT_COVERED` names what covers it).
+fn hit_point(
+    cdp: &Connection,
+    session: &str,
+    t: &Target,
+    purpose: &str,
+) -> Result<(f64, f64), Error> {
+    let (x, y) = visible_quad(cdp, session, t, &format!("to {purpose}"))?.center();
+    let hit =
+        dom::node_at(cdp, session, x.round() as i64, y.round() as i64).map_err(unavailable)?;
+    if let Some(hit) = hit
+        && hit != t.backend
+        && !dom::contains(cdp, session, t.backend, hit)
+    {
+        let what = dom::describe(cdp, session, hit);
+        return Err(coded(
+            ErrorCode::ElementCovered,
+            format!(
+                "{} \"{}\" is covered at its centre ({x:.0}, {y:.0}) by {what}; nothing was done. Close or dismiss it first",
+                t.role, t.name
+            ),
+        ));
+    }
+    Ok((x, y))
+}
+
+/// A click's verb: `click`, `double-click`, `right-click`, with its modifiers (`ctrl+click`).
+fn click_words(how: &Click) -> String {
+    let mut mods = Vec::new();
+    for (bit, name) in [
+        (modifier::CTRL, "ctrl"),
+        (modifier::ALT, "alt"),
+        (modifier::SHIFT, "shift"),
+        (modifier::META, "meta"),
+    ] {
+        if how.modifiers & bit != 0 {
+            mods.push(name);
+        }
+    }
+    let verb = match (how.button, how.count) {
+        ("right", _) => "right-click",
+        ("middle", _) => "middle-click",
+        (_, 2) => "double-click",
+        _ => "click",
+    };
+    mods.push(verb);
+    mods.join("+")
+}
+
+/// `click` → `clicked`, `ctrl+double-click` → `ctrl+double-clicked`.
+fn past(verb: &str) -> String {
+    format!("{verb}ed")
+}
+
+/// "an alert dialog \"Saved\"", "a prompt dialog \"Name?\"".
+fn dialog_words(d: &deskpilot_browser::cdp::Dialog) -> String {
+    let article = if d.kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {} dialog \"{}\" is", d.kind, d.message)
+}
+
+/// Says in `o` that the action opened a dialog, when one opened since `mark`: the page waits
+/// on it, so the agent must answer it next.
+fn dialog_after(cdp: &Connection, session: &str, mark: u64, o: &mut BrowserOutcome) {
+    // The dialog's event may trail the input's answer a little.
+    let deadline = Instant::now() + Duration::from_millis(150);
+    loop {
+        if let Some(d) = cdp.dialog(session).filter(|d| d.seq > mark) {
+            o.detail.push_str(&format!(
+                "; then {} open{} — answer it with browser_dialog",
+                dialog_words(&d).trim_end_matches(" is"),
+                if d.default_prompt.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (default answer {:?})", d.default_prompt)
+                }
+            ));
+            o.changed = Some(true);
+            if o.value.is_none() {
+                o.value = Some(json!({
+                    "dialog": { "type": d.kind, "message": d.message, "default": d.default_prompt }
+                }));
+            }
+            return;
+        }
+        if Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(15));
+    }
+}
+
+/// Whether the page's state moved within half a second of an action (a dialog the action
+/// opened counts, and stops the reading: the page's scripts wait on it).
 fn changed_after(cdp: &Connection, session: &str, before: Option<String>) -> Option<bool> {
     let before = before?;
     let deadline = Instant::now() + Duration::from_millis(500);
     loop {
+        if cdp.dialog(session).is_some() {
+            return Some(true);
+        }
         let now = script::page_state(cdp, session);
         if now.as_ref().is_some_and(|n| *n != before) {
             return Some(true);

@@ -1,12 +1,13 @@
-//! The browser channel: `browser_launch`, `browser_attach`, `browser_targets`,
-//! `browser_navigate`, `browser_snapshot`, `browser_click`, `browser_type`, `browser_select`,
-//! `browser_press_key`, `browser_wait_for`, `browser_eval`, `browser_screenshot`,
-//! `browser_close` — Chromium or Electron pages through the DevTools protocol, elements by the
-//! refs of the latest snapshot. Actions answer briefly; a snapshot comes with them only when
-//! asked (`snapshot: true`).
+//! The browser channel: `browser_launch`, `browser_attach`, `browser_navigate` (a URL, or
+//! back / forward / reload), `browser_snapshot`, `browser_click` (buttons, double clicks,
+//! modifiers, hover, drag), `browser_type`, `browser_press_key`,
+//! `browser_wait_for`, `browser_eval`, `browser_screenshot`, `browser_close` — Chromium or
+//! Electron pages through the DevTools protocol, elements by the refs of the latest snapshot
+//! (tabs, forms, dialogs, logs and emulation are in `page_tools`). Actions answer briefly; a
+//! snapshot comes with them only when asked (`snapshot: true`, or `"diff"` for what changed).
 
 use deskpilot_engine::{
-    BrowserInfo, BrowserOutcome, Check, PageInfo, PageSnapshot, Session, SnapshotView, Until,
+    BrowserInfo, BrowserOutcome, Check, Go, PageInfo, PageSnapshot, Session, SnapshotView, Until,
     VerifyTarget,
 };
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -44,26 +45,67 @@ pub struct AttachArgs {
     pub window_id: u64,
 }
 
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoArgs {}
+/// What an action adds after it: nothing, the page's snapshot, or only what changed since
+/// the page's latest snapshot (`"diff"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum After {
+    #[default]
+    Nothing,
+    Snapshot,
+    Diff,
+}
+
+impl<'de> Deserialize<'de> for After {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<After, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::Bool(false) | serde_json::Value::Null => Ok(After::Nothing),
+            serde_json::Value::Bool(true) => Ok(After::Snapshot),
+            serde_json::Value::String(s) if s == "diff" => Ok(After::Diff),
+            other => Err(serde::de::Error::custom(format!(
+                "snapshot: true, false or \"diff\" (only what changed), not {other}"
+            ))),
+        }
+    }
+}
+
+impl schemars::JsonSchema for After {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "After".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "enum": [true, false, "diff"] })
+    }
+}
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NavigateArgs {
+    #[serde(default)]
     pub url: String,
-    /// Page (default last).
+    #[serde(default)]
+    pub go: Option<GoArg>,
     #[serde(default)]
     pub page: String,
-    /// + snapshot after.
     #[serde(default)]
-    pub snapshot: bool,
+    pub snapshot: After,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GoArg {
+    Back,
+    Forward,
+    Reload,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SnapshotArgs {
-    /// Page (default last).
     #[serde(default)]
     pub page: String,
     /// Most lines (default 2000).
@@ -101,32 +143,79 @@ fn parse_cursor(cursor: &str) -> Option<Option<(u64, usize)>> {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RefArgs {
+pub struct ClickArgs {
     /// Ref from the latest browser_snapshot (e12).
     #[serde(rename = "ref")]
     pub element: String,
-    /// + snapshot after.
     #[serde(default)]
-    pub snapshot: bool,
+    pub button: Option<ButtonArg>,
+    /// 2: double.
+    #[serde(default)]
+    pub count: u32,
+    /// ctrl, shift, alt, meta.
+    #[serde(default)]
+    pub modifiers: Vec<String>,
+    /// Only point at it.
+    #[serde(default)]
+    pub hover: bool,
+    /// Drag onto this ref.
+    #[serde(default)]
+    pub to: String,
+    #[serde(default)]
+    pub snapshot: After,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SelectArgs {
-    /// Ref of a <select>.
-    #[serde(rename = "ref")]
-    pub element: String,
-    /// Option values or labels.
-    pub values: Vec<String>,
-    /// + snapshot after.
-    #[serde(default)]
-    pub snapshot: bool,
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ButtonArg {
+    Left,
+    Right,
+    Middle,
+}
+
+impl ClickArgs {
+    /// The click these arguments ask for, or what is wrong with them.
+    fn click(&self) -> Result<deskpilot_engine::Click, deskpilot_engine::Error> {
+        let bad = |message: String| deskpilot_engine::Error::InvalidArgument { message };
+        let count = match self.count {
+            0 | 1 => 1,
+            2 => 2,
+            n => return Err(bad(format!("count: 1 or 2 (a double click), not {n}"))),
+        };
+        let mut modifiers = 0;
+        for m in &self.modifiers {
+            modifiers |= deskpilot_browser_modifier(m)
+                .ok_or_else(|| bad(format!("modifiers: {m:?} is not ctrl, shift, alt or meta")))?;
+        }
+        let pointer_only = self.hover || !self.to.trim().is_empty();
+        if pointer_only && (count != 1 || modifiers != 0 || self.button.is_some()) {
+            return Err(bad(
+                "hover and to (drag) take no button, count or modifiers".to_string(),
+            ));
+        }
+        if self.hover && !self.to.trim().is_empty() {
+            return Err(bad("hover or to (drag), not both".to_string()));
+        }
+        Ok(deskpilot_engine::Click {
+            button: match self.button {
+                Some(ButtonArg::Right) => "right",
+                Some(ButtonArg::Middle) => "middle",
+                _ => "left",
+            },
+            count,
+            modifiers,
+        })
+    }
+}
+
+/// The modifier bit a name means, as the browser's input events take it.
+fn deskpilot_browser_modifier(name: &str) -> Option<i64> {
+    deskpilot_engine::browser_modifier(name)
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShotArgs {
-    /// Page (default last).
     #[serde(default)]
     pub page: String,
     /// Or only this ref's element.
@@ -160,9 +249,8 @@ pub struct TypeArgs {
     /// Press Enter after.
     #[serde(default)]
     pub submit: bool,
-    /// + snapshot after.
     #[serde(default)]
-    pub snapshot: bool,
+    pub snapshot: After,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -170,12 +258,10 @@ pub struct TypeArgs {
 pub struct KeyArgs {
     /// Enter, Tab, Escape, ctrl+a, …
     pub keys: String,
-    /// Page (default last).
     #[serde(default)]
     pub page: String,
-    /// + snapshot after.
     #[serde(default)]
-    pub snapshot: bool,
+    pub snapshot: After,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -193,7 +279,6 @@ pub struct WaitArgs {
     /// Default 10000, at most 60000.
     #[serde(default)]
     pub timeout_ms: u64,
-    /// Page (default last).
     #[serde(default)]
     pub page: String,
 }
@@ -203,7 +288,6 @@ pub struct WaitArgs {
 pub struct EvalArgs {
     /// Promises are awaited.
     pub expression: String,
-    /// Page (default last).
     #[serde(default)]
     pub page: String,
 }
@@ -216,7 +300,7 @@ pub struct CloseArgs {
     pub browser: u32,
 }
 
-fn page_line(p: &PageInfo) -> String {
+pub(super) fn page_line(p: &PageInfo) -> String {
     format!("page {} \"{}\" {}", p.id, p.title, p.url)
 }
 
@@ -279,7 +363,7 @@ fn snapshot_json(s: &PageSnapshot) -> serde_json::Value {
     })
 }
 
-fn outcome_body(o: &BrowserOutcome) -> Body {
+pub(super) fn outcome_body(o: &BrowserOutcome) -> Body {
     let mut text = format!("{} — {}.", o.detail, page_line(&o.page));
     if let Some(v) = &o.value {
         text.push_str(&format!("\nValue: {v}"));
@@ -297,19 +381,24 @@ fn outcome_body(o: &BrowserOutcome) -> Body {
     )
 }
 
-/// Adds the page's snapshot to an action's outcome when `want`.
-fn then_snapshot(
+/// Adds the page's snapshot (whole, or only what changed since its latest one) to an
+/// action's outcome, as `after` asks. `before` is the number of the page's latest snapshot
+/// before the action.
+pub(super) fn then_snapshot(
     s: &Session,
-    want: bool,
+    after: After,
+    before: u64,
     outcome: Result<BrowserOutcome, deskpilot_engine::Error>,
 ) -> Result<BrowserOutcome, deskpilot_engine::Error> {
     let mut o = outcome?;
-    if want {
+    if after != After::Nothing {
+        let since = (after == After::Diff && before != 0).then_some(before);
         o.snapshot = s
             .browser_snapshot(
                 Some(&o.page.id),
                 &SnapshotView {
                     max_lines: DEFAULT_LINES,
+                    since,
                     ..SnapshotView::default()
                 },
             )
@@ -318,11 +407,18 @@ fn then_snapshot(
     Ok(o)
 }
 
+/// The number of the latest snapshot of the page an action works on (0: none, or unknown).
+pub(super) fn latest_snapshot(s: &Session, page: &str) -> u64 {
+    s.browser_page(Some(page))
+        .map(|p| s.browser_snapshot_number(&p))
+        .unwrap_or(0)
+}
+
 /// Lines a snapshot shows unless told otherwise.
 const DEFAULT_LINES: usize = 2000;
 
 impl DeskpilotServer {
-    fn browser_step(&self, what: &'static str) -> report::Step {
+    pub(super) fn browser_step(&self, what: &'static str) -> report::Step {
         report::Step {
             what,
             timeout: self.request_timeout(),
@@ -389,39 +485,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// This session's browser pages: ids, titles, URLs.
-    #[tool(
-        name = "browser_targets",
-        annotations(
-            title = "Browser pages",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    pub async fn browser_targets(&self, Parameters(_a): Parameters<NoArgs>) -> CallToolResult {
-        let session = self.session();
-        match render::blocking(self.request_timeout(), "browser_targets", move || {
-            session.browser_targets()
-        })
-        .await
-        {
-            Ok(pages) => {
-                let mut text = format!("{} page(s):", pages.len());
-                for p in &pages {
-                    text.push('\n');
-                    text.push_str(&page_line(p));
-                }
-                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-                r.structured_content = Some(json!({ "pages": pages }));
-                r
-            }
-            Err(e) => error(&e),
-        }
-    }
-
-    /// Load a URL in a page (default: last used) and wait for it to load.
+    /// Load a URL (or go back/forward/reload) in a page (default: last used); waits for it.
     #[tool(
         name = "browser_navigate",
         annotations(
@@ -440,7 +504,24 @@ impl DeskpilotServer {
             self.session(),
             &WORDING,
             self.browser_step("browser_navigate"),
-            move |s| then_snapshot(s, a.snapshot, s.browser_navigate(Some(&a.page), &a.url)),
+            move |s| {
+                let before = latest_snapshot(s, &a.page);
+                let done = match (a.go, a.url.trim().is_empty()) {
+                    (Some(go), true) => s.browser_go(
+                        Some(&a.page),
+                        match go {
+                            GoArg::Back => Go::Back,
+                            GoArg::Forward => Go::Forward,
+                            GoArg::Reload => Go::Reload,
+                        },
+                    ),
+                    (None, false) => s.browser_navigate(Some(&a.page), &a.url),
+                    _ => Err(deskpilot_engine::Error::InvalidArgument {
+                        message: "give url or go (back, forward, reload), one of them".into(),
+                    }),
+                };
+                then_snapshot(s, a.snapshot, before, done)
+            },
             outcome_body,
         )
         .await
@@ -497,7 +578,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Click an element by ref: real mouse events at its visible centre; refused when covered.
+    /// Click (right, double, modifiers), hover or drag a ref: real mouse events at its centre; refused if covered.
     #[tool(
         name = "browser_click",
         annotations(
@@ -508,12 +589,24 @@ impl DeskpilotServer {
             open_world_hint = true
         )
     )]
-    pub async fn browser_click(&self, Parameters(a): Parameters<RefArgs>) -> CallToolResult {
+    pub async fn browser_click(&self, Parameters(a): Parameters<ClickArgs>) -> CallToolResult {
         report::act(
             self.session(),
             &WORDING,
             self.browser_step("browser_click"),
-            move |s| then_snapshot(s, a.snapshot, s.browser_click(&a.element)),
+            move |s| {
+                let before = latest_snapshot(s, "");
+                let done = a.click().and_then(|how| {
+                    if a.hover {
+                        s.browser_hover(&a.element)
+                    } else if !a.to.trim().is_empty() {
+                        s.browser_drag(&a.element, &a.to)
+                    } else {
+                        s.browser_click_with(&a.element, &how)
+                    }
+                });
+                then_snapshot(s, a.snapshot, before, done)
+            },
             outcome_body,
         )
         .await
@@ -535,29 +628,15 @@ impl DeskpilotServer {
             self.session(),
             &WORDING,
             self.browser_step("browser_type"),
-            move |s| then_snapshot(s, a.snapshot, s.browser_type(&a.element, &a.text, a.submit)),
-            outcome_body,
-        )
-        .await
-    }
-
-    /// Choose options of a <select> by value or label; fires input and change.
-    #[tool(
-        name = "browser_select",
-        annotations(
-            title = "Select in page",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = true,
-            open_world_hint = true
-        )
-    )]
-    pub async fn browser_select(&self, Parameters(a): Parameters<SelectArgs>) -> CallToolResult {
-        report::act(
-            self.session(),
-            &WORDING,
-            self.browser_step("browser_select"),
-            move |s| then_snapshot(s, a.snapshot, s.browser_select(&a.element, &a.values)),
+            move |s| {
+                let before = latest_snapshot(s, "");
+                then_snapshot(
+                    s,
+                    a.snapshot,
+                    before,
+                    s.browser_type(&a.element, &a.text, a.submit),
+                )
+            },
             outcome_body,
         )
         .await
@@ -628,7 +707,15 @@ impl DeskpilotServer {
             self.session(),
             &WORDING,
             self.browser_step("browser_press_key"),
-            move |s| then_snapshot(s, a.snapshot, s.browser_press_key(Some(&a.page), &a.keys)),
+            move |s| {
+                let before = latest_snapshot(s, &a.page);
+                then_snapshot(
+                    s,
+                    a.snapshot,
+                    before,
+                    s.browser_press_key(Some(&a.page), &a.keys),
+                )
+            },
             outcome_body,
         )
         .await

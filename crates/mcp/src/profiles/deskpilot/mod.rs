@@ -14,6 +14,7 @@ mod keyboard;
 mod manage;
 mod memory;
 mod ocr;
+mod page_tools;
 mod pointer;
 mod screenshot;
 mod status;
@@ -91,12 +92,15 @@ pub(crate) const GROUPS: kit::filter::Groups = &[
         &[
             "browser_launch",
             "browser_attach",
-            "browser_targets",
+            "browser_tabs",
             "browser_navigate",
             "browser_snapshot",
             "browser_click",
             "browser_type",
-            "browser_select",
+            "browser_fill",
+            "browser_dialog",
+            "browser_log",
+            "browser_emulate",
             "browser_screenshot",
             "browser_press_key",
             "browser_wait_for",
@@ -177,6 +181,7 @@ impl ProfileSpec for Deskpilot {
             + DeskpilotServer::wait_router()
             + kit::shell::tools::<Self>("diagnose")
             + DeskpilotServer::browser_router()
+            + DeskpilotServer::page_router()
             + DeskpilotServer::memory_router()
             + kit::context::tools::<Self>(&CONTEXT)
     }

@@ -1,0 +1,1 @@
+(() => ({ width: innerWidth, height: innerHeight, dark: matchMedia('(prefers-color-scheme: dark)').matches, reduced: matchMedia('(prefers-reduced-motion: reduce)').matches, print: matchMedia('print').matches }))()

@@ -1,0 +1,74 @@
+//! Pointing without clicking: hovering over an element and dragging one element onto
+//! another, as real mouse events at their visible centres once each point is known to hit
+//! its element.
+
+use deskpilot_browser::{input, script};
+
+use super::{BrowserOutcome, changed_after, dialog_after, hit_point, unavailable};
+use crate::{Error, Mutation, Session};
+
+impl Session {
+    /// Moves the pointer over the element `r` names (menus and tooltips that open on hover
+    /// open).
+    pub fn browser_hover(&self, r: &str) -> Result<BrowserOutcome, Error> {
+        let (cdp, session, info, t) = self.resolve_ref(r)?;
+        self.gate(
+            Mutation::Other,
+            &format!(
+                "hover over {} \"{}\" in \"{}\" ({})",
+                t.role, t.name, info.title, info.url
+            ),
+        )?;
+        let (x, y) = hit_point(&cdp, &session, &t, "hover over")?;
+        let before = script::page_state(&cdp, &session);
+        input::hover(&cdp, &session, x, y).map_err(unavailable)?;
+        Ok(BrowserOutcome {
+            detail: format!(
+                "hovering over {} \"{}\" at ({x:.0}, {y:.0})",
+                t.role, t.name
+            ),
+            changed: changed_after(&cdp, &session, before),
+            page: info,
+            value: None,
+            snapshot: None,
+            mutation: true,
+        })
+    }
+
+    /// Drags the element `from` names onto the element `to` names (both refs of the same
+    /// page's latest snapshot): press on the first, move, release on the second.
+    pub fn browser_drag(&self, from: &str, to: &str) -> Result<BrowserOutcome, Error> {
+        let (cdp, session, info, a) = self.resolve_ref(from)?;
+        let (_, to_session, _, b) = self.resolve_ref(to)?;
+        if to_session != session {
+            return Err(Error::InvalidArgument {
+                message: format!("to: {to} is on another page than {from}; drag within one page"),
+            });
+        }
+        self.gate(
+            Mutation::Other,
+            &format!(
+                "drag {} \"{}\" onto {} \"{}\" in \"{}\" ({})",
+                a.role, a.name, b.role, b.name, info.title, info.url
+            ),
+        )?;
+        let start = hit_point(&cdp, &session, &a, "drag")?;
+        let end = hit_point(&cdp, &session, &b, "drop onto")?;
+        let mark = cdp.log_mark(&session);
+        let before = script::page_state(&cdp, &session);
+        input::drag(&cdp, &session, start, end).map_err(unavailable)?;
+        let mut o = BrowserOutcome {
+            detail: format!(
+                "dragged {} \"{}\" onto {} \"{}\"",
+                a.role, a.name, b.role, b.name
+            ),
+            changed: changed_after(&cdp, &session, before),
+            page: info,
+            value: None,
+            snapshot: None,
+            mutation: true,
+        };
+        dialog_after(&cdp, &session, mark, &mut o);
+        Ok(o)
+    }
+}
