@@ -26,6 +26,8 @@ const LARGE: &str = include_str!("../../../fixtures/web/large.html");
 /// A reference page of 6,000 links with long names, whose browser accessibility tree is over
 /// 16 MiB of JSON (as a real API reference's was).
 const HUGE: &str = include_str!("../../../fixtures/web/huge.html");
+/// The page of the operations beyond click and type (hover, drag, forms, dialogs, logs).
+const PARITY: &str = include_str!("../../../fixtures/web/parity.html");
 /// Rounds on the huge page: each snapshot takes most of a second for the peers.
 const HUGE_ROUNDS: usize = 8;
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -42,14 +44,24 @@ fn site() -> anyhow::Result<u16> {
                 if reader.read_line(&mut first).is_err() {
                     return;
                 }
+                let mut length = 0;
                 loop {
                     let mut line = String::new();
                     if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
                         break;
                     }
+                    if let Some((k, v)) = line.split_once(':')
+                        && k.eq_ignore_ascii_case("content-length")
+                    {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
                 }
+                let mut sent = vec![0; length];
+                let _ = std::io::Read::read_exact(&mut reader, &mut sent);
                 let body = match first.split_whitespace().nth(1).unwrap_or("/") {
                     "/" => INDEX,
+                    "/parity" => PARITY,
+                    "/api" => "{\"answer\":42}",
                     "/second" => SECOND,
                     "/frame" => FRAME,
                     "/large" => LARGE,
@@ -234,8 +246,127 @@ async fn deskpilot(
         times,
         format!("{} bytes, {} refs", snap.len(), refs_in(&snap)),
     ));
+    rows.extend(parity(&client, port, n, Peer::Deskpilot).await?);
     call(&client, "browser_close", json!({})).await?;
     client.cancel().await?;
+    Ok(rows)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Peer {
+    Deskpilot,
+    PlaywrightMcp,
+}
+
+/// The operations beyond snapshot and click, on the parity page, as each server names them:
+/// (row, tool, arguments) for deskpilot and for playwright-mcp.
+async fn parity(client: &Client, port: u16, n: usize, peer: Peer) -> anyhow::Result<Vec<Sample>> {
+    let who = match peer {
+        Peer::Deskpilot => "deskpilot",
+        Peer::PlaywrightMcp => "playwright-mcp",
+    };
+    call(
+        client,
+        "browser_navigate",
+        json!({ "url": format!("http://127.0.0.1:{port}/parity") }),
+    )
+    .await?;
+    let snap = text_of(&call(client, "browser_snapshot", json!({})).await?);
+    let r = |needle: &str| {
+        ref_of(&snap, needle).ok_or_else(|| anyhow::anyhow!("no {needle} ref in:\n{snap}"))
+    };
+    let (hover, card, zone, email, agree, api) = (
+        r("button \"Hover me\"")?,
+        r("button \"Card\"")?,
+        r("button \"Drop zone\"")?,
+        r("textbox \"Email\"")?,
+        r("checkbox \"Agree\"")?,
+        r("button \"Call API\"")?,
+    );
+    // Some requests for the network rows.
+    for _ in 0..3 {
+        let args = match peer {
+            Peer::Deskpilot => json!({ "ref": api }),
+            Peer::PlaywrightMcp => json!({ "element": "Call API", "target": api }),
+        };
+        call(client, "browser_click", args).await?;
+    }
+    let ops: Vec<(&str, &str, Value)> = match peer {
+        Peer::Deskpilot => vec![
+            (
+                "hover",
+                "browser_click",
+                json!({ "ref": hover, "hover": true }),
+            ),
+            (
+                "drag ref to ref",
+                "browser_click",
+                json!({ "ref": card, "to": zone }),
+            ),
+            (
+                "fill form (text + checkbox)",
+                "browser_fill",
+                json!({ "fields": [{ "ref": email, "value": "a@example.org" }, { "ref": agree, "value": "true" }] }),
+            ),
+            (
+                "type + diff snapshot",
+                "browser_type",
+                json!({ "ref": email, "text": "x", "snapshot": "diff" }),
+            ),
+            ("console messages", "browser_log", json!({})),
+            (
+                "network requests",
+                "browser_log",
+                json!({ "kind": "network" }),
+            ),
+            ("tabs list", "browser_tabs", json!({})),
+        ],
+        Peer::PlaywrightMcp => vec![
+            (
+                "hover",
+                "browser_hover",
+                json!({ "element": "Hover me", "target": hover }),
+            ),
+            (
+                "drag ref to ref",
+                "browser_drag",
+                json!({ "startElement": "Card", "startTarget": card, "endElement": "Drop zone", "endTarget": zone }),
+            ),
+            (
+                "fill form (text + checkbox)",
+                "browser_fill_form",
+                json!({ "fields": [
+                    { "target": email, "name": "Email", "type": "textbox", "value": "a@example.org" },
+                    { "target": agree, "name": "Agree", "type": "checkbox", "value": "true" },
+                ] }),
+            ),
+            (
+                "type + diff snapshot",
+                "browser_type",
+                json!({ "element": "Email", "target": email, "text": "x" }),
+            ),
+            (
+                "console messages",
+                "browser_console_messages",
+                json!({ "level": "info" }),
+            ),
+            (
+                "network requests",
+                "browser_network_requests",
+                json!({ "static": false }),
+            ),
+            ("tabs list", "browser_tabs", json!({ "action": "list" })),
+        ],
+    };
+    let mut rows = Vec::new();
+    for (what, tool, args) in ops {
+        let (times, answer) = timed(client, n, tool, args).await?;
+        rows.push(row(
+            &format!("{who} {what}"),
+            times,
+            format!("{tool}; answers with {} bytes", answer.len()),
+        ));
+    }
     Ok(rows)
 }
 
@@ -309,6 +440,7 @@ async fn playwright_mcp(node_modules: &Path, port: u16, n: usize) -> anyhow::Res
         times,
         format!("{} bytes, {} refs", snap.len(), refs_in(&snap)),
     ));
+    rows.extend(parity(&client, port, n, Peer::PlaywrightMcp).await?);
     let _ = call(&client, "browser_close", json!({})).await;
     client.cancel().await?;
     let _ = std::fs::remove_dir_all(&output);

@@ -757,6 +757,72 @@ mod tests {
     }
 
     #[test]
+    fn console_requests_and_dialogs_are_kept_per_page_in_order() {
+        let shared = Shared::default();
+        let event = |method: &str, params: &str| {
+            dispatch(
+                &shared,
+                &format!(r#"{{"method":"{method}","sessionId":"S","params":{params}}}"#),
+            );
+        };
+        event(
+            "Runtime.consoleAPICalled",
+            r#"{"type":"warning","args":[{"type":"string","value":"careful"},{"type":"number","value":3},{"type":"object","description":"Object"}],"stackTrace":{"callFrames":[{"url":"http://x/app.js","lineNumber":9}]}}"#,
+        );
+        event(
+            "Network.requestWillBeSent",
+            r#"{"requestId":"R1","type":"Fetch","request":{"method":"POST","url":"http://x/api","headers":{"a":"b"},"postData":"{\"q\":1}"}}"#,
+        );
+        event(
+            "Network.responseReceived",
+            r#"{"requestId":"R1","response":{"status":201,"mimeType":"application/json","headers":{}}}"#,
+        );
+        event(
+            "Network.loadingFinished",
+            r#"{"requestId":"R1","encodedDataLength":120}"#,
+        );
+        event(
+            "Runtime.exceptionThrown",
+            r#"{"exceptionDetails":{"text":"Uncaught","exception":{"description":"TypeError: x is undefined"}}}"#,
+        );
+        event(
+            "Page.javascriptDialogOpening",
+            r#"{"type":"confirm","message":"Sure?","defaultPrompt":"","url":"http://x/"}"#,
+        );
+        let t = lock(&shared.activity);
+        let t = t.get("S").expect("tracked");
+        let console: Vec<_> = t
+            .console
+            .iter()
+            .map(|m| (m.seq, m.level.as_str(), m.text.as_str(), m.source.as_str()))
+            .collect();
+        assert_eq!(
+            console,
+            [
+                (1, "warning", "careful 3 Object", "http://x/app.js:10"),
+                (3, "error", "TypeError: x is undefined", ""),
+            ]
+        );
+        let r = &t.requests[0];
+        assert_eq!(
+            (r.seq, r.method.as_str(), r.status, r.size, r.finished),
+            (2, "POST", Some(201), Some(120.0), true)
+        );
+        assert_eq!(r.post_data.as_deref(), Some(r#"{"q":1}"#));
+        let d = t.dialog.as_ref().expect("open");
+        assert_eq!(
+            (d.seq, d.kind.as_str(), d.message.as_str()),
+            (4, "confirm", "Sure?")
+        );
+        // Console and network chatter stays out of the event ring (other events stay in it).
+        let ring: Vec<_> = lock(&shared.events)
+            .iter()
+            .map(|e| e.method.clone())
+            .collect();
+        assert_eq!(ring, ["Page.javascriptDialogOpening"]);
+    }
+
+    #[test]
     fn a_response_that_is_not_json_fails_its_call() {
         let shared = Shared::default();
         let rx = waiting(&shared, 9);

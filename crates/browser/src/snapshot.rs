@@ -443,6 +443,35 @@ pub fn scope(text: &str, root: Option<&str>, depth: Option<usize>) -> Option<Str
     Some(out)
 }
 
+/// `text` with every page text longer than `max_chars` characters (a `text: "…"` line: prose,
+/// never a control's name) cut at a word boundary before it and ended with `…`; and how many
+/// were cut.
+pub fn shorten(text: &str, max_chars: usize) -> (String, usize) {
+    let mut cut = 0;
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let prose = body
+            .strip_prefix("- text: \"")
+            .and_then(|t| t.strip_suffix('"'));
+        match prose {
+            Some(p) if p.chars().count() > max_chars => {
+                let end = p.char_indices().nth(max_chars).map_or(p.len(), |(i, _)| i);
+                let head = &p[..end];
+                let head = head.rfind(' ').map_or(head, |space| &head[..space]);
+                out.push_str(&format!("{indent}- text: \"{}…\"\n", head.trim_end()));
+                cut += 1;
+            }
+            _ => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    (out, cut)
+}
+
 /// The first `max_lines` lines of `text`, and how many were left out.
 pub fn limit(text: &str, max_lines: usize) -> (String, usize) {
     let total = text.lines().count();
@@ -578,6 +607,31 @@ mod paging_tests {
         assert_eq!(
             page(&text, 0, 5, 3),
             ("- link \"L0\" [ref=e0]\n".into(), Some(1))
+        );
+    }
+}
+
+#[cfg(test)]
+mod shorten_tests {
+    #[test]
+    fn long_prose_is_cut_at_a_word_and_said() {
+        let long = "word ".repeat(60);
+        let text = format!(
+            "- main\n  - text: \"{}\"\n  - text: \"short\"\n  - link \"{}\" [ref=e1]\n",
+            long.trim(),
+            long.trim()
+        );
+        let (out, cut) = super::shorten(&text, 20);
+        assert_eq!(cut, 1);
+        assert!(
+            out.contains("  - text: \"word word word word…\"\n"),
+            "{out}"
+        );
+        assert!(out.contains("- text: \"short\""), "{out}");
+        // A control's name is never cut.
+        assert!(
+            out.contains(&format!("link \"{}\" [ref=e1]", long.trim())),
+            "{out}"
         );
     }
 }

@@ -58,8 +58,8 @@ mod zoom;
 pub use action::{ActionReport, Check, Effect, Evidence, Outcome, Route, refused_effect};
 pub use apps::{AppList, Found, RunningApp};
 pub use browser::{
-    BrowserInfo, BrowserOutcome, Click, ConsoleMessage, Emulation, FormField, Go, PageControl,
-    PageInfo, PageShot, PageSnapshot, Request, RequestDetail, SnapshotView, Until,
+    BrowserInfo, BrowserOutcome, Click, ConsoleMessage, Emulation, FormField, Go, PROSE_CHARS,
+    PageControl, PageInfo, PageShot, PageSnapshot, Request, RequestDetail, SnapshotView, Until,
     browser_modifier, devtools_ports,
 };
 pub use capture::{CaptureTarget, Change, Screenshot, ScreenshotRequest};

@@ -530,7 +530,10 @@ async fn a_launched_browser_dies_with_a_killed_server_and_the_gates_apply() {
     }
     let _guard = harness::exclusive().await;
     let port = site();
-    let config = crate::safety::ConfigFile::new("browser-gates", "blocklist = [\"Second page\"]\n");
+    let config = crate::safety::ConfigFile::new(
+        "browser-gates",
+        "blocklist = [\"Second page\", \"forbidden.example\", \"名前\"]\n",
+    );
     let server = serve(Some(desktop), &["--config", config.arg()], &[]).await;
     let r = server
         .call(
@@ -553,6 +556,41 @@ async fn a_launched_browser_dies_with_a_killed_server_and_the_gates_apply() {
         )
         .await;
     assert_eq!(error_code(&r), "BLOCKED_TARGET", "{}", text(&r));
+    // So do hovering, filling and opening a tab: their labels name the element or the URL,
+    // and nothing happens.
+    let r = server
+        .call(
+            "browser_click",
+            json!({ "ref": ref_of(&snap, "link \"Second page\""), "hover": true }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "BLOCKED_TARGET", "{}", text(&r));
+    let r = server
+        .call(
+            "browser_fill",
+            json!({ "fields": [{ "ref": ref_of(&snap, "textbox \"Name 名前\""), "value": "x" }] }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "BLOCKED_TARGET", "{}", text(&r));
+    let r = server
+        .call(
+            "browser_eval",
+            json!({ "expression": "document.getElementById('name').value" }),
+        )
+        .await;
+    assert_eq!(ok(&r)["value"], json!(""));
+    let tabs = server.call("browser_tabs", json!({})).await;
+    let r = server
+        .call(
+            "browser_tabs",
+            json!({ "action": "new", "url": "http://forbidden.example/" }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "BLOCKED_TARGET", "{}", text(&r));
+    assert_eq!(
+        ok(&server.call("browser_tabs", json!({})).await)["pages"],
+        ok(&tabs)["pages"]
+    );
     // The profile directory is in the browser's command line.
     let cmdline = String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap())
         .to_string();

@@ -229,7 +229,13 @@ pub struct PageSnapshot {
     pub gone: usize,
     /// Why a view asked as changes shows the whole page instead.
     pub whole_because: Option<String>,
+    /// Page texts cut to [`PROSE_CHARS`] characters in this view (a scope or a query shows
+    /// them whole).
+    pub shortened: usize,
 }
+
+/// The characters of page text (prose) a whole-page snapshot shows per text.
+pub const PROSE_CHARS: usize = 200;
 
 /// What a browser action did.
 #[derive(Debug, Clone, Serialize)]
@@ -641,7 +647,7 @@ impl Session {
                 .ok_or_else(gone)?
             }
         };
-        let shown = |text: &str| -> Result<String, Error> {
+        let shown = |text: &str| -> Result<(String, usize), Error> {
             let scope = view.scope.trim();
             let scoped = snapshot::scope(text, Some(scope), view.depth).ok_or_else(|| {
                 Error::ElementNotFound {
@@ -650,14 +656,20 @@ impl Session {
                     ),
                 }
             })?;
-            Ok(snapshot::project(&scoped, &view.query).unwrap_or_else(|| {
+            let projected = snapshot::project(&scoped, &view.query).unwrap_or_else(|| {
                 format!(
                     "(nothing matches {:?}; every ref of the page is still valid)\n",
                     view.query
                 )
-            }))
+            });
+            // The whole page's long prose is shortened; a scope or a query shows it whole.
+            Ok(if scope.is_empty() && view.query.trim().is_empty() {
+                snapshot::shorten(&projected, PROSE_CHARS)
+            } else {
+                (projected, 0)
+            })
         };
-        let whole = shown(&full)?;
+        let (whole, shortened) = shown(&full)?;
         let (mut since, mut removed, mut whole_because) = (None, 0, None);
         let viewed = match (view.since, before) {
             (None, _) => whole,
@@ -668,7 +680,7 @@ impl Session {
                 whole
             }
             (Some(s), Some(before)) => {
-                let before = shown(&before).unwrap_or_default();
+                let before = shown(&before).unwrap_or_default().0;
                 match snapshot::changes(&before, &whole) {
                     (Some(diff), g) if diff.len() < whole.len() => {
                         since = Some(s);
@@ -707,6 +719,7 @@ impl Session {
             since,
             gone: removed,
             whole_because,
+            shortened,
         })
     }
 
@@ -1276,8 +1289,18 @@ fn dialog_after(cdp: &Connection, session: &str, mark: u64, o: &mut BrowserOutco
 /// Whether the page's state moved within half a second of an action (a dialog the action
 /// opened counts, and stops the reading: the page's scripts wait on it).
 fn changed_after(cdp: &Connection, session: &str, before: Option<String>) -> Option<bool> {
+    changed_within(cdp, session, before, Duration::from_millis(500))
+}
+
+/// [`changed_after`] within `window`.
+fn changed_within(
+    cdp: &Connection,
+    session: &str,
+    before: Option<String>,
+    window: Duration,
+) -> Option<bool> {
     let before = before?;
-    let deadline = Instant::now() + Duration::from_millis(500);
+    let deadline = Instant::now() + window;
     loop {
         if cdp.dialog(session).is_some() {
             return Some(true);

@@ -4,7 +4,12 @@
 
 use deskpilot_browser::{input, script};
 
-use super::{BrowserOutcome, changed_after, dialog_after, hit_point, unavailable};
+use std::time::Duration;
+
+use super::{BrowserOutcome, changed_after, changed_within, dialog_after, hit_point, unavailable};
+
+/// How long a hover's effect is looked for.
+const HOVER_WINDOW: Duration = Duration::from_millis(200);
 use crate::{Error, Mutation, Session};
 
 impl Session {
@@ -27,7 +32,8 @@ impl Session {
                 "hovering over {} \"{}\" at ({x:.0}, {y:.0})",
                 t.role, t.name
             ),
-            changed: changed_after(&cdp, &session, before),
+            // A hover changes a page at once (a menu, a tooltip) or not at all.
+            changed: changed_within(&cdp, &session, before, HOVER_WINDOW),
             page: info,
             value: None,
             snapshot: None,

@@ -61,12 +61,12 @@ fn two() -> u32 {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecArgs {
-    /// bash on Linux, PowerShell on Windows; multi-line works.
+    /// bash on Linux, PowerShell on Windows; multi-line OK.
     pub command: String,
-    /// Kill it after ms (default 30000, max 600000).
+    /// Kill after ms (default 30000, max 600000).
     #[serde(default = "default_timeout", alias = "timeout")]
     pub timeout_ms: u64,
-    /// Session (default main), each its own shell.
+    /// Default main; each its own shell.
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -74,9 +74,9 @@ pub struct ExecArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CdArgs {
-    /// The directory, absolute or relative.
+    /// Absolute or relative.
     pub path: String,
-    /// Session (default main).
+    /// Default main.
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -84,7 +84,7 @@ pub struct CdArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionArgs {
-    /// Session (default main).
+    /// Default main.
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -92,9 +92,9 @@ pub struct SessionArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnvGetArgs {
-    /// Name (letters, digits, _).
+    /// Letters, digits, _.
     pub name: String,
-    /// Session (default main).
+    /// Default main.
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -102,11 +102,11 @@ pub struct EnvGetArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnvSetArgs {
-    /// Name (letters, digits, _).
+    /// Letters, digits, _.
     pub name: String,
-    /// The exact value (any Unicode, newlines too).
+    /// Exact; any Unicode, newlines too.
     pub value: String,
-    /// Session (default main).
+    /// Default main.
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -116,19 +116,16 @@ pub struct EnvSetArgs {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ExpectArg {
-    /// This path exists.
     #[serde(default)]
     pub path_exists: Option<String>,
-    /// This path does not exist.
     #[serde(default)]
     pub path_not_exists: Option<String>,
-    /// This path is a directory.
     #[serde(default)]
     pub is_dir: Option<String>,
-    /// This path is a regular file.
+    /// A regular file.
     #[serde(default)]
     pub is_file: Option<String>,
-    /// [path, text]: the file contains the text.
+    /// [path, text]: file contains text.
     #[serde(default)]
     pub file_contains: Option<(String, String)>,
     /// The session's directory afterwards.
@@ -143,16 +140,16 @@ pub struct VerifiedArgs {
     pub command: String,
     /// What must hold afterwards (at least one key).
     pub expect: ExpectArg,
-    /// Extra attempts when a retry can help (default 2, max 5).
+    /// Extra tries when retrying helps (default 2, max 5).
     #[serde(default = "two")]
     pub retries: u32,
     /// ms per attempt (default 30000, max 600000).
     #[serde(default = "default_timeout", alias = "timeout")]
     pub timeout_ms: u64,
-    /// Session (default main).
+    /// Default main.
     #[serde(default = "main_session")]
     pub session: String,
-    /// Create a missing parent directory and rerun (default true; additive).
+    /// Create a missing parent dir and rerun (default true; additive).
     #[serde(default = "yes", alias = "autoFix")]
     pub auto_fix: bool,
 }
@@ -164,7 +161,7 @@ fn yes() -> bool {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DiagnoseArgs {
-    /// The error text (message, code line, stderr).
+    /// Error text (message, code line, stderr).
     pub error: String,
     /// Output around it.
     #[serde(default)]
@@ -316,8 +313,8 @@ impl<P: ProfileSpec> Server<P> {
 
 #[tool_router(router = shell_router, vis = "pub(crate)")]
 impl<P: ProfileSpec> Server<P> {
-    /// Run a command in a persistent shell (cd, variables, venvs stay; stdin empty): exit code,
-    /// stdout and stderr apart (long output cut to head + tail), directory, diagnosis on failure.
+    /// Run in a persistent shell (cd, variables, venvs stay; stdin empty); long output keeps head +
+    /// tail; diagnosis on failure.
     #[tool(
         name = "shell_exec",
         annotations(
@@ -347,7 +344,7 @@ impl<P: ProfileSpec> Server<P> {
         .await
     }
 
-    /// Change a session's working directory for later commands.
+    /// Set a session's working directory for later commands.
     #[tool(
         name = "shell_cd",
         annotations(
@@ -379,7 +376,7 @@ impl<P: ProfileSpec> Server<P> {
         .await
     }
 
-    /// A session's working directory, and the sessions there are.
+    /// A session's working directory, and all sessions.
     #[tool(
         name = "shell_cwd",
         annotations(
@@ -403,7 +400,7 @@ impl<P: ProfileSpec> Server<P> {
         }
     }
 
-    /// Read a variable as the session's shell sees it (null when unset).
+    /// A variable as the session's shell sees it (null when unset).
     #[tool(
         name = "shell_env_get",
         annotations(
@@ -436,7 +433,7 @@ impl<P: ProfileSpec> Server<P> {
         }
     }
 
-    /// Set and export a variable in a session (kept across a restart after a timeout).
+    /// Set and export a session variable (kept if a timeout restarts the shell).
     #[tool(
         name = "shell_env_set",
         annotations(
@@ -502,8 +499,8 @@ impl<P: ProfileSpec> Server<P> {
         .await
     }
 
-    /// Run a command, then check expect on the filesystem; on failure the diagnosis says stop,
-    /// retry, or create a missing parent and rerun.
+    /// Run a command, then check expect on the filesystem; a failure is diagnosed: stop, retry, or
+    /// fix and rerun.
     #[tool(
         name = "shell_exec_verified",
         annotations(
@@ -575,8 +572,8 @@ impl<P: ProfileSpec> Server<P> {
         }
     }
 
-    /// Explain a failure (bash, PowerShell, English, Chinese, deskpilot's codes): category, reason, next step,
-    /// whether a retry helps, a safe fix.
+    /// Explain an error (bash, PowerShell, English, Chinese, deskpilot codes): cause, next step, if
+    /// a retry helps, a safe fix.
     #[tool(
         name = "diagnose",
         annotations(

@@ -59,22 +59,22 @@ pub enum SkillAction {
 pub struct AppSkillArgs {
     /// list, get, save, append or remove.
     pub action: SkillAction,
-    /// App or exe name (Excel); get without it: the last screenshot's app.
+    /// App or exe (Excel); get without it: the last screenshot's app.
     #[serde(default)]
     pub app: String,
-    /// save / append: markdown, at most 4000 characters.
+    /// save/append: markdown, ≤4000 chars.
     #[serde(default)]
     pub content: String,
-    /// save: one line for the catalog and the screenshot hint.
+    /// save: one line for the catalog and screenshot hint.
     #[serde(default)]
     pub summary: String,
-    /// save: extra process or window names that select it.
+    /// save: more process/window names that select it.
     #[serde(default, rename = "match")]
     pub matches: Vec<String>,
     /// save: replace an existing user skill.
     #[serde(default)]
     pub overwrite: bool,
-    /// Re-read the skill directories first.
+    /// Re-read skill directories first.
     #[serde(default)]
     pub refresh: bool,
 }

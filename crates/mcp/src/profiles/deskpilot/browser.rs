@@ -39,7 +39,7 @@ pub struct LaunchArgs {
 pub struct AttachArgs {
     /// Its --remote-debugging-port.
     #[serde(default)]
-    pub port: u16,
+    pub port: Option<u16>,
     /// Or its window (list_windows id).
     #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
@@ -111,7 +111,7 @@ pub struct SnapshotArgs {
     /// Most lines (default 2000).
     #[serde(default)]
     pub max_lines: usize,
-    /// Keep matching lines and ancestors.
+    /// Find: matching lines + ancestors.
     #[serde(default)]
     pub query: String,
     /// Only this ref's subtree.
@@ -120,12 +120,12 @@ pub struct SnapshotArgs {
     /// Levels shown (0: all).
     #[serde(default)]
     pub depth: usize,
-    /// Diff against this snapshot.
+    /// Changes since snapshot #.
     #[serde(default)]
-    pub since: u64,
+    pub since: Option<u64>,
     /// Byte cap (then a cursor).
     #[serde(default)]
-    pub max_bytes: usize,
+    pub max_bytes: Option<usize>,
     /// Continue a cut one.
     #[serde(default)]
     pub cursor: String,
@@ -144,14 +144,14 @@ fn parse_cursor(cursor: &str) -> Option<Option<(u64, usize)>> {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClickArgs {
-    /// Ref from the latest browser_snapshot (e12).
+    /// Ref (e12).
     #[serde(rename = "ref")]
     pub element: String,
     #[serde(default)]
     pub button: Option<ButtonArg>,
     /// 2: double.
     #[serde(default)]
-    pub count: u32,
+    pub count: Option<u32>,
     /// ctrl, shift, alt, meta.
     #[serde(default)]
     pub modifiers: Vec<String>,
@@ -177,7 +177,7 @@ impl ClickArgs {
     /// The click these arguments ask for, or what is wrong with them.
     fn click(&self) -> Result<deskpilot_engine::Click, deskpilot_engine::Error> {
         let bad = |message: String| deskpilot_engine::Error::InvalidArgument { message };
-        let count = match self.count {
+        let count = match self.count.unwrap_or(1) {
             0 | 1 => 1,
             2 => 2,
             n => return Err(bad(format!("count: 1 or 2 (a double click), not {n}"))),
@@ -218,7 +218,7 @@ fn deskpilot_browser_modifier(name: &str) -> Option<i64> {
 pub struct ShotArgs {
     #[serde(default)]
     pub page: String,
-    /// Or only this ref's element.
+    /// Only this ref.
     #[serde(rename = "ref", default)]
     pub element: String,
     #[serde(default)]
@@ -267,13 +267,13 @@ pub struct KeyArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitArgs {
-    /// Text the page must show.
+    /// Text to appear.
     #[serde(default)]
     pub text: String,
-    /// Or a CSS selector that must match.
+    /// Or a CSS selector.
     #[serde(default)]
     pub selector: String,
-    /// Or navigation (since the last snapshot) or network_idle.
+    /// navigation: since the last snapshot.
     #[serde(default)]
     pub until: Option<WaitUntil>,
     /// Default 10000, at most 60000.
@@ -345,6 +345,15 @@ fn snapshot_text(s: &PageSnapshot) -> String {
         ),
         None => String::new(),
     };
+    let cut = if s.shortened > 0 {
+        format!(
+            "{cut}\n{} long text(s) shortened to {} characters (…); scope or query shows them whole.",
+            s.shortened,
+            deskpilot_engine::PROSE_CHARS
+        )
+    } else {
+        cut
+    };
     format!(
         "Snapshot {} of {} — {} refs{what}:\n{}{cut}\nRefs hold until the page changes; act with browser_click / browser_type.",
         s.snapshot,
@@ -360,6 +369,7 @@ fn snapshot_json(s: &PageSnapshot) -> serde_json::Value {
         "lines": s.lines, "omitted": s.omitted, "text": s.text,
         "next_cursor": s.next.map(|(n, line)| format!("{n}:{line}")),
         "since": s.since, "gone": s.gone, "whole_because": s.whole_because,
+        "shortened": s.shortened,
     })
 }
 
@@ -471,7 +481,7 @@ impl DeskpilotServer {
             } else {
                 None
             };
-            session.browser_attach((a.port != 0).then_some(a.port), pid)
+            session.browser_attach(a.port.filter(|p| *p != 0), pid)
         })
         .await;
         match r {
@@ -485,7 +495,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Load a URL (or go back/forward/reload) in a page (default: last used); waits for it.
+    /// Load a URL, or go back/forward/reload, in a page; waits for the load.
     #[tool(
         name = "browser_navigate",
         annotations(
@@ -560,8 +570,8 @@ impl DeskpilotServer {
             } else {
                 a.max_lines
             },
-            max_bytes: (a.max_bytes != 0).then_some(a.max_bytes),
-            since: (a.since != 0).then_some(a.since),
+            max_bytes: a.max_bytes.filter(|b| *b != 0),
+            since: a.since.filter(|s| *s != 0),
             cursor,
         };
         match render::blocking(self.request_timeout(), "browser_snapshot", move || {
@@ -796,7 +806,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Close a browser deskpilot launched (process and profile go); detach an attached one.
+    /// Close a browser deskpilot launched, or detach from an attached one.
     #[tool(
         name = "browser_close",
         annotations(

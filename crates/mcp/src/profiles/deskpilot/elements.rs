@@ -27,16 +27,16 @@ pub struct FindArgs {
     /// Or title/process.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
-    /// What to look for; kind words (button, box…) prefer that role.
+    /// What to find; kind words (button, box…) prefer that role.
     #[serde(default)]
     pub description: String,
-    /// Exact substring filter instead of ranking.
+    /// Exact substring filter, not ranking.
     #[serde(default, alias = "nameContains")]
     pub name_contains: String,
-    /// Only this role ("Button", "Edit", …).
+    /// Only this role ("Button").
     #[serde(default)]
     pub role: String,
-    /// Most candidates (default 5, max 50).
+    /// Candidates (default 5, max 50).
     #[serde(default = "five")]
     pub limit: usize,
     /// + screenshot (default true).
@@ -57,14 +57,13 @@ fn yes() -> bool {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetValueArgs {
-    /// Element token ("s3:12").
+    /// Token ("s3:12").
     pub element: String,
-    /// The exact text, or a number for sliders and spin buttons.
+    /// Exact text, or a number for sliders and spinners.
     pub value: String,
     /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -72,14 +71,13 @@ pub struct SetValueArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ActionArgs {
-    /// Element token ("s3:12").
+    /// Token ("s3:12").
     pub element: String,
     /// An advertised action, or toggle, expand, collapse, select, focus.
     pub action: String,
     /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -87,7 +85,7 @@ pub struct ActionArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ElementArgs {
-    /// Element token ("s3:12").
+    /// Token ("s3:12").
     pub element: String,
 }
 
@@ -158,8 +156,8 @@ impl DeskpilotServer {
 
 #[tool_router(router = elements_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Find controls by description ("the save button", "保存"), CJK-aware: the best few with score,
-    /// reason, token and centre in screenshot pixels; OCR text where the tree lacks it.
+    /// Rank controls by description ("save button", "保存"): tokens, centres in screenshot pixels;
+    /// OCR text where the tree lacks it.
     #[tool(
         name = "find_elements",
         annotations(
@@ -256,7 +254,7 @@ impl DeskpilotServer {
         r
     }
 
-    /// Write an element's text or number through accessibility, then read it back.
+    /// Set an element's text or number via accessibility, then read it back.
     #[tool(
         name = "set_value",
         annotations(
@@ -284,7 +282,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Run an element's action; the effect is checked in its states.
+    /// Run an element's action; effect checked in its states.
     #[tool(
         name = "perform_action",
         annotations(

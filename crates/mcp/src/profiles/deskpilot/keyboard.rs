@@ -15,13 +15,11 @@ use crate::kit::report::{self, Body};
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PressKeyArgs {
-    /// ["ctrl","s"] or "ctrl+s"; names: ctrl shift alt super enter tab esc backspace delete home end
-    /// pageup pagedown up down left right space f1–f24 or a character.
+    /// "ctrl+s" or ["ctrl","s"]; key names (esc, pageup, up, f1–f24…) or a character.
     pub keys: Vec<String>,
     /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -33,7 +31,6 @@ pub struct TypeTextArgs {
     /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -122,8 +119,8 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Type into the focused window as real keys: any Unicode, newlines and tabs, exactly (at most
-    /// 20000 characters).
+    /// Type into the focused window as real keys, exactly: any Unicode, newlines, tabs (≤20000
+    /// chars).
     #[tool(
         name = "type_text",
         annotations(

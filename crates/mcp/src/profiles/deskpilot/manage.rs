@@ -43,7 +43,7 @@ pub enum WindowActionArg {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WindowArgs {
-    /// close is like its close button (unsaved work may prompt).
+    /// close: like its close button (unsaved work may prompt).
     pub action: WindowActionArg,
     /// The window (list_windows id).
     #[serde(default, deserialize_with = "crate::kit::args::window_id")]
@@ -62,16 +62,15 @@ pub struct WindowArgs {
     /// launch: program on PATH, or a path.
     #[serde(default)]
     pub command: String,
-    /// launch: arguments, one per entry (no shell quoting).
+    /// launch: one argument per entry (no shell quoting).
     #[serde(default)]
     pub args: Vec<String>,
-    /// launch: ms to wait for a window (default 10000, max 60000).
+    /// launch: ms to await a window (default 10000, max 60000).
     #[serde(default = "ten_seconds")]
     pub wait_ms: u64,
     /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -83,7 +82,7 @@ fn ten_seconds() -> u64 {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClipboardWriteArgs {
-    /// The exact text (any Unicode).
+    /// Exact; any Unicode.
     pub text: String,
 }
 
@@ -218,8 +217,8 @@ fn launch_body(o: &LaunchOutcome, wait: Duration) -> Body {
 
 #[tool_router(router = manage_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Focus, minimize, maximize, restore, close, move or resize a window (the effect is checked),
-    /// or launch a program (no shell) and report its windows.
+    /// Change or close a window (effect checked), or launch a program (no shell) and report its
+    /// windows.
     #[tool(
         name = "window",
         annotations(
@@ -300,7 +299,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Put text on the clipboard (replacing it); paste with press_key ["ctrl","v"].
+    /// Set the clipboard to text; paste with press_key ["ctrl","v"].
     #[tool(
         name = "clipboard_write",
         annotations(

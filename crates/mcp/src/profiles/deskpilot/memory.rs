@@ -18,10 +18,10 @@ use deskpilot_engine::{Check, PerceiveRequest, VerifyTarget};
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PerceiveArgs {
-    /// Also the screenshot the verdicts come from.
+    /// + the judged screenshot.
     #[serde(default, alias = "includeScreenshot")]
     pub include_screenshot: bool,
-    /// Its widest image, 64–8192.
+    /// Widest image, 64–8192.
     #[serde(default, alias = "maxWidth")]
     pub max_width: u32,
     #[serde(default)]
@@ -34,7 +34,7 @@ pub struct PerceiveArgs {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallArgs {
-    /// App, title words, or "that window" / "刚才那个按钮".
+    /// App, title words, or "刚才那个按钮".
     pub query: String,
 }
 
@@ -45,10 +45,10 @@ fn default_limit() -> usize {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TimelineArgs {
-    /// Newest entries to return (1-500).
+    /// Newest entries (1-500).
     #[serde(default = "default_limit")]
     pub limit: usize,
-    /// Only entries at or after this Unix time in ms.
+    /// Only entries from this Unix time (ms) on.
     #[serde(default)]
     pub since: u64,
 }
@@ -65,7 +65,8 @@ fn done(text: String, structured: Value) -> CallToolResult {
 
 #[tool_router(router = memory_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Check the window list against the pixels: per window consistent, minimized, hidden, offscreen, covered (by whom) or blank.
+    /// Check windows against the pixels: each consistent, minimized, hidden, offscreen, covered (by
+    /// whom) or blank.
     #[tool(
         name = "perceive",
         annotations(
@@ -110,7 +111,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Find a window or control seen before, by app, title or "that window"; says if minimized or gone.
+    /// Find a window or control seen before (app, title, "that window"); says if minimized or gone.
     #[tool(
         name = "memory_recall",
         annotations(
@@ -163,7 +164,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Memory's counts, size on disk, path; saves pending changes first.
+    /// Memory's counts, disk size, path; saves pending changes first.
     #[tool(
         name = "memory_stats",
         annotations(
@@ -188,7 +189,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Forget every remembered window, control and timeline entry.
+    /// Forget all remembered windows, controls and timeline.
     #[tool(
         name = "memory_clear",
         annotations(

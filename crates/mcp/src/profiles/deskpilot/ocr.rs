@@ -21,7 +21,7 @@ const DEFAULT_MAX_LINES: usize = 200;
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OcrArgs {
-    /// This window; default: the whole screen.
+    /// This window (default: the screen).
     #[serde(
         default,
         alias = "hwnd",
@@ -205,8 +205,8 @@ pub(crate) fn rendered(read: &OcrResult, max_lines: usize, with_image: bool) -> 
 
 #[tool_router(router = ocr_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Read text off pixels (terminals, canvases): lines with confidence and centres in the pixels
-    /// of the screenshot it registers.
+    /// OCR (terminals, canvases): text lines, confidence, centres in pixels of the screenshot it
+    /// registers.
     #[tool(
         name = "ocr",
         annotations(

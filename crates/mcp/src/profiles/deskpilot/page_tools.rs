@@ -92,10 +92,10 @@ pub struct LogArgs {
     pub filter: String,
     /// Newer than this mark.
     #[serde(default)]
-    pub since: u64,
+    pub since: Option<u64>,
     /// Request # in full.
     #[serde(default)]
-    pub request: u64,
+    pub request: Option<u64>,
     /// Body cap (default 16000).
     #[serde(default)]
     pub max_bytes: usize,
@@ -108,9 +108,9 @@ pub struct LogArgs {
 pub struct EmulateArgs {
     /// Viewport (0: window's).
     #[serde(default)]
-    pub width: u32,
+    pub width: Option<u32>,
     #[serde(default)]
-    pub height: u32,
+    pub height: Option<u32>,
     /// light, dark.
     #[serde(default)]
     pub color_scheme: String,
@@ -219,7 +219,7 @@ fn done(text: String, structured: serde_json::Value) -> CallToolResult {
 
 #[tool_router(router = page_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// The browsers' tabs: list them, or open (url), select or close (page) one.
+    /// List the browser tabs, or open (url), select or close (page) one.
     #[tool(
         name = "browser_tabs",
         annotations(
@@ -263,7 +263,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Fill form fields by ref: text, checkboxes, selects (fire input/change), dates, file uploads.
+    /// Fill form fields by ref: text, checkboxes, selects, dates, file uploads.
     #[tool(
         name = "browser_fill",
         annotations(
@@ -297,7 +297,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Answer the page's open alert/confirm/prompt (the action that opened it says so).
+    /// Answer the page's open alert, confirm or prompt dialog.
     #[tool(
         name = "browser_dialog",
         annotations(
@@ -335,9 +335,9 @@ impl DeskpilotServer {
         let page = a.page.clone();
         let r = render::blocking(self.request_timeout(), "browser_log", move || {
             let page = Some(page.as_str());
-            match (a.kind, a.request) {
+            match (a.kind, a.request.unwrap_or(0)) {
                 (LogKind::Console, _) => {
-                    let (info, list, mark) = session.browser_console(page, &a.level, a.since)?;
+                    let (info, list, mark) = session.browser_console(page, &a.level, a.since.unwrap_or(0))?;
                     let mut text = format!(
                         "{} console message(s) of {}; mark {mark} (since: {mark} for newer):",
                         list.len(),
@@ -354,7 +354,7 @@ impl DeskpilotServer {
                     Ok(done(text, json!({ "page": info, "mark": mark, "messages": messages })))
                 }
                 (LogKind::Network, 0) => {
-                    let (info, list, mark) = session.browser_requests(page, &a.filter, a.since)?;
+                    let (info, list, mark) = session.browser_requests(page, &a.filter, a.since.unwrap_or(0))?;
                     let mut text = format!(
                         "{} request(s) of {}; mark {mark}; request: <#> for one in full:",
                         list.len(),
@@ -402,7 +402,10 @@ impl DeskpilotServer {
     )]
     pub async fn browser_emulate(&self, Parameters(a): Parameters<EmulateArgs>) -> CallToolResult {
         let e = Emulation {
-            viewport: (a.width != 0 || a.height != 0).then_some((a.width, a.height)),
+            viewport: match (a.width.unwrap_or(0), a.height.unwrap_or(0)) {
+                (0, 0) => None,
+                size => Some(size),
+            },
             color_scheme: a.color_scheme.trim().to_ascii_lowercase(),
             reduced_motion: a.reduced_motion.trim().to_ascii_lowercase(),
             media: a.media.trim().to_ascii_lowercase(),

@@ -57,7 +57,7 @@ pub struct PointArgs {
     /// Screenshot pixels.
     pub x: f64,
     pub y: f64,
-    /// x/y source (0: last).
+    /// 0: last.
     #[serde(default)]
     pub screenshot_id: u64,
     /// Default image.
@@ -71,7 +71,6 @@ pub struct PointArgs {
     /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -85,10 +84,10 @@ pub struct ClickArgs {
     /// Y; omit for an element.
     #[serde(default)]
     pub y: Option<f64>,
-    /// Or an element token ("s3:12"): its click action, else its centre.
+    /// Or a token ("s3:12"): its click action, else centre.
     #[serde(default)]
     pub element: String,
-    /// x/y source (0: last).
+    /// 0: last.
     #[serde(default)]
     pub screenshot_id: u64,
     /// Default image.
@@ -100,7 +99,7 @@ pub struct ClickArgs {
     /// Default left.
     #[serde(default)]
     pub button: ButtonArg,
-    /// Clicks in a row, 1–3 (default 1).
+    /// Clicks, 1–3 (default 1).
     #[serde(default = "one")]
     pub count: u8,
     #[serde(default)]
@@ -108,7 +107,6 @@ pub struct ClickArgs {
     /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -119,13 +117,13 @@ pub struct ScrollArgs {
     /// Screenshot pixels.
     pub x: f64,
     pub y: f64,
-    /// Wheel notches down (negative: up).
+    /// Notches down (negative: up).
     #[serde(default)]
     pub dy: i32,
-    /// Wheel notches right (negative: left).
+    /// Notches right (negative: left).
     #[serde(default)]
     pub dx: i32,
-    /// x/y source (0: last).
+    /// 0: last.
     #[serde(default)]
     pub screenshot_id: u64,
     /// Default image.
@@ -139,7 +137,6 @@ pub struct ScrollArgs {
     /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -158,7 +155,7 @@ pub struct DragArgs {
     /// Default left.
     #[serde(default)]
     pub button: ButtonArg,
-    /// x/y source (0: last).
+    /// 0: last.
     #[serde(default)]
     pub screenshot_id: u64,
     /// Default image.
@@ -172,7 +169,6 @@ pub struct DragArgs {
     /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
-    /// + screenshot.
     #[serde(default)]
     pub observe: bool,
 }
@@ -313,8 +309,8 @@ impl DeskpilotServer {
 
 #[tool_router(router = pointer_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Click at x/y of the last screenshot (or screenshot_id); refused if its window moved,
-    /// vanished or is covered there. Says where the pointer landed.
+    /// Click x/y of the last screenshot (or screenshot_id); refused if its window moved, vanished
+    /// or is covered there.
     #[tool(
         name = "click",
         annotations(
@@ -359,7 +355,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Double-click with the left button at x/y (rules as click).
+    /// Left double-click at x/y (rules as click).
     #[tool(
         name = "double_click",
         annotations(
@@ -382,7 +378,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Right-click at x/y (rules as click), e.g. for a context menu.
+    /// Right-click at x/y (rules as click) for a context menu.
     #[tool(
         name = "right_click",
         annotations(
@@ -405,7 +401,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Move the pointer to x/y (hover); returns where it landed.
+    /// Move the pointer to x/y (hover); says where it landed.
     #[tool(
         name = "move_cursor",
         annotations(

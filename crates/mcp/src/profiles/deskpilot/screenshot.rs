@@ -52,7 +52,7 @@ pub struct ScreenshotArgs {
     /// Default jpeg.
     #[serde(default)]
     pub format: Option<FormatArg>,
-    /// Draw a grid labelled in clickable image pixels.
+    /// Grid labelled in clickable image pixels.
     #[serde(default)]
     pub grid: bool,
     /// Grid spacing (default ~width/10).
@@ -64,10 +64,10 @@ pub struct ScreenshotArgs {
     /// Darken outside this image rectangle.
     #[serde(default)]
     pub dim: Option<RegionArg>,
-    /// Say if it changed since the last capture.
+    /// Say if it changed since last capture.
     #[serde(default)]
     pub compare: bool,
-    /// "summary" or "tree": outline the window's controls as text.
+    /// "summary" or "tree": also its controls as text.
     #[serde(default, alias = "uiSummary")]
     pub summary: String,
 }
@@ -83,7 +83,7 @@ pub struct PointArg {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ZoomArgs {
-    /// Left edge, in the source screenshot's pixels.
+    /// Left edge in source screenshot pixels.
     pub x: f64,
     /// Top edge.
     pub y: f64,
@@ -158,8 +158,8 @@ impl ScreenshotArgs {
 
 #[tool_router(router = screenshot_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Capture the screen, a monitor, a window or a region, scaled to ≤1280 px wide and ≤600000 px;
-    /// x/y on it map to exact screen pixels through its screenshot_id.
+    /// Capture the screen, a monitor, window or region, scaled to ≤1280 px wide and ≤600000 px; its
+    /// x/y map to exact screen pixels via screenshot_id.
     #[tool(
         name = "screenshot",
         annotations(
@@ -295,7 +295,7 @@ impl DeskpilotServer {
         result
     }
 
-    /// Re-capture part of a screenshot at native resolution or enlarged (up to 4×), with its own
+    /// Re-capture part of a screenshot at native resolution or up to 4×, with its own
     /// screenshot_id.
     #[tool(
         name = "zoom",

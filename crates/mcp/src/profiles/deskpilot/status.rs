@@ -19,8 +19,8 @@ pub struct ResumeArgs {}
 
 #[tool_router(router = status_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Clear the kill switch after a human's Esc (or the overlay dying) ONLY when the human says
-    /// so; refused for 5 s after.
+    /// Clear the kill switch after a human's Esc (or overlay death) ONLY when they say so; refused
+    /// for 5 s after.
     #[tool(
         name = "resume",
         annotations(

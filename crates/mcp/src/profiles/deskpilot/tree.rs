@@ -26,13 +26,13 @@ pub struct WindowStateArgs {
     /// + screenshot (default true).
     #[serde(default = "yes")]
     pub include_screenshot: bool,
-    /// Most elements to read (default 600, max 10000).
+    /// Element limit (default 600, max 10000).
     #[serde(default = "six_hundred")]
     pub max_elements: usize,
-    /// Deepest level to read (default 64).
+    /// Depth limit (default 64).
     #[serde(default = "sixty_four")]
     pub max_depth: u32,
-    /// Tree text limit (default 40000 chars).
+    /// Text limit (default 40000 chars).
     #[serde(default = "forty_thousand")]
     pub max_chars: usize,
     /// Keep matches (name, value, role…) and ancestors.
@@ -41,10 +41,10 @@ pub struct WindowStateArgs {
     /// Widest image (default 1280).
     #[serde(default, alias = "maxWidth")]
     pub max_width: u32,
-    /// ms for the app (default 5000, max 30000); then a partial tree.
+    /// Default 5000, max 30000; then a partial tree.
     #[serde(default = "five_seconds")]
     pub timeout_ms: u64,
-    /// Re-read the whole tree (no reuse).
+    /// Re-read the whole tree.
     #[serde(default)]
     pub fresh: bool,
 }
@@ -88,8 +88,8 @@ pub(crate) fn with_notes_and_screenshot(
 
 #[tool_router(router = tree_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// A window's controls as an indexed tree (`<index> <Role> "<name>" value=… <flags>
-    /// actions=[…]`) and its screenshot; tokens s<snapshot>:<index> last while its structure does.
+    /// A window's controls as an indexed tree, and its screenshot; tokens s<snapshot>:<index> last
+    /// while its structure does.
     #[tool(
         name = "get_window_state",
         annotations(

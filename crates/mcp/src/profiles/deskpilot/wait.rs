@@ -18,7 +18,7 @@ use rmcp::service::RequestContext;
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitArgs {
-    /// Seconds to wait, 0–30 (default 1).
+    /// 0–30 (default 1).
     #[serde(default = "one")]
     pub seconds: f64,
 }
@@ -30,29 +30,29 @@ fn one() -> f64 {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForArgs {
-    /// stable (pixels quiet), window (title/process has text), element (name in the tree), text (tree, else
-    /// OCR).
+    /// stable (pixels quiet), window (title/process match), element (name in tree), text (tree,
+    /// else OCR).
     #[serde(alias = "waitKind")]
     pub wait_kind: String,
     /// Give up after ms (default 10000, max 60000).
     #[serde(default = "ten_seconds", alias = "timeoutMs")]
     pub timeout_ms: u64,
-    /// stable: ms the pixels must stay quiet (default 500).
+    /// stable: quiet ms needed (default 500).
     #[serde(default = "half_second", alias = "stableMs")]
     pub stable_ms: u64,
-    /// Default: the screen for stable, else the window last looked at.
+    /// Default: screen for stable, else last looked at.
     #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
     /// Or title/process.
     #[serde(default, alias = "titleMatch")]
     pub title_match: String,
-    /// element: substring of its name.
+    /// element: name substring.
     #[serde(default)]
     pub name: String,
-    /// window: substring of title or process; text: the text to find.
+    /// window: title/process substring; text: what to find.
     #[serde(default)]
     pub text: String,
-    /// text: OCR languages when the tree lacks it ("eng+chi_sim").
+    /// text: OCR languages ("eng+chi_sim").
     #[serde(default)]
     pub lang: String,
 }
@@ -101,8 +101,8 @@ impl DeskpilotServer {
         r
     }
 
-    /// Poll until the screen is stable or a window, element or text appears; WAIT_TIMEOUT says what
-    /// kept changing or what is there.
+    /// Poll until the screen is stable or a window, element or text appears; a timeout says what
+    /// changed or is there.
     #[tool(
         name = "wait_for",
         annotations(

@@ -14,7 +14,7 @@ use crate::kit::render;
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListWindowsArgs {
-    /// Substring of title, process or class ("mousepad", "记事本").
+    /// Title, process or class substring ("记事本").
     #[serde(default)]
     pub filter: String,
 }
@@ -39,7 +39,7 @@ pub(crate) fn window_line(w: &WindowInfo) -> String {
 
 #[tool_router(router = windows_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Running apps with their windows, and installed apps to start with window launch.
+    /// Running apps with windows; installed apps to start with window launch.
     #[tool(
         name = "list_apps",
         annotations(
@@ -116,7 +116,7 @@ impl DeskpilotServer {
         result
     }
 
-    /// Top-level windows, topmost first: id, title, process, pid, class, frame, client rect, state.
+    /// Top-level windows, topmost first: id, title, process, pid, class, rects, state.
     #[tool(
         name = "list_windows",
         annotations(
