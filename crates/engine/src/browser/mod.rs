@@ -508,7 +508,7 @@ impl Session {
                     None => {
                         return Err(coded(
                             ErrorCode::PageNotFound,
-                            "no page chosen: pass page (an id from browser_targets)",
+                            "no page chosen: pass page (an id from browser_tabs)",
                         ));
                     }
                 },
@@ -526,7 +526,7 @@ impl Session {
             .ok_or_else(|| {
                 coded(
                     ErrorCode::PageNotFound,
-                    format!("no page {target} (it may have closed); browser_targets lists them"),
+                    format!("no page {target} (it may have closed); browser_tabs lists them"),
                 )
             })?;
         let known = lock(&shared)
