@@ -847,3 +847,49 @@ impl DeskpilotServer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{After, ClickArgs};
+    use crate::kit::args::parse;
+    use serde_json::json;
+
+    #[test]
+    fn snapshot_after_an_action_is_true_false_or_diff() {
+        #[derive(Debug, serde::Deserialize)]
+        struct A {
+            #[serde(default)]
+            snapshot: After,
+        }
+        for (v, want) in [
+            (json!({}), After::Nothing),
+            (json!({ "snapshot": false }), After::Nothing),
+            (json!({ "snapshot": true }), After::Snapshot),
+            (json!({ "snapshot": "diff" }), After::Diff),
+        ] {
+            assert_eq!(parse::<A>(v).unwrap().snapshot, want);
+        }
+        let e = parse::<A>(json!({ "snapshot": "full" })).unwrap_err();
+        assert!(e.contains("\"diff\""), "{e}");
+    }
+
+    #[test]
+    fn click_arguments_become_one_click_or_a_clear_refusal() {
+        let click = |v| parse::<ClickArgs>(v).unwrap().click();
+        let c = click(
+            json!({ "ref": "e1", "button": "right", "count": 2, "modifiers": ["Ctrl", "shift"] }),
+        )
+        .unwrap();
+        assert_eq!((c.button, c.count, c.modifiers), ("right", 2, 2 | 8));
+        assert_eq!(click(json!({ "ref": "e1" })).unwrap().count, 1);
+        for bad in [
+            json!({ "ref": "e1", "count": 3 }),
+            json!({ "ref": "e1", "modifiers": ["hyper"] }),
+            json!({ "ref": "e1", "hover": true, "count": 2 }),
+            json!({ "ref": "e1", "hover": true, "to": "e2" }),
+            json!({ "ref": "e1", "to": "e2", "button": "right" }),
+        ] {
+            assert!(click(bad.clone()).is_err(), "{bad}");
+        }
+    }
+}
