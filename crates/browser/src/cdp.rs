@@ -137,6 +137,8 @@ struct Tracker {
     console: std::collections::VecDeque<ConsoleMessage>,
     requests: std::collections::VecDeque<Request>,
     dialog: Option<Dialog>,
+    /// The page's out-of-process frames attached to it: (frame id, their session).
+    frames: Vec<(String, String)>,
 }
 
 impl Tracker {
@@ -441,6 +443,25 @@ impl Connection {
             .and_then(|t| t.dialog.clone())
     }
 
+    /// The session of page `session`'s out-of-process frame `frame` (an `<iframe>` of another
+    /// site, in a renderer of its own), once the browser attached it.
+    pub fn frame_session(&self, session: &str, frame: &str) -> Option<String> {
+        lock(&self.shared.activity).get(session).and_then(|t| {
+            t.frames
+                .iter()
+                .find(|(f, _)| f == frame)
+                .map(|(_, s)| s.clone())
+        })
+    }
+
+    /// Every out-of-process frame of page `session` the browser attached: (frame, session).
+    pub fn frame_sessions(&self, session: &str) -> Vec<(String, String)> {
+        lock(&self.shared.activity)
+            .get(session)
+            .map(|t| t.frames.clone())
+            .unwrap_or_default()
+    }
+
     /// The number the next console message, request or dialog of `session` will exceed.
     pub fn log_mark(&self, session: &str) -> u64 {
         lock(&self.shared.activity)
@@ -488,6 +509,8 @@ fn track(shared: &Shared, session: &str, method: &str, params: &Value) -> bool {
             | "Page.navigatedWithinDocument"
             | "Page.javascriptDialogOpening"
             | "Page.javascriptDialogClosed"
+            | "Target.attachedToTarget"
+            | "Target.detachedFromTarget"
     );
     if !network && !navigation && !logged {
         return false;
@@ -593,6 +616,16 @@ fn track(shared: &Shared, session: &str, method: &str, params: &Value) -> bool {
             });
         }
         "Page.javascriptDialogClosed" => t.dialog = None,
+        "Target.attachedToTarget" if params["targetInfo"]["type"] == "iframe" => {
+            let frame = text(&params["targetInfo"]["targetId"]);
+            let child = text(&params["sessionId"]);
+            t.frames.retain(|(f, _)| *f != frame);
+            t.frames.push((frame, child));
+        }
+        "Target.detachedFromTarget" => {
+            let child = text(&params["sessionId"]);
+            t.frames.retain(|(_, s)| *s != child);
+        }
         "Page.frameNavigated" => {
             let frame = &params["frame"];
             let child = frame["parentId"].as_str().is_some();

@@ -24,6 +24,21 @@ pub fn enable(cdp: &Connection, session: &str) {
     ] {
         let _ = cdp.call(method, json!({}), Some(session), CALL);
     }
+    // Out-of-process frames (another site's `<iframe>`) as sessions of their own, so the
+    // walker reads them and refs inside them act.
+    let _ = cdp.call(
+        "Target.setAutoAttach",
+        json!({ "autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true }),
+        Some(session),
+        CALL,
+    );
+}
+
+/// The session to reach `frame` of page `session` through: its own when it is out of
+/// process, else the page's.
+pub fn session_of(cdp: &Connection, session: &str, frame: &str) -> String {
+    cdp.frame_session(session, frame)
+        .unwrap_or_else(|| session.to_string())
 }
 
 /// Starts loading `url` in the page; `Ok(Some(text))` is the browser's reason it could not
@@ -346,14 +361,40 @@ pub fn frame_trees(cdp: &Connection, session: &str) -> Result<Vec<FrameTree>, Er
                         remote.push((backend, id));
                     }
                 }
-                for frame in &frames[1..] {
+                // The page's frame tree leaves out-of-process frames out: they are targets of
+                // their own, attached to the page's session.
+                let mut others = frames[1..].to_vec();
+                for (frame, _) in cdp.frame_sessions(session) {
+                    if !others.contains(&frame) {
+                        others.push(frame);
+                    }
+                }
+                for frame in &others {
                     let Some(owner) = frame_owner(cdp, session, frame) else {
                         continue;
                     };
                     let Some(&(_, id)) = remote.iter().find(|(b, _)| *b == owner) else {
                         continue;
                     };
-                    if let Ok(nodes) = ax_nodes(cdp, session, frame) {
+                    // Out of process: the walker in the frame's own session.
+                    if let Some(child) = cdp.frame_session(session, frame) {
+                        for method in ["DOM.enable", "Page.enable", "Runtime.enable"] {
+                            let _ = cdp.call(method, json!({}), Some(&child), CALL);
+                        }
+                        if let Ok(walked) = walk(cdp, &child, frame)
+                            && !walked.nodes.is_empty()
+                        {
+                            trees.push(FrameTree {
+                                frame: format!("{frame}#{}", walked.epoch),
+                                owner: Some(id),
+                                nodes: walked.nodes,
+                                walker: true,
+                            });
+                            continue;
+                        }
+                    }
+                    let reader = session_of(cdp, session, frame);
+                    if let Ok(nodes) = ax_nodes(cdp, &reader, frame) {
                         trees.push(FrameTree {
                             frame: frame.clone(),
                             owner: Some(id),

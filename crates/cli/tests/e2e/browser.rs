@@ -18,6 +18,8 @@ const SECOND: &str = include_str!("../../../../fixtures/web/second.html");
 const FRAME: &str = include_str!("../../../../fixtures/web/frame.html");
 const HUGE: &str = include_str!("../../../../fixtures/web/huge.html");
 const PARITY: &str = include_str!("../../../../fixtures/web/parity.html");
+/// The document of a frame from another site.
+const OOPIF_INNER: &str = "<!doctype html><html><body><button onclick=\"this.textContent='Clicked inside'\">Inner button</button><input aria-label=\"Inner field\"></body></html>";
 
 /// Serves the fixture pages on a loopback port until the test ends.
 fn site() -> u16 {
@@ -46,6 +48,7 @@ fn site() -> u16 {
                 let mut sent = vec![0; length];
                 let _ = std::io::Read::read_exact(&mut reader, &mut sent);
                 let path = first.split_whitespace().nth(1).unwrap_or("/");
+                let port = stream.local_addr().map_or(0, |a| a.port());
                 if path == "/slow" {
                     // A request that keeps the network busy for a second.
                     std::thread::sleep(Duration::from_millis(1000));
@@ -54,7 +57,14 @@ fn site() -> u16 {
                     "{{\"answer\":42,\"echo\":{}}}",
                     String::from_utf8_lossy(&sent)
                 );
+                // A page on 127.0.0.1 whose frame is on localhost: another site, so Chromium
+                // gives it a renderer of its own (an out-of-process frame).
+                let oopif = format!(
+                    "<!doctype html><html><head><title>Outer</title></head><body><button>Outer button</button><iframe src=\"http://localhost:{port}/oopif-inner\" width=300 height=100></iframe></body></html>"
+                );
                 let (status, body, kind) = match path {
+                    "/oopif" => ("200 OK", oopif.as_str(), "text/html"),
+                    "/oopif-inner" => ("200 OK", OOPIF_INNER, "text/html"),
                     "/" => ("200 OK", INDEX, "text/html"),
                     "/second" => ("200 OK", SECOND, "text/html"),
                     "/frame" => ("200 OK", FRAME, "text/html"),
@@ -1092,5 +1102,60 @@ async fn every_parity_tool_acts_on_the_fixture_page_and_the_page_shows_it() {
         .call("browser_emulate", json!({ "color_scheme": "sepia" }))
         .await;
     assert_eq!(error_code(&r), "INVALID_ARGUMENT", "{}", text(&r));
+    ok(&server.call("browser_close", json!({})).await);
+}
+
+/// A frame from another site runs in a renderer of its own: the walker reads it through the
+/// frame's own session, and its refs are clicked and typed into there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_out_of_process_frame_is_snapshotted_and_driven_through_its_own_session() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    if !have_chromium() {
+        return;
+    }
+    let _guard = harness::exclusive().await;
+    let port = site();
+    let server = serve(Some(desktop), &[], &[]).await;
+    let r = server
+        .call(
+            "browser_launch",
+            json!({ "url": format!("http://127.0.0.1:{port}/oopif"), "headless": true }),
+        )
+        .await;
+    ok(&r);
+    let snap = wait_for(Duration::from_secs(20), "the frame's controls", || async {
+        let r = server.call("browser_snapshot", json!({})).await;
+        let t = ok(&r)["text"].as_str()?.to_string();
+        t.contains("Inner field").then_some(t)
+    })
+    .await;
+    // The page's scripts cannot reach into the frame: it is another site's.
+    let r = server
+        .call(
+            "browser_eval",
+            json!({ "expression": "document.querySelector('iframe').contentDocument === null" }),
+        )
+        .await;
+    assert_eq!(ok(&r)["value"], json!(true));
+    let r = server
+        .call(
+            "browser_click",
+            json!({ "ref": ref_of(&snap, "button \"Inner button\""), "snapshot": true }),
+        )
+        .await;
+    assert_eq!(ok(&r)["effect"], "confirmed", "{}", text(&r));
+    let after = ok(&r)["snapshot"]["text"].as_str().unwrap().to_string();
+    assert!(after.contains("button \"Clicked inside\""), "{after}");
+    let r = server
+        .call(
+            "browser_type",
+            json!({ "ref": ref_of(&snap, "textbox \"Inner field\""), "text": "hi there", "snapshot": true }),
+        )
+        .await;
+    assert_eq!(ok(&r)["value"], json!("hi there"), "{}", text(&r));
+    let after = ok(&r)["snapshot"]["text"].as_str().unwrap().to_string();
+    assert!(after.contains("value=\"hi there\""), "{after}");
     ok(&server.call("browser_close", json!({})).await);
 }

@@ -798,6 +798,9 @@ impl Session {
                         ),
                     });
                 }
+                // An element of an out-of-process frame is reached through that frame's session.
+                let session =
+                    cdp_page::session_of(&cdp, &session, cdp_page::walker_frame(&t.frame));
                 let t = if t.walker {
                     // The walker's id: the element it names now, as the browser numbers it.
                     let frame = cdp_page::walker_frame(&t.frame);
