@@ -1259,33 +1259,27 @@ fn dialog_words(d: &deskpilot_browser::cdp::Dialog) -> String {
 }
 
 /// Says in `o` that the action opened a dialog, when one opened since `mark`: the page waits
-/// on it, so the agent must answer it next.
+/// on it, so the agent must answer it next. No wait is needed: a dialog the action's own
+/// handler opens holds the browser's answer to the input until it is seen
+/// ([`Connection::input`] ends on it).
 fn dialog_after(cdp: &Connection, session: &str, mark: u64, o: &mut BrowserOutcome) {
-    // The dialog's event may trail the input's answer a little.
-    let deadline = Instant::now() + Duration::from_millis(150);
-    loop {
-        if let Some(d) = cdp.dialog(session).filter(|d| d.seq > mark) {
-            o.detail.push_str(&format!(
-                "; then {} open{} — answer it with browser_dialog",
-                dialog_words(&d).trim_end_matches(" is"),
-                if d.default_prompt.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (default answer {:?})", d.default_prompt)
-                }
-            ));
-            o.changed = Some(true);
-            if o.value.is_none() {
-                o.value = Some(json!({
-                    "dialog": { "type": d.kind, "message": d.message, "default": d.default_prompt }
-                }));
-            }
-            return;
+    let Some(d) = cdp.dialog(session).filter(|d| d.seq > mark) else {
+        return;
+    };
+    o.detail.push_str(&format!(
+        "; then {} open{} — answer it with browser_dialog",
+        dialog_words(&d).trim_end_matches(" is"),
+        if d.default_prompt.is_empty() {
+            String::new()
+        } else {
+            format!(" (default answer {:?})", d.default_prompt)
         }
-        if Instant::now() >= deadline {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(15));
+    ));
+    o.changed = Some(true);
+    if o.value.is_none() {
+        o.value = Some(json!({
+            "dialog": { "type": d.kind, "message": d.message, "default": d.default_prompt }
+        }));
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::{BrowserOutcome, changed_after, changed_within, dialog_after, hit_point, unavailable};
 
 /// How long a hover's effect is looked for.
-const HOVER_WINDOW: Duration = Duration::from_millis(200);
+const HOVER_WINDOW: Duration = Duration::from_millis(100);
 use crate::{Error, Mutation, Session};
 
 impl Session {
