@@ -579,11 +579,7 @@ fn track(shared: &Shared, session: &str, method: &str, params: &Value) -> bool {
         "Runtime.exceptionThrown" => {
             let seq = t.next();
             let d = &params["exceptionDetails"];
-            let text = d["exception"]["description"]
-                .as_str()
-                .or(d["text"].as_str())
-                .unwrap_or("exception")
-                .to_string();
+            let text = crate::script::thrown(d).unwrap_or("exception").to_string();
             t.console.push_back(ConsoleMessage {
                 seq,
                 level: "error".into(),

@@ -38,13 +38,18 @@ pub fn evaluate(cdp: &Connection, session: &str, expression: &str) -> Result<Eva
         CALL,
     )?;
     if let Some(ex) = r.get("exceptionDetails") {
-        let message = ex["exception"]["description"]
-            .as_str()
-            .or_else(|| ex["text"].as_str())
-            .unwrap_or("the script threw");
+        let message = thrown(ex).unwrap_or("the script threw");
         return Ok(Evaluated::Threw(message.to_string()));
     }
     Ok(Evaluated::Value(r["result"]["value"].clone()))
+}
+
+/// What a script threw, from the protocol's `exceptionDetails`: the exception's description
+/// (`TypeError: x is undefined`), else the browser's text (`Uncaught`).
+pub(crate) fn thrown(details: &Value) -> Option<&str> {
+    details["exception"]["description"]
+        .as_str()
+        .or_else(|| details["text"].as_str())
 }
 
 /// The value of one of deskpilot's own expressions; `None` when it threw or the page is gone.

@@ -852,25 +852,21 @@ impl Session {
             ),
         )?;
         let (x, y) = hit_point(&cdp, &session, &t, &what)?;
-        let mark = cdp.log_mark(&session);
-        let before = script::page_state(&cdp, &session);
-        input::click_with(&cdp, &session, x, y, how).map_err(unavailable)?;
-        let changed = changed_after(&cdp, &session, before);
-        let mut o = BrowserOutcome {
-            detail: format!(
-                "{} {} \"{}\" at ({x:.0}, {y:.0})",
-                past(&what),
-                t.role,
-                t.name
-            ),
-            page: self.page_any(Some(&info.id)).map(|p| p.2).unwrap_or(info),
-            changed,
-            value: None,
-            snapshot: None,
-            mutation: true,
-        };
-        dialog_after(&cdp, &session, mark, &mut o);
-        Ok(o)
+        judged(
+            &cdp,
+            &session,
+            SETTLE,
+            || input::click_with(&cdp, &session, x, y, how),
+            |changed| BrowserOutcome {
+                // `click` → `clicked`, `ctrl+double-click` → `ctrl+double-clicked`.
+                detail: format!("{what}ed {} \"{}\" at ({x:.0}, {y:.0})", t.role, t.name),
+                page: self.page_any(Some(&info.id)).map(|p| p.2).unwrap_or(info),
+                changed,
+                value: None,
+                snapshot: None,
+                mutation: true,
+            },
+        )
     }
 
     /// Types `text` into the element `r` names (focus, then `insertText`), optionally pressing
@@ -928,16 +924,20 @@ impl Session {
                 info.url
             ),
         )?;
-        let before = script::page_state(&cdp, &session);
-        input::insert_text(&cdp, &session, text).map_err(unavailable)?;
-        Ok(BrowserOutcome {
-            changed: changed_after(&cdp, &session, before),
-            detail: "typed into the focused element".into(),
-            page: info,
-            value: None,
-            snapshot: None,
-            mutation: true,
-        })
+        judged(
+            &cdp,
+            &session,
+            SETTLE,
+            || input::insert_text(&cdp, &session, text),
+            |changed| BrowserOutcome {
+                changed,
+                detail: "typed into the focused element".into(),
+                page: info,
+                value: None,
+                snapshot: None,
+                mutation: true,
+            },
+        )
     }
 
     /// Chooses the options of the `<select>` that `r` names whose value or label is in
@@ -1058,19 +1058,20 @@ impl Session {
             Mutation::Other,
             &format!("press {keys} in \"{}\" ({})", info.title, info.url),
         )?;
-        let mark = cdp.log_mark(&session);
-        let before = script::page_state(&cdp, &session);
-        input::press(&cdp, &session, &key, modifiers).map_err(unavailable)?;
-        let mut o = BrowserOutcome {
-            changed: changed_after(&cdp, &session, before),
-            detail: format!("pressed {keys}"),
-            page: info,
-            value: None,
-            snapshot: None,
-            mutation: true,
-        };
-        dialog_after(&cdp, &session, mark, &mut o);
-        Ok(o)
+        judged(
+            &cdp,
+            &session,
+            SETTLE,
+            || input::press(&cdp, &session, &key, modifiers),
+            |changed| BrowserOutcome {
+                changed,
+                detail: format!("pressed {keys}"),
+                page: info,
+                value: None,
+                snapshot: None,
+                mutation: true,
+            },
+        )
     }
 
     /// Evaluates `expression` in the page (promises awaited) and returns its JSON value.
@@ -1243,11 +1244,6 @@ fn click_words(how: &Click) -> String {
     mods.join("+")
 }
 
-/// `click` → `clicked`, `ctrl+double-click` → `ctrl+double-clicked`.
-fn past(verb: &str) -> String {
-    format!("{verb}ed")
-}
-
 /// "an alert dialog \"Saved\"", "a prompt dialog \"Name?\"".
 fn dialog_words(d: &deskpilot_browser::cdp::Dialog) -> String {
     let article = if d.kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
@@ -1283,13 +1279,28 @@ fn dialog_after(cdp: &Connection, session: &str, mark: u64, o: &mut BrowserOutco
     }
 }
 
-/// Whether the page's state moved within half a second of an action (a dialog the action
-/// opened counts, and stops the reading: the page's scripts wait on it).
-fn changed_after(cdp: &Connection, session: &str, before: Option<String>) -> Option<bool> {
-    changed_within(cdp, session, before, Duration::from_millis(500))
+/// How long an action's effect on the page is looked for when nothing moves at once.
+const SETTLE: Duration = Duration::from_millis(500);
+
+/// Sends `act` (input to the page) and judges it: whether the page's state moved within
+/// `window`, and a dialog it raised, said in the outcome `finish` builds from that.
+fn judged(
+    cdp: &Connection,
+    session: &str,
+    window: Duration,
+    act: impl FnOnce() -> Result<(), deskpilot_browser::Error>,
+    finish: impl FnOnce(Option<bool>) -> BrowserOutcome,
+) -> Result<BrowserOutcome, Error> {
+    let mark = cdp.log_mark(session);
+    let before = script::page_state(cdp, session);
+    act().map_err(unavailable)?;
+    let mut o = finish(changed_within(cdp, session, before, window));
+    dialog_after(cdp, session, mark, &mut o);
+    Ok(o)
 }
 
-/// [`changed_after`] within `window`.
+/// Whether the page's state moved within `window` of an action (a dialog the action opened
+/// counts, and stops the reading: the page's scripts wait on it).
 fn changed_within(
     cdp: &Connection,
     session: &str,

@@ -2,15 +2,15 @@
 //! another, as real mouse events at their visible centres once each point is known to hit
 //! its element.
 
-use deskpilot_browser::{input, script};
-
 use std::time::Duration;
 
-use super::{BrowserOutcome, changed_after, changed_within, dialog_after, hit_point, unavailable};
+use deskpilot_browser::input;
+
+use super::{BrowserOutcome, SETTLE, hit_point, judged};
+use crate::{Error, Mutation, Session};
 
 /// How long a hover's effect is looked for.
 const HOVER_WINDOW: Duration = Duration::from_millis(100);
-use crate::{Error, Mutation, Session};
 
 impl Session {
     /// Moves the pointer over the element `r` names (menus and tooltips that open on hover
@@ -25,20 +25,24 @@ impl Session {
             ),
         )?;
         let (x, y) = hit_point(&cdp, &session, &t, "hover over")?;
-        let before = script::page_state(&cdp, &session);
-        input::hover(&cdp, &session, x, y).map_err(unavailable)?;
-        Ok(BrowserOutcome {
-            detail: format!(
-                "hovering over {} \"{}\" at ({x:.0}, {y:.0})",
-                t.role, t.name
-            ),
-            // A hover changes a page at once (a menu, a tooltip) or not at all.
-            changed: changed_within(&cdp, &session, before, HOVER_WINDOW),
-            page: info,
-            value: None,
-            snapshot: None,
-            mutation: true,
-        })
+        // A hover changes a page at once (a menu, a tooltip) or not at all.
+        judged(
+            &cdp,
+            &session,
+            HOVER_WINDOW,
+            || input::hover(&cdp, &session, x, y),
+            |changed| BrowserOutcome {
+                detail: format!(
+                    "hovering over {} \"{}\" at ({x:.0}, {y:.0})",
+                    t.role, t.name
+                ),
+                changed,
+                page: info,
+                value: None,
+                snapshot: None,
+                mutation: true,
+            },
+        )
     }
 
     /// Drags the element `from` names onto the element `to` names (both refs of the same
@@ -60,21 +64,22 @@ impl Session {
         )?;
         let start = hit_point(&cdp, &session, &a, "drag")?;
         let end = hit_point(&cdp, &session, &b, "drop onto")?;
-        let mark = cdp.log_mark(&session);
-        let before = script::page_state(&cdp, &session);
-        input::drag(&cdp, &session, start, end).map_err(unavailable)?;
-        let mut o = BrowserOutcome {
-            detail: format!(
-                "dragged {} \"{}\" onto {} \"{}\"",
-                a.role, a.name, b.role, b.name
-            ),
-            changed: changed_after(&cdp, &session, before),
-            page: info,
-            value: None,
-            snapshot: None,
-            mutation: true,
-        };
-        dialog_after(&cdp, &session, mark, &mut o);
-        Ok(o)
+        judged(
+            &cdp,
+            &session,
+            SETTLE,
+            || input::drag(&cdp, &session, start, end),
+            |changed| BrowserOutcome {
+                detail: format!(
+                    "dragged {} \"{}\" onto {} \"{}\"",
+                    a.role, a.name, b.role, b.name
+                ),
+                changed,
+                page: info,
+                value: None,
+                snapshot: None,
+                mutation: true,
+            },
+        )
     }
 }

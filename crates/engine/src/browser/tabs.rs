@@ -9,7 +9,7 @@ use deskpilot_browser::{script, target as cdp_target};
 use deskpilot_types::ErrorCode;
 use serde_json::json;
 
-use super::{BrowserOutcome, PageInfo, coded, lock, pages_of, unavailable, wait_loaded};
+use super::{BrowserOutcome, coded, lock, pages_of, unavailable, wait_loaded};
 use crate::{Error, Mutation, Session};
 
 /// Where `browser_navigate` goes when it is not to a URL.
@@ -269,10 +269,5 @@ impl Session {
             snapshot: None,
             mutation: true,
         })
-    }
-
-    /// The tabs of this client's browsers (alias of [`Session::browser_targets`]).
-    pub fn browser_tabs(&self) -> Result<Vec<PageInfo>, Error> {
-        self.browser_targets()
     }
 }

@@ -184,7 +184,7 @@ impl ClickArgs {
         };
         let mut modifiers = 0;
         for m in &self.modifiers {
-            modifiers |= deskpilot_browser_modifier(m)
+            modifiers |= deskpilot_engine::browser_modifier(m)
                 .ok_or_else(|| bad(format!("modifiers: {m:?} is not ctrl, shift, alt or meta")))?;
         }
         let pointer_only = self.hover || !self.to.trim().is_empty();
@@ -206,11 +206,6 @@ impl ClickArgs {
             modifiers,
         })
     }
-}
-
-/// The modifier bit a name means, as the browser's input events take it.
-fn deskpilot_browser_modifier(name: &str) -> Option<i64> {
-    deskpilot_engine::browser_modifier(name)
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -417,8 +412,13 @@ pub(super) fn then_snapshot(
     Ok(o)
 }
 
-/// The number of the latest snapshot of the page an action works on (0: none, or unknown).
-pub(super) fn latest_snapshot(s: &Session, page: &str) -> u64 {
+/// The number of the latest snapshot of the page an action works on, when the action's
+/// answer is to be a diff against it (0: none, unknown, or no diff asked for). Looked up only
+/// then: it costs a round trip to the browser.
+pub(super) fn latest_snapshot(s: &Session, after: After, page: &str) -> u64 {
+    if after != After::Diff {
+        return 0;
+    }
     s.browser_page(Some(page))
         .map(|p| s.browser_snapshot_number(&p))
         .unwrap_or(0)
@@ -515,7 +515,7 @@ impl DeskpilotServer {
             &WORDING,
             self.browser_step("browser_navigate"),
             move |s| {
-                let before = latest_snapshot(s, &a.page);
+                let before = latest_snapshot(s, a.snapshot, &a.page);
                 let done = match (a.go, a.url.trim().is_empty()) {
                     (Some(go), true) => s.browser_go(
                         Some(&a.page),
@@ -605,7 +605,7 @@ impl DeskpilotServer {
             &WORDING,
             self.browser_step("browser_click"),
             move |s| {
-                let before = latest_snapshot(s, "");
+                let before = latest_snapshot(s, a.snapshot, "");
                 let done = a.click().and_then(|how| {
                     if a.hover {
                         s.browser_hover(&a.element)
@@ -639,7 +639,7 @@ impl DeskpilotServer {
             &WORDING,
             self.browser_step("browser_type"),
             move |s| {
-                let before = latest_snapshot(s, "");
+                let before = latest_snapshot(s, a.snapshot, "");
                 then_snapshot(
                     s,
                     a.snapshot,
@@ -718,7 +718,7 @@ impl DeskpilotServer {
             &WORDING,
             self.browser_step("browser_press_key"),
             move |s| {
-                let before = latest_snapshot(s, &a.page);
+                let before = latest_snapshot(s, a.snapshot, &a.page);
                 then_snapshot(
                     s,
                     a.snapshot,

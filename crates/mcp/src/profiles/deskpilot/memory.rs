@@ -2,7 +2,7 @@
 //! `memory_recall`, `memory_timeline`, `memory_stats`, `memory_clear`: what deskpilot remembers
 //! of this desktop, worded through `kit::memory`.
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::Value;
@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::screenshot::{FormatArg, format};
 use super::wording::WORDING;
 use super::wording::image_result;
-use super::{DeskpilotServer, error};
+use super::{DeskpilotServer, done, error};
 use crate::kit::report::{self, Body, Step};
 use crate::kit::{Parameters, memory, perceive, render};
 use deskpilot_engine::{Check, PerceiveRequest, VerifyTarget};
@@ -56,12 +56,6 @@ pub struct TimelineArgs {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
-
-fn done(text: String, structured: Value) -> CallToolResult {
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(structured);
-    r
-}
 
 #[tool_router(router = memory_router, vis = "pub(crate)")]
 impl DeskpilotServer {

@@ -32,7 +32,7 @@ use crate::kit::context::ContextWording;
 use crate::kit::server::{ProfileSpec, Server};
 use crate::kit::{self, Wording};
 
-pub(crate) use wording::error;
+pub(crate) use wording::{done, error};
 
 /// How long one desktop call may take before the tool reports a timeout.
 const DESKTOP_TIMEOUT: Duration = Duration::from_secs(30);

@@ -4,14 +4,14 @@
 //! `browser_emulate` (viewport, colour scheme, reduced motion, print media).
 
 use deskpilot_engine::{ConsoleMessage, Emulation, FormField, Request, RequestDetail};
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::browser::{After, latest_snapshot, outcome_body, page_line, then_snapshot};
 use super::wording::WORDING;
-use super::{DeskpilotServer, error};
+use super::{DeskpilotServer, done, error};
 use crate::kit::report;
 use crate::kit::{Parameters, render};
 
@@ -211,12 +211,6 @@ fn detail_text(d: &RequestDetail) -> String {
     text
 }
 
-fn done(text: String, structured: serde_json::Value) -> CallToolResult {
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(structured);
-    r
-}
-
 #[tool_router(router = page_router, vis = "pub(crate)")]
 impl DeskpilotServer {
     /// List the browser tabs, or open (url), select or close (page) one.
@@ -234,7 +228,7 @@ impl DeskpilotServer {
         if let TabAction::List = a.action {
             let session = self.session();
             return match render::blocking(self.request_timeout(), "browser_tabs", move || {
-                session.browser_tabs()
+                session.browser_targets()
             })
             .await
             {
@@ -289,7 +283,7 @@ impl DeskpilotServer {
             &WORDING,
             self.browser_step("browser_fill"),
             move |s| {
-                let before = latest_snapshot(s, "");
+                let before = latest_snapshot(s, a.snapshot, "");
                 then_snapshot(s, a.snapshot, before, s.browser_fill(&fields))
             },
             outcome_body,

@@ -185,6 +185,13 @@ impl Wording for Deskpilot {
     }
 }
 
+/// A successful result: `text` for the model, `structured` as its structured content.
+pub(crate) fn done(text: String, structured: serde_json::Value) -> CallToolResult {
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(structured);
+    r
+}
+
 /// The text + image + structured result every image-returning tool shares.
 pub(crate) fn image_result(kind: &str, shot: &Screenshot, what: &str) -> CallToolResult {
     let v = &shot.view;
