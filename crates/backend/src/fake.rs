@@ -622,6 +622,30 @@ impl Accessibility for FakeDesktop {
                 reason: format!("UnknownObject {}", element.0),
             })
     }
+
+    /// The element as the scripted tree holds it now; an element no tree holds is gone.
+    fn live(&self, element: &ElementHandle) -> Result<crate::LiveElement, Error> {
+        self.lock()
+            .trees
+            .iter()
+            .flat_map(|(_, t)| t.elements.iter())
+            .find(|e| e.handle == *element)
+            .map(|e| crate::LiveElement {
+                role: e.role,
+                name: e.name.clone(),
+                states: e.states,
+                bounds: e.bounds,
+            })
+            .ok_or_else(|| Error::ElementGone {
+                reason: format!("UnknownObject {}", element.0),
+            })
+    }
+
+    /// The point hits the element when it lies inside its bounds.
+    fn hits(&self, element: &ElementHandle, at: Point) -> Result<bool, Error> {
+        let live = self.live(element)?;
+        Ok(live.bounds.is_some_and(|b| b.contains(at)))
+    }
 }
 
 impl Clipboard for FakeDesktop {

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use deskpilot_types::{Rect, Role, WindowInfo};
+use deskpilot_types::{Point, Rect, Role, WindowInfo};
 
 use crate::Error;
 
@@ -168,6 +168,17 @@ pub struct TreeLimits {
     pub fresh: bool,
 }
 
+/// An element as its application describes it right now: what acting on a token re-checks
+/// before it acts (the element may have moved, been renamed or been re-used for another item).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveElement {
+    pub role: Role,
+    pub name: String,
+    pub states: ElementStates,
+    /// Bounds in physical pixels, translated the same way as the tree's.
+    pub bounds: Option<Rect>,
+}
+
 /// Accessibility trees and the semantic operations on their elements.
 ///
 /// Operations other than [`Accessibility::tree`] default to `Unsupported`, so a backend
@@ -237,6 +248,26 @@ pub trait Accessibility: Send + Sync {
         let _ = element;
         Err(Error::Unsupported {
             what: "selecting elements",
+            reason: "this platform backend cannot".to_string(),
+        })
+    }
+
+    /// The element's role, name, states and bounds as they are now (one round trip where the
+    /// platform allows): acting on a token re-checks the element with it first.
+    fn live(&self, element: &ElementHandle) -> Result<LiveElement, Error> {
+        let _ = element;
+        Err(Error::Unsupported {
+            what: "re-reading elements",
+            reason: "this platform backend cannot".to_string(),
+        })
+    }
+
+    /// Whether the toolkit's own hit test at `at` (physical pixels) lands on the element or
+    /// one of its descendants: a pointer click there would reach it.
+    fn hits(&self, element: &ElementHandle, at: Point) -> Result<bool, Error> {
+        let _ = (element, at);
+        Err(Error::Unsupported {
+            what: "hit-testing elements",
             reason: "this platform backend cannot".to_string(),
         })
     }
