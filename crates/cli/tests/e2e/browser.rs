@@ -140,6 +140,21 @@ async fn a_launched_chromium_is_snapshotted_and_driven_by_ref() {
     let launched = ok(&r)["browser"].clone();
     let pid = launched["pid"].as_u64().expect("a pid");
     assert!(alive(pid));
+    // The launch URL's own document request is logged, with its status.
+    let r = server
+        .call("browser_log", json!({ "kind": "network" }))
+        .await;
+    assert!(
+        ok(&r)["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|q| q["url"] == json!(format!("http://127.0.0.1:{port}/"))
+                && q["method"] == "GET"
+                && q["status"] == 200),
+        "no document request of the launch URL: {}",
+        text(&r)
+    );
     // It opened a window on the desktop, and said which.
     let window = launched["window"]["id"]
         .as_u64()
@@ -789,6 +804,19 @@ async fn every_parity_tool_acts_on_the_fixture_page_and_the_page_shows_it() {
         .call("browser_launch", json!({ "url": url, "headless": true }))
         .await;
     ok(&r);
+    // The launched page's own document request is in the network log, answered.
+    let r = server
+        .call("browser_log", json!({ "kind": "network" }))
+        .await;
+    let requests = ok(&r)["requests"].as_array().unwrap().clone();
+    assert!(
+        requests.iter().any(|q| q["url"] == json!(url)
+            && q["method"] == "GET"
+            && q["status"] == 200
+            && q["type"] == "Document"),
+        "no document request of {url}: {}",
+        text(&r)
+    );
     let eval = |expr: &str| {
         let expr = expr.to_string();
         let server = &server;

@@ -373,8 +373,11 @@ impl Session {
             Mutation::Launch,
             &format!("launch a browser on {}", crate::safety::quoted(url)),
         )?;
+        // The browser starts on a blank page that is attached, with its network events on,
+        // before it goes to `url`: the document request of `url` itself is then logged (a
+        // page attached after its first navigation never sees it).
         let launched = launch::launch(&LaunchOptions {
-            url: url.to_string(),
+            url: "about:blank".to_string(),
             headless,
             program: program.map(std::path::Path::to_path_buf),
             port,
@@ -395,6 +398,14 @@ impl Session {
             .rsplit_once(':')
             .and_then(|(_, rest)| rest.split('/').next()?.parse::<u16>().ok());
         let mut info = self.add_browser(cdp, Some(launched), port, headless)?;
+        if url != "about:blank" && !info.pages.is_empty() {
+            let (cdp, session, _) = self.page_any(None)?;
+            // A URL the browser cannot load shows its error page, as it would when given on
+            // the command line.
+            let _ = cdp_page::navigate(&cdp, &session, url).map_err(unavailable)?;
+            wait_loaded(&cdp, &session);
+            info.pages = pages_of(&cdp, info.id)?;
+        }
         if !headless {
             // Its window maps a moment after its first page exists.
             let deadline = Instant::now() + Duration::from_secs(10);

@@ -60,8 +60,13 @@ impl Session {
                 crate::safety::quoted(url)
             ),
         )?;
-        let id = cdp_target::new_page(&cdp, url).map_err(unavailable)?;
+        // Blank first, attached with its network events on, then `url`: its document
+        // request is logged like every later one.
+        let id = cdp_target::new_page(&cdp, "about:blank").map_err(unavailable)?;
         let (cdp, session, _) = self.page_any(Some(&id))?;
+        if url != "about:blank" {
+            let _ = cdp_page::navigate(&cdp, &session, url).map_err(unavailable)?;
+        }
         wait_loaded(&cdp, &session);
         let page = self.page_any(Some(&id))?.2;
         Ok(BrowserOutcome {
