@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use crate::coords::ViewGeometry;
 use crate::decorate::Marker;
+use crate::labels::{self, NameFrom};
 use crate::matcher::{
     MIN_TOLERANT, TextMatch, contains_words, fold, is_cjk, letters, ocr_fold, terms, text_match,
 };
@@ -57,6 +58,13 @@ pub struct Candidate {
     pub image: Option<(u32, u32)>,
     pub enabled: bool,
     pub actions: Vec<String>,
+    /// Where the words it is known by came from, for a control with no name of its own:
+    /// `label` (the label beside or above it) or `value`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_from: Option<NameFrom>,
+    /// Those words: the label's text, or the value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub described_as: Option<String>,
     /// `accessibility` (an element of the snapshot, with a token) or `ocr` (text read off the
     /// window's pixels: no token, click it at `image` with `screenshot_id`).
     pub source: &'static str,
@@ -249,13 +257,31 @@ fn rank_with(
 ) -> Vec<(f64, String, usize)> {
     let (rest, roles, seen) = kinds(description);
     let qterms = terms(&rest);
+    // Unnamed controls are described by the label beside them, else their value.
+    let described = labels::describe(elements);
+    let labelling: std::collections::HashSet<usize> =
+        described.iter().flatten().filter_map(|d| d.label).collect();
     let mut out = Vec::new();
-    for e in elements {
-        let fields = [
-            ("name", fold(&e.name), 1.0),
-            ("value", fold(e.value.as_deref().unwrap_or("")), 0.7),
-            ("description", fold(&e.description), 0.6),
+    for (at, (e, described)) in elements.iter().zip(&described).enumerate() {
+        let beside = described.as_ref().map(|d| {
+            let field = match d.from {
+                NameFrom::Label => format!("label \"{}\" beside it", d.text),
+                NameFrom::Value => format!("value \"{}\" (it has no name)", d.text),
+            };
+            (field, fold(&d.text))
+        });
+        let mut fields = vec![
+            ("name".to_string(), fold(&e.name), 1.0),
+            (
+                "value".to_string(),
+                fold(e.value.as_deref().unwrap_or("")),
+                0.7,
+            ),
+            ("description".to_string(), fold(&e.description), 0.6),
         ];
+        if let Some((field, text)) = beside {
+            fields.push((field, text, 0.9));
+        }
         let mut best = (0.0, String::new());
         for (label, text, weight) in &fields {
             let (s, how) = similarity(&rest, &qterms, text, compare);
@@ -265,6 +291,11 @@ fn rank_with(
         }
         let mut score = best.0;
         let mut why = best.1;
+        if labelling.contains(&at) && score > 0.0 {
+            // The control it labels is what an agent acts on.
+            score *= 0.9;
+            why.push_str("; the label of a control");
+        }
         if rest.is_empty() && !roles.is_empty() {
             score = 0.3;
             why = "only a kind was given".to_string();
@@ -316,6 +347,7 @@ impl Session {
             include_screenshot: request.tree.include_screenshot && !annotate,
             ..request.tree.clone()
         })?;
+        let described = labels::describe(&snapshot.elements);
         let role = request.role.trim().to_lowercase();
         let role_ok = |e: &Element| role.is_empty() || e.role.as_str().to_lowercase() == role;
         let ranked: Vec<(f64, String, usize)> = if request.name_contains.trim().is_empty() {
@@ -335,6 +367,9 @@ impl Session {
                             .as_deref()
                             .is_some_and(|v| v.to_lowercase().contains(&needle))
                         || e.description.to_lowercase().contains(&needle)
+                        || described[e.index]
+                            .as_ref()
+                            .is_some_and(|d| d.text.to_lowercase().contains(&needle))
                 })
                 .map(|e| (1.0, "contains the text".to_string(), e.index))
                 .collect()
@@ -379,6 +414,7 @@ impl Session {
             .into_iter()
             .map(|(score, why, i)| {
                 let e = &snapshot.elements[i];
+                let described = described[i].as_ref();
                 let image = e.bounds.zip(view).and_then(|(b, v)| {
                     v.physical_to_image(deskpilot_types::Point::new(
                         b.x + b.width as i32 / 2,
@@ -397,6 +433,8 @@ impl Session {
                     image,
                     enabled: e.enabled,
                     actions: e.actions.clone(),
+                    name_from: described.map(|d| d.from),
+                    described_as: described.map(|d| d.text.clone()),
                     source: "accessibility",
                     screenshot_id: None,
                     confidence: None,
@@ -471,6 +509,8 @@ impl Session {
                 image: line.image_centre,
                 enabled: true,
                 actions: Vec::new(),
+                name_from: None,
+                described_as: None,
                 source: "ocr",
                 screenshot_id: Some(read.screenshot.id),
                 confidence: Some((line.line.confidence * 10.0).round() / 10.0),
@@ -516,6 +556,53 @@ mod tests {
             handle: ElementHandle(String::new()),
             states: ElementStates::default(),
         }
+    }
+
+    /// The GTK file chooser as read: the name entry is unnamed, "Name:" sits on its left, a
+    /// column header is called "Name" and OCR would read "Name" too.
+    #[test]
+    fn an_unnamed_field_is_found_by_the_label_beside_it() {
+        let at = |mut e: Element, parent: Option<usize>, b: Rect| {
+            e.parent = parent;
+            e.bounds = Some(b);
+            e
+        };
+        let elements = vec![
+            at(
+                el(0, Role::Dialog, "Save File", true),
+                None,
+                Rect::new(0, 0, 800, 600),
+            ),
+            at(
+                el(1, Role::Group, "", true),
+                Some(0),
+                Rect::new(10, 10, 780, 40),
+            ),
+            at(
+                el(2, Role::Text, "Name:", true),
+                Some(1),
+                Rect::new(20, 20, 50, 20),
+            ),
+            at(
+                el(3, Role::Edit, "", true),
+                Some(1),
+                Rect::new(80, 16, 400, 28),
+            ),
+            at(
+                el(4, Role::ColumnHeader, "Name", true),
+                Some(0),
+                Rect::new(200, 100, 200, 20),
+            ),
+        ];
+        let r = rank(&elements, "file name field");
+        assert_eq!(r[0].2, 3, "{r:?}");
+        assert!(r[0].1.contains("label \"Name:\" beside it"), "{r:?}");
+        let r = rank(&elements, "Name");
+        let place = |i: usize| r.iter().position(|x| x.2 == i);
+        assert!(
+            place(3) < place(2),
+            "the field before the label that names it: {r:?}"
+        );
     }
 
     #[test]
