@@ -21,6 +21,32 @@ pub struct WindowFilter {
     pub text: String,
 }
 
+/// The desktop went away and a fresh one took its place: everything that ran on the old one
+/// (apps, windows, their ids) is gone. `Display` is what a client is told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DesktopRestart {
+    /// The generation of the fresh desktop.
+    pub generation: u64,
+    /// When it was up again, in Unix milliseconds.
+    pub at_ms: u64,
+    /// Why the old one went away.
+    pub why: String,
+}
+
+impl std::fmt::Display for DesktopRestart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secs = self.at_ms / 1000;
+        let (h, m, s) = ((secs / 3600) % 24, (secs / 60) % 60, secs % 60);
+        write!(
+            f,
+            "The desktop was restarted at {h:02}:{m:02}:{s:02} UTC ({}). Every app and window \
+             that ran on it is gone, and screenshot ids and element tokens from before it are \
+             void: list the windows and launch again what you need.",
+            self.why
+        )
+    }
+}
+
 /// The platform-neutral core. Cheap to share behind an `Arc`; every method blocks.
 #[derive(Debug)]
 pub struct Engine {
@@ -35,6 +61,8 @@ pub struct Engine {
     pub(crate) guard: Arc<crate::guard::Guard>,
     /// Screenshot and snapshot ids, unique in the process, and who was issued them.
     pub(crate) ids: crate::ids::Ids,
+    /// The last time the desktop went away and a fresh one took its place.
+    restart: Mutex<Option<DesktopRestart>>,
 
     /// App skills: built-ins and the user layer.
     pub(crate) skills: deskpilot_skills::Library,
@@ -83,8 +111,32 @@ impl Engine {
             config,
             buffers: Mutex::new(Buffers::default()),
             ids: Default::default(),
+            restart: Mutex::new(None),
             memory,
         }
+    }
+
+    /// Serves `desktop` from now on in place of one that went away (`why`): like
+    /// [`Engine::replace_desktop`], and every session's next call is told once
+    /// ([`Session::take_restart`](crate::Session::take_restart)) that its apps are gone.
+    pub fn restore_desktop(&self, desktop: Desktop, why: &str) {
+        self.replace_desktop(desktop);
+        let at_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        *self.restart.lock().unwrap_or_else(|e| e.into_inner()) = Some(DesktopRestart {
+            generation: self.desktop_generation(),
+            at_ms,
+            why: why.to_string(),
+        });
+    }
+
+    /// The last desktop restart, if there was one.
+    pub fn last_restart(&self) -> Option<DesktopRestart> {
+        self.restart
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The desktop calls go to now.
@@ -164,5 +216,36 @@ impl Engine {
             .into_iter()
             .find(|w| w.id == id)
             .ok_or(Error::WindowNotFound(id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use deskpilot_backend::FakeDesktop;
+
+    use crate::{EngineConfig, Session};
+
+    #[test]
+    fn every_session_is_told_of_a_restart_once() {
+        let engine = Arc::new(super::Engine::new(
+            FakeDesktop::new(100, 100).desktop(),
+            EngineConfig::default(),
+        ));
+        let (a, b) = (Session::new(engine.clone()), Session::new(engine.clone()));
+        assert_eq!(a.take_restart(), None, "nothing happened yet");
+        engine.replace_desktop(deskpilot_backend::Desktop::restarting(
+            "fake",
+            "gone".to_string(),
+        ));
+        assert_eq!(a.take_restart(), None, "a stand-in is no restart yet");
+        engine.restore_desktop(FakeDesktop::new(100, 100).desktop(), "the X server died");
+        let told = a.take_restart().expect("a is told");
+        assert!(told.to_string().contains("(the X server died)"), "{told}");
+        assert_eq!(a.take_restart(), None, "once");
+        assert!(b.take_restart().is_some(), "b is told too");
+        // A client that connects after the restart has lost nothing.
+        assert_eq!(Session::new(engine.clone()).take_restart(), None);
     }
 }

@@ -71,7 +71,7 @@ pub use config::{
 };
 pub use decorate::{Decorations, Marker};
 pub use element::{ElementNote, ElementOp, ElementOutcome};
-pub use engine::{Engine, WindowFilter};
+pub use engine::{DesktopRestart, Engine, WindowFilter};
 pub use error::{Error, Unsupported};
 pub use find::{Candidate, FindRequest};
 pub use keyboard::{KeyboardNote, KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};

@@ -45,6 +45,8 @@ pub struct Session {
     slots: Mutex<HashMap<TypeId, Box<dyn Any + Send>>>,
     /// The engine's desktop generation this session's state belongs to.
     desktop_seen: AtomicU64,
+    /// The newest desktop generation this client was told about (or began on).
+    restart_told: AtomicU64,
 }
 
 impl std::fmt::Debug for Session {
@@ -83,6 +85,7 @@ impl Session {
             shells: Arc::new(shells),
             slots: Mutex::new(HashMap::new()),
             desktop_seen: AtomicU64::new(engine.desktop_generation()),
+            restart_told: AtomicU64::new(engine.desktop_generation()),
             engine,
         }
     }
@@ -90,6 +93,16 @@ impl Session {
     /// An engine of its own over `desktop` with one session: for tests and one-shot tools.
     pub fn standalone(desktop: Desktop, config: EngineConfig) -> Session {
         Session::new(Arc::new(Engine::new(desktop, config)))
+    }
+
+    /// The desktop restart this client has not been told about yet, once: a client whose
+    /// apps died with the old desktop must hear it from its next call, not find "no windows".
+    pub fn take_restart(&self) -> Option<crate::DesktopRestart> {
+        let restart = self.engine.last_restart()?;
+        let told = self
+            .restart_told
+            .fetch_max(restart.generation, Ordering::AcqRel);
+        (told < restart.generation).then_some(restart)
     }
 
     /// This session's number in the process.

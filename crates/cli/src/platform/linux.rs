@@ -68,6 +68,8 @@ pub fn supervise(session: &Session, engine: &std::sync::Arc<deskpilot_engine::En
             // The generation the engine's desktop belongs to; `None` while a stand-in is.
             let mut current = Some(0);
             let mut told = String::new();
+            // Why the desktop served last went away, for the sessions' next calls.
+            let mut lost = String::new();
             loop {
                 std::thread::sleep(std::time::Duration::from_millis(50));
                 let Some(engine) = engine.upgrade() else {
@@ -77,7 +79,13 @@ pub fn supervise(session: &Session, engine: &std::sync::Arc<deskpilot_engine::En
                     Health::Up { generation } if current == Some(generation) => continue,
                     Health::Up { generation } => match x11_desktop() {
                         Ok(desktop) => {
-                            engine.replace_desktop(desktop);
+                            let why = if lost.is_empty() {
+                                format!("the virtual desktop {vd_name} went away")
+                            } else {
+                                format!("the virtual desktop {vd_name} went away: {lost}")
+                            };
+                            engine.restore_desktop(desktop, &why);
+                            lost.clear();
                             current = Some(generation);
                             told.clear();
                             tracing::info!(display = %vd_name, generation, "serving the fresh desktop");
@@ -86,6 +94,9 @@ pub fn supervise(session: &Session, engine: &std::sync::Arc<deskpilot_engine::En
                         Err(e) => format!("the fresh desktop does not answer yet ({e})"),
                     },
                     Health::Restarting { reason } => {
+                        if lost.is_empty() {
+                            lost = reason.clone();
+                        }
                         format!("{reason}; a fresh desktop is starting")
                     }
                     Health::Failed { reason } => format!("{reason}; trying again"),

@@ -707,19 +707,31 @@ async fn the_x_server_killed_under_serve_virtual_display_is_replaced_without_a_r
         text(&r)
     );
 
-    // Then the same session, on the same server process, works on a fresh desktop.
-    harness::wait_for(
+    // Then the same session, on the same server process, works on a fresh desktop, and its
+    // first answer there says that its apps went with the old one.
+    let first = harness::wait_for(
         Duration::from_secs(30),
         "a working desktop again",
         || async {
             let r = call(&client, "status", json!({})).await;
-            (r.is_error != Some(true)).then_some(())
+            (r.is_error != Some(true)).then_some(r)
         },
     )
     .await;
+    assert!(
+        text(&first).starts_with("The desktop was restarted at ")
+            && text(&first).contains("Every app and window that ran on it is gone"),
+        "{}",
+        text(&first)
+    );
     let ready = http.get(server.url("/readyz")).send().await.unwrap();
     assert_eq!(ready.status(), 200, "{:?}", ready.text().await);
     let r = call(&client, "list_windows", json!({})).await;
+    assert!(
+        !text(&r).contains("The desktop was restarted"),
+        "said once: {}",
+        text(&r)
+    );
     let titles: Vec<String> = ok(&r)["windows"]
         .as_array()
         .unwrap()

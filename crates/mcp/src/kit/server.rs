@@ -231,6 +231,18 @@ impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
             .scope(name.clone(), self.tool_router.call(tcc))
             .await;
         let tool = self.tools.iter().find(|t| t.name == name);
-        super::args::into_tool_error(answer, tool, P::wording())
+        let answer = super::args::into_tool_error(answer, tool, P::wording());
+        // A client whose apps died with an earlier desktop hears it first, once.
+        match answer {
+            Ok(rmcp::model::CallToolResponse::Complete(mut result)) => {
+                if let Some(restart) = self.session.take_restart() {
+                    result
+                        .content
+                        .insert(0, rmcp::model::ContentBlock::text(restart.to_string()));
+                }
+                Ok(result.into())
+            }
+            other => other,
+        }
     }
 }
