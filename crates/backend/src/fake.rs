@@ -4,6 +4,12 @@
 //! desktop. Tests add windows (which paints them), paint regions, change window state and
 //! read pixels back; the engine sees exactly what a real backend would return. Nothing here
 //! sleeps or touches the OS.
+//!
+//! Scripted trees act like a toolkit: actions flip states, a container given a selection
+//! (`allow_selection`) selects its children, `focus` and a pointer press focus an element, and
+//! keys typed go into the focused editable element (ctrl+a selects its text first). Tests move,
+//! rename or re-sort elements between reads with `update_tree`, and take capabilities away
+//! with `lack` to stand in for a backend that cannot re-read or hit-test elements.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -14,6 +20,9 @@ use crate::{
     Error, Frame, GuardEvent, GuardListener, Keyboard, Overlay, OverlayStyle, PixelFormat, Pointer,
     RawTree, Screens, TreeLimits, WindowCapture, WindowControl, WindowOp, Windows,
 };
+
+/// How a scripted element formats the text it is given (see [`FakeDesktop::format_values`]).
+pub type Format = fn(&str) -> String;
 
 /// A scriptable desktop: monitors, windows (topmost first) and a framebuffer.
 #[derive(Debug, Clone)]
@@ -52,6 +61,24 @@ struct State {
     own_drawing_fails: Vec<WindowId>,
     hit: Option<WindowId>,
     installed: Vec<crate::apps::InstalledApp>,
+    /// Accessibility operations answered `Unsupported` (see `lack`).
+    lacking: Vec<&'static str>,
+    /// Containers with a selection interface (see `allow_selection`).
+    selectable: Vec<ElementHandle>,
+    /// Elements that accept `set_value` and keep their text (see `ignore_set_value`).
+    ignores_set_value: Vec<ElementHandle>,
+    /// How an element formats what it is given (see `format_values`).
+    formats: Vec<(ElementHandle, Format)>,
+    /// Elements whose hit test answers "something else is here" (see `cover_element`).
+    covered: Vec<ElementHandle>,
+    /// Windows an action opens (see `open_on_action`).
+    opens: Vec<(ElementHandle, FakeWindow)>,
+    /// Every accessibility action done, in order.
+    actions_done: Vec<(ElementHandle, String)>,
+    /// Modifiers held now.
+    held: Vec<Key>,
+    /// ctrl+a selected the focused element's text: the next typing replaces it.
+    all_selected: bool,
 }
 
 /// One synthetic pointer event the fake received.
@@ -143,6 +170,15 @@ impl FakeDesktop {
                 own_drawing_fails: Vec::new(),
                 hit: None,
                 installed: Vec::new(),
+                lacking: Vec::new(),
+                selectable: Vec::new(),
+                ignores_set_value: Vec::new(),
+                formats: Vec::new(),
+                covered: Vec::new(),
+                opens: Vec::new(),
+                actions_done: Vec::new(),
+                held: Vec::new(),
+                all_selected: false,
             })),
             overlay: FakeOverlay::default(),
             ocr: FakeOcr::default(),
@@ -179,7 +215,13 @@ impl FakeDesktop {
 
     /// Adds a window on top of the stack, makes it active and paints its client area.
     pub fn add_window(&self, w: FakeWindow) -> WindowId {
-        let mut s = self.lock();
+        add_window(&mut self.lock(), w)
+    }
+}
+
+/// [`FakeDesktop::add_window`] on the locked state (an action may open a window).
+fn add_window(s: &mut State, w: FakeWindow) -> WindowId {
+    {
         let id = WindowId(s.next_id);
         s.next_id += 1;
         for other in &mut s.windows {
@@ -217,7 +259,9 @@ impl FakeDesktop {
         renumber(&mut s.windows);
         id
     }
+}
 
+impl FakeDesktop {
     /// Removes a window (its pixels stay until painted over, like a real screen without redraw).
     pub fn remove_window(&self, id: WindowId) {
         let mut s = self.lock();
@@ -301,6 +345,61 @@ impl FakeDesktop {
         s.trees.push((window, tree));
     }
 
+    /// Changes the tree `window` serves from now on (move, rename, re-sort, remove elements):
+    /// what the application did between two reads.
+    pub fn update_tree(&self, window: WindowId, f: impl FnOnce(&mut RawTree)) {
+        let mut s = self.lock();
+        if let Some((_, tree)) = s.trees.iter_mut().find(|(w, _)| *w == window) {
+            f(tree);
+        }
+    }
+
+    /// Makes the accessibility operation `op` (`"live"`, `"hits"`, `"states"`, `"select"`,
+    /// `"set_value"`, `"read_text"`, `"focus"`) answer `Unsupported`, like a backend without it.
+    pub fn lack(&self, op: &'static str) {
+        self.lock().lacking.push(op);
+    }
+
+    /// Gives the element `container` a selection interface: its children can be selected.
+    pub fn allow_selection(&self, container: &ElementHandle) {
+        self.lock().selectable.push(container.clone());
+    }
+
+    /// `set_value` on `element` is accepted and changes nothing (Gecko's `SetTextContents`).
+    pub fn ignore_set_value(&self, element: &ElementHandle) {
+        self.lock().ignores_set_value.push(element.clone());
+    }
+
+    /// `element` keeps `format(text)` of whatever text it is given (a number field).
+    pub fn format_values(&self, element: &ElementHandle, format: Format) {
+        self.lock().formats.push((element.clone(), format));
+    }
+
+    /// The toolkit's hit test at any point answers another element than `element`.
+    pub fn cover_element(&self, element: &ElementHandle) {
+        self.lock().covered.push(element.clone());
+    }
+
+    /// Running any action of `element` opens `window` (a dialog, a menu).
+    pub fn open_on_action(&self, element: &ElementHandle, window: FakeWindow) {
+        self.lock().opens.push((element.clone(), window));
+    }
+
+    /// Every accessibility action done so far: the element and the action's name.
+    pub fn actions_done(&self) -> Vec<(ElementHandle, String)> {
+        self.lock().actions_done.clone()
+    }
+
+    /// The element behind `handle` as the scripted trees hold it now.
+    pub fn element(&self, handle: &ElementHandle) -> Option<crate::RawElement> {
+        self.lock()
+            .trees
+            .iter()
+            .flat_map(|(_, t)| t.elements.iter())
+            .find(|e| e.handle == *handle)
+            .cloned()
+    }
+
     /// How many trees have been read.
     pub fn tree_reads(&self) -> usize {
         self.lock().tree_reads
@@ -328,6 +427,73 @@ impl FakeDesktop {
     /// engine decides from the stacking order).
     pub fn set_hit(&self, window: Option<WindowId>) {
         self.lock().hit = window;
+    }
+}
+
+impl State {
+    /// `Unsupported` when a test took `op` away.
+    fn check(&self, op: &'static str) -> Result<(), Error> {
+        if self.lacking.contains(&op) {
+            return Err(Error::Unsupported {
+                what: op,
+                reason: "the fake was told to lack it".to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    fn element_mut(&mut self, handle: &ElementHandle) -> Option<&mut crate::RawElement> {
+        self.trees
+            .iter_mut()
+            .flat_map(|(_, t)| t.elements.iter_mut())
+            .find(|e| e.handle == *handle)
+    }
+
+    /// Moves keyboard focus to `handle` (no element keeps it elsewhere).
+    fn focus(&mut self, handle: &ElementHandle) {
+        for e in self
+            .trees
+            .iter_mut()
+            .flat_map(|(_, t)| t.elements.iter_mut())
+        {
+            e.states.focused = e.handle == *handle;
+        }
+        self.all_selected = false;
+    }
+
+    /// `text` as `handle` keeps it.
+    fn formatted(&self, handle: &ElementHandle, text: &str) -> String {
+        match self.formats.iter().find(|(h, _)| h == handle) {
+            Some((_, f)) => f(text),
+            None => text.to_string(),
+        }
+    }
+
+    /// What typing `text` does to the focused editable element.
+    fn type_into_focused(&mut self, text: &str) {
+        let replace = std::mem::take(&mut self.all_selected);
+        let Some(handle) = self
+            .trees
+            .iter()
+            .flat_map(|(_, t)| t.elements.iter())
+            .find(|e| e.states.focused && e.states.editable)
+            .map(|e| e.handle.clone())
+        else {
+            return;
+        };
+        let old = self
+            .element_mut(&handle)
+            .and_then(|e| e.value.clone())
+            .unwrap_or_default();
+        let new = if replace {
+            text.to_string()
+        } else {
+            old + text
+        };
+        let new = self.formatted(&handle, &new);
+        if let Some(e) = self.element_mut(&handle) {
+            e.value = Some(new);
+        }
     }
 }
 
@@ -424,6 +590,19 @@ impl Pointer for FakeDesktop {
         let mut s = self.lock();
         let at = s.pointer;
         s.events.push(PointerEvent::Button { button, down, at });
+        // A press focuses the smallest focusable element under the pointer, as toolkits do.
+        if down {
+            let under = s
+                .trees
+                .iter()
+                .flat_map(|(_, t)| t.elements.iter())
+                .filter(|e| e.states.focusable && e.bounds.is_some_and(|b| b.contains(at)))
+                .min_by_key(|e| e.bounds.map_or(0, |b| b.area()))
+                .map(|e| e.handle.clone());
+            if let Some(h) = under {
+                s.focus(&h);
+            }
+        }
         let entry = format!(
             "button {} {} ({}, {})",
             format!("{button:?}").to_lowercase(),
@@ -449,6 +628,13 @@ impl Keyboard for FakeDesktop {
     fn key(&self, key: Key, down: bool) -> Result<(), Error> {
         let mut s = self.lock();
         s.keys.push((key, down));
+        match (key, down) {
+            (Key::Ctrl | Key::Shift | Key::Alt | Key::Super, true) => s.held.push(key),
+            (Key::Ctrl | Key::Shift | Key::Alt | Key::Super, false) => s.held.retain(|k| *k != key),
+            (Key::Char('a'), true) if s.held.contains(&Key::Ctrl) => s.all_selected = true,
+            (Key::Backspace | Key::Delete, true) if s.all_selected => s.type_into_focused(""),
+            _ => {}
+        }
         let name = match key {
             Key::Char(c) => c.to_string(),
             Key::F(n) => format!("f{n}"),
@@ -461,6 +647,7 @@ impl Keyboard for FakeDesktop {
 
     fn type_text(&self, text: &str) -> Result<(), Error> {
         let mut s = self.lock();
+        s.type_into_focused(text);
         s.typed.push_str(text);
         s.input_log.push(format!("type {text}"));
         Ok(())
@@ -607,12 +794,100 @@ impl Accessibility for FakeDesktop {
             "select" => e.states.selected = true,
             _ => {}
         }
+        s.actions_done.push((element.clone(), action.to_string()));
+        let opened: Vec<FakeWindow> = s
+            .opens
+            .iter()
+            .filter(|(h, _)| h == element)
+            .map(|(_, w)| w.clone())
+            .collect();
+        for w in opened {
+            add_window(&mut s, w);
+        }
         Ok(())
     }
 
+    /// Replaces the element's text, unless told to ignore it (`ignore_set_value`) or to
+    /// format it (`format_values`).
+    fn set_value(&self, element: &ElementHandle, value: &str) -> Result<(), Error> {
+        let mut s = self.lock();
+        s.check("set_value")?;
+        if s.ignores_set_value.contains(element) {
+            return Ok(());
+        }
+        let value = s.formatted(element, value);
+        let e = s.element_mut(element).ok_or_else(|| Error::ElementGone {
+            reason: format!("UnknownObject {}", element.0),
+        })?;
+        if !e.states.editable {
+            return Err(Error::Unsupported {
+                what: "setting values",
+                reason: "the element holds no editable text".to_string(),
+            });
+        }
+        e.value = Some(value);
+        Ok(())
+    }
+
+    /// The element's value (empty without one).
+    fn read_text(&self, element: &ElementHandle) -> Result<String, Error> {
+        let mut s = self.lock();
+        s.check("read_text")?;
+        s.element_mut(element)
+            .map(|e| e.value.clone().unwrap_or_default())
+            .ok_or_else(|| Error::ElementGone {
+                reason: format!("UnknownObject {}", element.0),
+            })
+    }
+
+    fn focus(&self, element: &ElementHandle) -> Result<(), Error> {
+        let mut s = self.lock();
+        s.check("focus")?;
+        if s.element_mut(element).is_none() {
+            return Err(Error::ElementGone {
+                reason: format!("UnknownObject {}", element.0),
+            });
+        }
+        s.focus(element);
+        Ok(())
+    }
+
+    /// Selects the element in its parent when the parent was given a selection
+    /// (`allow_selection`); single selection, like a file manager's list.
+    fn select(&self, element: &ElementHandle) -> Result<(), Error> {
+        let mut s = self.lock();
+        s.check("select")?;
+        let selectable = s.selectable.clone();
+        for (_, tree) in &mut s.trees {
+            let Some(i) = tree.elements.iter().position(|e| e.handle == *element) else {
+                continue;
+            };
+            let Some(parent) = tree.elements[i].parent else {
+                break;
+            };
+            if !selectable.contains(&tree.elements[parent].handle) {
+                break;
+            }
+            for e in tree
+                .elements
+                .iter_mut()
+                .filter(|e| e.parent == Some(parent))
+            {
+                e.states.selected = false;
+            }
+            tree.elements[i].states.selected = true;
+            return Ok(());
+        }
+        Err(Error::Unsupported {
+            what: "selecting elements",
+            reason: "the element's container has no selection interface".to_string(),
+        })
+    }
+
     fn states(&self, element: &ElementHandle) -> Result<ElementStates, Error> {
-        self.lock()
-            .trees
+        let s = self.lock();
+        s.check("states")?;
+        s.trees
             .iter()
             .flat_map(|(_, t)| t.elements.iter())
             .find(|e| e.handle == *element)
@@ -625,8 +900,9 @@ impl Accessibility for FakeDesktop {
 
     /// The element as the scripted tree holds it now; an element no tree holds is gone.
     fn live(&self, element: &ElementHandle) -> Result<crate::LiveElement, Error> {
-        self.lock()
-            .trees
+        let s = self.lock();
+        s.check("live")?;
+        s.trees
             .iter()
             .flat_map(|(_, t)| t.elements.iter())
             .find(|e| e.handle == *element)
@@ -641,10 +917,19 @@ impl Accessibility for FakeDesktop {
             })
     }
 
-    /// The point hits the element when it lies inside its bounds.
+    /// The point hits the element when it lies inside its bounds (and no test covered it).
     fn hits(&self, element: &ElementHandle, at: Point) -> Result<bool, Error> {
-        let live = self.live(element)?;
-        Ok(live.bounds.is_some_and(|b| b.contains(at)))
+        let s = self.lock();
+        s.check("hits")?;
+        let e = s
+            .trees
+            .iter()
+            .flat_map(|(_, t)| t.elements.iter())
+            .find(|e| e.handle == *element)
+            .ok_or_else(|| Error::ElementGone {
+                reason: format!("UnknownObject {}", element.0),
+            })?;
+        Ok(!s.covered.contains(element) && e.bounds.is_some_and(|b| b.contains(at)))
     }
 }
 

@@ -170,6 +170,7 @@ pub fn refused_effect(error: &Error) -> Option<Effect> {
             | C::OutsideTargetWindow
             | C::PointOffScreen
             | C::StaleElement
+            | C::ElementCovered
             | C::ElementNotFound
             | C::ForeignReference
             | C::ActionUnsupported

@@ -5,17 +5,21 @@
 //! clicks the element's centre — after checking the window has not moved since the snapshot
 //! and that no other app covers the point. Every result says which route ran.
 //!
-//! A token whose element no longer exists in the app (the window changed under it) is
-//! `STALE_ELEMENT`, like a token from an older snapshot.
+//! A token names an element, not a position: before acting, the element is re-read in its
+//! application. Gone, another role, or another name on an item-like role (a re-sorted list's
+//! positional cells) is `STALE_ELEMENT`, like a token from an older snapshot; moved inside its
+//! window, it is acted on where it is now. A pointer fallback first asks the toolkit's hit
+//! test whether the centre reaches the element, and refuses (`ELEMENT_COVERED`) when it does not.
 
 use std::time::{Duration, Instant};
 
 use deskpilot_backend::{Button, ElementStates};
-use deskpilot_types::{Point, Role, WindowInfo};
+use deskpilot_types::{Point, Rect, Role, WindowInfo};
 
 use crate::action::{Effect, Outcome, Route};
 use crate::pointer::Receipt;
 use crate::registry::Pin;
+use crate::snapshots::same_element;
 use crate::tree::Element;
 use crate::verify::VerifyTarget;
 use crate::{Error, HitTestMode, Mutation, Session};
@@ -128,6 +132,8 @@ pub enum ElementNote {
     StatesUnchanged { op: ElementOp, waited: Duration },
     /// The element went away with the action.
     Gone,
+    /// The element moved inside its window since the snapshot; the action used where it is now.
+    Moved { from: Rect, to: Rect },
 }
 
 impl std::fmt::Display for ElementNote {
@@ -160,6 +166,10 @@ impl std::fmt::Display for ElementNote {
             ElementNote::Gone => {
                 f.write_str("the element is gone after the action; read the window's tree again")
             }
+            ElementNote::Moved { from, to } => write!(
+                f,
+                "the element moved since the snapshot (from {from} to {to}); acted where it is now"
+            ),
         }
     }
 }
@@ -244,10 +254,74 @@ fn label(what: &str, element: &Element, window: &WindowInfo) -> String {
     )
 }
 
+/// An element re-checked just before an action: its window as the snapshot saw it and as it
+/// is now, the element as it is now, and what the re-check found worth saying.
+struct Target {
+    seen: WindowInfo,
+    now: WindowInfo,
+    element: Element,
+    notes: Vec<ElementNote>,
+}
+
+/// Re-reads `element` in its application and refreshes it (bounds, name, states), or refuses
+/// it when the handle now stands for another element.
+fn recheck(s: &Session, element: &mut Element, notes: &mut Vec<ElementNote>) -> Result<(), Error> {
+    use deskpilot_backend::Error as B;
+    let live = match s.desktop().accessibility.live(&element.handle) {
+        Ok(live) => live,
+        Err(B::ElementGone { reason }) => {
+            return Err(Error::StaleElement {
+                token: element.token.clone(),
+                why: format!("the element no longer exists in the application ({reason})"),
+            });
+        }
+        Err(e) => {
+            // Unsupported here, or a slow answer: act as the snapshot saw it.
+            tracing::debug!(error = %e, "the element could not be re-read before acting");
+            return Ok(());
+        }
+    };
+    if !same_element(element.role, &element.name, live.role, &live.name) {
+        return Err(Error::StaleElement {
+            token: element.token.clone(),
+            why: format!(
+                "the element there is now {} \"{}\", not the {} \"{}\" the snapshot saw",
+                live.role, live.name, element.role, element.name
+            ),
+        });
+    }
+    if let (Some(from), Some(to)) = (element.bounds, live.bounds)
+        && from != to
+    {
+        notes.push(ElementNote::Moved { from, to });
+    }
+    if live.bounds.is_some() {
+        element.bounds = live.bounds;
+    }
+    element.name = live.name;
+    let onscreen = element.states.onscreen;
+    element.states = ElementStates {
+        onscreen,
+        ..live.states
+    };
+    element.enabled = live.states.enabled;
+    element.focused = live.states.focused;
+    element.selected = live.states.selected;
+    element.checked = live.states.checked;
+    element.expanded = live.states.expanded;
+    Ok(())
+}
+
 impl Session {
-    /// Resolves `token` and checks its window still exists with the same owner.
-    fn live_element(&self, token: &str) -> Result<(WindowInfo, WindowInfo, Element), Error> {
-        let (seen, element) = self.element(token)?;
+    /// Resolves `token`, checks its window still exists with the same owner, and re-checks
+    /// the element itself in its application ([`Accessibility::live`]): gone, another role, or
+    /// (for an item-like role) another name is `STALE_ELEMENT` saying what it is now; moved
+    /// inside the window, it is acted on where it is now and an [`ElementNote::Moved`] says so.
+    /// A backend that cannot re-read elements leaves the snapshot's element as it was.
+    ///
+    /// [`Accessibility::live`]: deskpilot_backend::Accessibility::live
+    fn live_element(&self, token: &str) -> Result<Target, Error> {
+        let (seen, mut element) = self.element(token)?;
         let windows = self.desktop().windows.list_windows()?;
         let now = windows
             .into_iter()
@@ -260,6 +334,8 @@ impl Session {
                 now: now.pid,
             });
         }
+        let mut notes = Vec::new();
+        recheck(self, &mut element, &mut notes)?;
         self.aim(VerifyTarget::Window(now.id));
         let path = self
             .snapshots_now()
@@ -271,7 +347,12 @@ impl Session {
             })
             .unwrap_or_default();
         self.note_element(&now, &element, path);
-        Ok((seen, now, element))
+        Ok(Target {
+            seen,
+            now,
+            element,
+            notes,
+        })
     }
 
     /// Clicks an element: its default action, else the pointer at its centre.
@@ -283,9 +364,13 @@ impl Session {
         mode: HitTestMode,
     ) -> Result<ElementOutcome, Error> {
         crate::pointer::check_count(count)?;
-        let (seen, now, element) = self.live_element(token)?;
+        let Target {
+            seen,
+            now,
+            element,
+            mut notes,
+        } = self.live_element(token)?;
         self.gate(Mutation::Other, &label("click", &element, &now))?;
-        let mut notes = Vec::new();
         if button == Button::Left && count == 1 {
             let action = advertised(&element, CLICK_ACTIONS);
             if let Some(action) = action {
@@ -352,6 +437,29 @@ impl Session {
         // The same checks as a screenshot click, pinned to the window as the snapshot saw it:
         // moved → TARGET_WINDOW_MOVED, covered → CLICK_WRONG_WINDOW.
         let mut checked = self.hit_check(&[centre], Some(Pin::of(seen)), mode)?;
+        // Then the toolkit's own hit test: a click there must reach this element (a page that
+        // inserted a banner above it has moved it from under its old centre).
+        use deskpilot_backend::Error as B;
+        match self.desktop().accessibility.hits(&element.handle, centre) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(Error::ElementNotAtPoint {
+                    token: element.token.clone(),
+                    role: element.role.to_string(),
+                    name: element.name.clone(),
+                    point: centre,
+                });
+            }
+            Err(B::ElementGone { reason }) => {
+                return Err(Error::StaleElement {
+                    token: element.token.clone(),
+                    why: format!("the element no longer exists in the application ({reason})"),
+                });
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "no hit test for the element; clicking its centre")
+            }
+        }
         let outcome = self.click_checked(checked.remove(0), button, count, &[])?;
         Ok(outcome.receipt)
     }
@@ -360,7 +468,12 @@ impl Session {
     /// never a pointer click: an element that advertises none is `ACTION_UNSUPPORTED`
     /// (dsh-computer-use's `ui_element invoke`, which leaves coordinates to the caller).
     pub fn invoke_element(&self, token: &str) -> Result<ElementOutcome, Error> {
-        let (_, now, element) = self.live_element(token)?;
+        let Target {
+            now,
+            element,
+            notes,
+            ..
+        } = self.live_element(token)?;
         let Some(action) = advertised(&element, CLICK_ACTIONS) else {
             return Err(unsupported(
                 &element,
@@ -379,14 +492,19 @@ impl Session {
             route: Route::Accessibility,
             detail: action,
             receipt: None,
-            notes: Vec::new(),
+            notes,
             effect: None,
         })
     }
 
     /// Runs one of the actions the element advertises.
     pub fn perform_action(&self, token: &str, action: &str) -> Result<ElementOutcome, Error> {
-        let (_, now, element) = self.live_element(token)?;
+        let Target {
+            now,
+            element,
+            notes,
+            ..
+        } = self.live_element(token)?;
         let Some(name) = element
             .actions
             .iter()
@@ -413,7 +531,7 @@ impl Session {
             route: Route::Accessibility,
             detail: name,
             receipt: None,
-            notes: Vec::new(),
+            notes,
             effect: None,
         })
     }
@@ -424,7 +542,12 @@ impl Session {
         token: &str,
         value: &str,
     ) -> Result<(ElementOutcome, String), Error> {
-        let (_, now, element) = self.live_element(token)?;
+        let Target {
+            now,
+            element,
+            notes: mut moved,
+            ..
+        } = self.live_element(token)?;
         self.gate(
             Mutation::Other,
             &label(
@@ -446,6 +569,11 @@ impl Session {
         if read != value {
             notes.push(ElementNote::ReadsOtherwise { read: read.clone() });
         }
+        let judged = notes
+            .is_empty()
+            .then_some((Effect::Confirmed, "the value read back"));
+        moved.append(&mut notes);
+        let notes = moved;
         Ok((
             ElementOutcome {
                 element,
@@ -453,9 +581,7 @@ impl Session {
                 route: Route::Accessibility,
                 detail: "set_value".to_string(),
                 receipt: None,
-                effect: notes
-                    .is_empty()
-                    .then_some((Effect::Confirmed, "the value read back")),
+                effect: judged,
                 notes,
             },
             read,
@@ -464,7 +590,7 @@ impl Session {
 
     /// An element's full text (or value) as it is now.
     pub fn element_text(&self, token: &str) -> Result<(Element, String), Error> {
-        let (_, _, element) = self.live_element(token)?;
+        let Target { element, .. } = self.live_element(token)?;
         let text = self
             .desktop()
             .accessibility
@@ -475,7 +601,12 @@ impl Session {
 
     /// Gives an element keyboard focus.
     pub fn focus_element(&self, token: &str) -> Result<ElementOutcome, Error> {
-        let (_, now, element) = self.live_element(token)?;
+        let Target {
+            now,
+            element,
+            notes,
+            ..
+        } = self.live_element(token)?;
         self.gate(Mutation::Other, &label("focus", &element, &now))?;
         self.desktop()
             .accessibility
@@ -487,7 +618,7 @@ impl Session {
             route: Route::Accessibility,
             detail: "focus".to_string(),
             receipt: None,
-            notes: Vec::new(),
+            notes,
             effect: None,
         })
     }
@@ -496,7 +627,12 @@ impl Session {
     /// effect. Asking for what already holds (expand an expanded combo box) does nothing and
     /// says so.
     pub fn element_op(&self, token: &str, op: ElementOp) -> Result<ElementOutcome, Error> {
-        let (_, now, element) = self.live_element(token)?;
+        let Target {
+            now,
+            element,
+            notes: moved,
+            ..
+        } = self.live_element(token)?;
         self.gate(Mutation::Other, &label(op.name(), &element, &now))?;
         let accessibility = &self.desktop().accessibility;
         let before = accessibility
@@ -515,7 +651,7 @@ impl Session {
                 route: Route::Accessibility,
                 detail: format!("nothing to do: {already}"),
                 receipt: None,
-                notes: Vec::new(),
+                notes: moved,
                 effect: Some((Effect::Confirmed, STATES)),
             });
         }
@@ -580,7 +716,7 @@ impl Session {
             }
         };
         let deadline = Instant::now() + EFFECT_WAIT;
-        let (effect, notes) = loop {
+        let (effect, mut notes) = loop {
             match accessibility.states(&element.handle) {
                 Ok(s) if op.done(&before, &s) => {
                     break (Some((Effect::Confirmed, STATES)), Vec::new());
@@ -602,6 +738,9 @@ impl Session {
                 }
             }
         };
+        let mut moved = moved;
+        moved.append(&mut notes);
+        let notes = moved;
         Ok(ElementOutcome {
             element,
             window: now,
@@ -689,5 +828,129 @@ mod tests {
         // No selection interface and no "select" action: say what to do instead.
         let err = e.element_op(&token(3), ElementOp::Select).unwrap_err();
         assert!(err.to_string().contains("click it instead"), "{err}");
+    }
+
+    /// A window with a list of three files, a button without actions and a text field.
+    fn files() -> (FakeDesktop, Session, crate::Snapshot) {
+        let fake = FakeDesktop::new(800, 600);
+        let w = fake.add_window(FakeWindow::new("Files", Rect::new(0, 0, 400, 300)));
+        let mut elements = vec![
+            el(None, Role::Window, "Files", &[]),
+            el(Some(0), Role::List, "Files", &[]),
+        ];
+        for (i, name) in ["a.txt", "b.txt", "c.txt"].iter().enumerate() {
+            let mut item = el(Some(1), Role::ListItem, name, &["activate"]);
+            item.depth = 2;
+            item.handle = ElementHandle(format!("row{i}"));
+            item.bounds = Some(Rect::new(10, 40 + 20 * i as i32, 200, 20));
+            elements.push(item);
+        }
+        let mut send = el(Some(0), Role::Button, "Send", &[]);
+        send.bounds = Some(Rect::new(250, 100, 60, 20));
+        let mut field = el(Some(0), Role::Edit, "Name", &[]);
+        field.bounds = Some(Rect::new(250, 200, 100, 20));
+        field.value = Some(String::new());
+        field.states.editable = true;
+        field.states.focusable = true;
+        elements.extend([send, field]);
+        fake.set_tree(
+            w,
+            RawTree {
+                elements,
+                source: "fake".into(),
+                complete: true,
+                notes: vec![],
+            },
+        );
+        let mut config = EngineConfig::default();
+        config.safety.action_delay = Duration::ZERO;
+        let e = Session::standalone(fake.desktop(), config);
+        let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
+        (fake, e, s)
+    }
+
+    fn presses(fake: &FakeDesktop) -> Vec<Point> {
+        fake.pointer_events()
+            .into_iter()
+            .filter_map(|ev| match ev {
+                deskpilot_backend::fake::PointerEvent::Button { down: true, at, .. } => Some(at),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A token names an element, not a position: a re-sorted list (AT-SPI's positional cell
+    /// handles), a vanished element and a moved one are re-checked before anything is sent.
+    #[test]
+    fn acting_rechecks_the_element_renamed_gone_or_moved() {
+        let (fake, e, s) = files();
+        let w = s.window.id;
+        fake.update_tree(w, |t| {
+            for (i, name) in ["c.txt", "b.txt", "a.txt"].iter().enumerate() {
+                t.elements[2 + i].name = name.to_string();
+            }
+        });
+        let err = e
+            .click_element(&s.elements[2].token, Button::Left, 1, HitTestMode::Fail)
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::StaleElement);
+        assert!(err.to_string().contains("now ListItem \"c.txt\""), "{err}");
+        assert!(fake.actions_done().is_empty() && presses(&fake).is_empty());
+        // Moved inside the window: clicked where it is now, and said.
+        fake.update_tree(w, |t| {
+            t.elements[5].bounds = Some(Rect::new(250, 180, 60, 20))
+        });
+        let o = e
+            .click_element(&s.elements[5].token, Button::Left, 1, HitTestMode::Fail)
+            .unwrap();
+        assert_eq!(presses(&fake), [Point::new(280, 190)]);
+        assert!(
+            o.notes
+                .iter()
+                .any(|n| matches!(n, ElementNote::Moved { .. })),
+            "{:?}",
+            o.notes
+        );
+        // Gone from the application.
+        fake.update_tree(w, |t| {
+            t.elements.pop();
+        });
+        let err = e.focus_element(&s.elements[6].token).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::StaleElement);
+        assert!(err.to_string().contains("no longer exists"), "{err}");
+    }
+
+    /// A page inserted a banner above a field: a backend that cannot re-read the element
+    /// still has its toolkit's hit test, and the old centre is refused, never clicked.
+    #[test]
+    fn a_pointer_fallback_refuses_a_point_that_does_not_reach_the_element() {
+        let (fake, e, s) = files();
+        let w = s.window.id;
+        fake.lack("live");
+        fake.update_tree(w, |t| {
+            t.elements[5].bounds = Some(Rect::new(250, 280, 60, 20))
+        });
+        let err = e
+            .click_element(&s.elements[5].token, Button::Left, 1, HitTestMode::Fail)
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ElementCovered);
+        assert!(err.to_string().contains("(280, 110)"), "{err}");
+        assert_eq!(crate::action::refused_effect(&err), Some(Effect::Refused));
+        assert!(presses(&fake).is_empty(), "nothing was clicked");
+        // Re-read, it is clicked where it is; covered by something else, it is refused.
+        let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
+        e.click_element(&s.elements[5].token, Button::Left, 1, HitTestMode::Fail)
+            .unwrap();
+        assert_eq!(presses(&fake), [Point::new(280, 290)]);
+        fake.cover_element(&s.elements[5].handle);
+        let err = e
+            .click_element(&s.elements[5].token, Button::Left, 1, HitTestMode::Fail)
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ElementCovered);
+        // Without a hit test either, the centre is clicked as the snapshot saw it.
+        fake.lack("hits");
+        e.click_element(&s.elements[5].token, Button::Left, 1, HitTestMode::Fail)
+            .unwrap();
+        assert_eq!(presses(&fake).len(), 2);
     }
 }

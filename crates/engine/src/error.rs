@@ -82,6 +82,15 @@ pub enum Error {
     /// says what changed.
     #[error("{token} is from an older snapshot of its window: {why}")]
     StaleElement { token: String, why: String },
+    /// A pointer click at the element's centre would not reach it: the toolkit's hit test
+    /// there answers another element (the window changed under the snapshot).
+    #[error("a click at ({}, {}), the centre of {token} ({role} \"{name}\") when it was read, would not reach it: the application says something else is there now", point.x, point.y)]
+    ElementNotAtPoint {
+        token: String,
+        role: String,
+        name: String,
+        point: Point,
+    },
     /// The element does not support the action; the payload lists what it does offer.
     #[error("{0}")]
     ActionUnsupported(Box<Unsupported>),
@@ -177,6 +186,7 @@ impl Error {
             Error::StaleElement { .. } => ErrorCode::StaleElement,
             Error::ForeignReference { .. } => ErrorCode::ForeignReference,
             Error::ActionUnsupported(_) => ErrorCode::ActionUnsupported,
+            Error::ElementNotAtPoint { .. } => ErrorCode::ElementCovered,
             Error::Backend(B::ConnectionLost {
                 link: deskpilot_backend::Link::Display,
                 ..

@@ -66,13 +66,39 @@ pub(crate) struct Snapshots {
     kept: VecDeque<Kept>,
 }
 
+/// Roles whose name says *which* item an element is (a list row, a table cell, a tab, a menu
+/// item): toolkits re-use these elements by position (AT-SPI's list and table cells are
+/// positional), so the same handle at the same place naming another item is another element.
+pub(crate) fn item_like(role: Role) -> bool {
+    matches!(
+        role,
+        Role::ListItem
+            | Role::Cell
+            | Role::Row
+            | Role::TreeItem
+            | Role::Tab
+            | Role::MenuItem
+            | Role::CheckMenuItem
+            | Role::RadioMenuItem
+    )
+}
+
+/// Whether `new` is still the element `old` was: the same role, and for an item-like role the
+/// same name. A label's text, a field's value or a status bar's message may change freely.
+pub(crate) fn same_element(old_role: Role, old_name: &str, new_role: Role, new_name: &str) -> bool {
+    old_role == new_role && (!item_like(old_role) || old_name == new_name)
+}
+
 /// The structure of a tree: what an element token stands for. Two reads with the same
-/// structure are the same snapshot (names, values, bounds and states may differ).
+/// structure are the same snapshot (names of other than item-like elements, values, bounds
+/// and states may differ).
 fn same_structure(a: &[Element], b: &[Element]) -> bool {
     a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| x.handle == y.handle && x.parent == y.parent && x.role == y.role)
+        && a.iter().zip(b).all(|(x, y)| {
+            x.handle == y.handle
+                && x.parent == y.parent
+                && same_element(x.role, &x.name, y.role, &y.name)
+        })
 }
 
 /// What differs between two structures, in a few words.
@@ -89,12 +115,36 @@ fn structure_change(old: &[Element], new: &[Element]) -> String {
         .iter()
         .filter(|e| !new_handles.contains(&e.handle))
         .count();
+    // The same handle at the same place holding another item or another kind of element.
+    let in_place: Vec<(&Element, &Element)> = old
+        .iter()
+        .zip(new)
+        .filter(|(x, y)| x.handle == y.handle)
+        .collect();
+    let retyped = in_place.iter().filter(|(x, y)| x.role != y.role).count();
+    let renamed: Vec<&(&Element, &Element)> = in_place
+        .iter()
+        .filter(|(x, y)| x.role == y.role && !same_element(x.role, &x.name, y.role, &y.name))
+        .collect();
     let mut parts = Vec::new();
     if added > 0 {
         parts.push(format!("{added} elements appeared"));
     }
     if removed > 0 {
         parts.push(format!("{removed} elements went away"));
+    }
+    if let Some((x, y)) = renamed.first() {
+        parts.push(format!(
+            "{} elements were renamed: {} {} \"{}\" now reads \"{}\"",
+            renamed.len(),
+            x.role,
+            x.index,
+            x.name,
+            y.name
+        ));
+    }
+    if retyped > 0 {
+        parts.push(format!("{retyped} elements changed role"));
     }
     if parts.is_empty() {
         parts.push("its elements were reordered or re-parented".to_string());

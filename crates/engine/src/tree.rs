@@ -553,6 +553,67 @@ mod tests {
         );
     }
 
+    /// A re-sorted list keeps AT-SPI's positional cell handles: before, a token of the old
+    /// order named whatever item now sat at its index. Renamed items are a new snapshot; a
+    /// label's text or a field's value refreshes under the same id.
+    #[test]
+    fn renamed_items_make_a_new_snapshot_and_other_names_refresh_in_place() {
+        let fake = FakeDesktop::new(800, 600);
+        let w = fake.add_window(FakeWindow::new("Files", Rect::new(0, 0, 400, 300)));
+        let mut status = el(Some(0), 1, Role::StatusBar, "3 items");
+        status.handle = ElementHandle("status".into());
+        let mut entry = el(Some(0), 1, Role::Edit, "Location");
+        entry.value = Some("/home".into());
+        let mut elements = vec![
+            el(None, 0, Role::Window, "Files"),
+            el(Some(0), 1, Role::List, "Files"),
+        ];
+        for (i, name) in ["a.txt", "b.txt", "c.txt"].iter().enumerate() {
+            let mut item = el(Some(1), 2, Role::ListItem, name);
+            item.handle = ElementHandle(format!("row{i}"));
+            elements.push(item);
+        }
+        elements.extend([status, entry]);
+        fake.set_tree(
+            w,
+            RawTree {
+                elements,
+                source: "fake".into(),
+                complete: true,
+                notes: vec![],
+            },
+        );
+        let e = Session::standalone(fake.desktop(), EngineConfig::default());
+        let read = || e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
+        let first = read();
+        // The status bar and the field change: same snapshot, tokens kept.
+        fake.update_tree(w, |t| {
+            t.elements[5].name = "2 selected".into();
+            t.elements[6].value = Some("/tmp".into());
+        });
+        let again = read();
+        assert_eq!((again.id, again.tokens), (first.id, Tokens::Kept));
+        assert_eq!(again.elements[5].name, "2 selected");
+        // Sorted descending: the same handles now name other files.
+        fake.update_tree(w, |t| {
+            for (i, name) in ["c.txt", "b.txt", "a.txt"].iter().enumerate() {
+                t.elements[2 + i].name = name.to_string();
+            }
+        });
+        let sorted = read();
+        assert_ne!(sorted.id, first.id);
+        assert_eq!(sorted.tokens, Tokens::New);
+        let stale = e.element(&first.elements[2].token).unwrap_err();
+        assert_eq!(stale.code(), ErrorCode::StaleElement);
+        let why = stale.to_string();
+        assert!(why.contains("2 elements were renamed"), "{why}");
+        assert!(why.contains("\"a.txt\" now reads \"c.txt\""), "{why}");
+        assert_eq!(
+            e.element(&sorted.elements[2].token).unwrap().1.name,
+            "c.txt"
+        );
+    }
+
     #[test]
     fn budgets_are_stated_and_a_missing_tree_still_returns_the_screenshot() {
         let (fake, e, w) = setup();

@@ -72,6 +72,9 @@ impl Wording for ComputerUseWording {
             ErrorCode::StaleElement | ErrorCode::ElementNotFound => {
                 "Call get_window_state {window_id} again and use an element_index from its answer."
             }
+            ErrorCode::ElementCovered => {
+                "Nothing was performed: a click there would not reach the element any more. Call get_window_state {window_id} again and use an element_index from its answer."
+            }
             ErrorCode::ActionUnsupported => {
                 "Use one of the actions listed for that element in get_window_state (or click it)."
             }

@@ -101,6 +101,9 @@ impl Wording for Deskpilot {
             ErrorCode::ElementNotFound => {
                 "Use an index or token listed in the latest get_window_state (or find_elements) answer."
             }
+            ErrorCode::ElementCovered => {
+                "Nothing was performed: a click there would not reach the element any more. Read the window (get_window_state) or the page (browser_snapshot) again and act on the fresh tokens."
+            }
             ErrorCode::ForeignReference => {
                 "Take your own screenshot (or get_window_state) on this connection and use its screenshot_id or tokens."
             }

@@ -59,6 +59,9 @@ impl Wording for DesktopOsWording {
             ErrorCode::StaleElement | ErrorCode::ElementNotFound => {
                 "Call desktop_elements { handle } again and use a name from its answer (or desktop_click with the control's rect centre)."
             }
+            ErrorCode::ElementCovered => {
+                "Nothing was performed: a click there would not reach the control any more. Call desktop_elements { handle } (or the page's snapshot) again and act on what is there now."
+            }
             ErrorCode::ActionUnsupported => {
                 "The control has no invoke action: desktop_click at the centre of its rect instead."
             }

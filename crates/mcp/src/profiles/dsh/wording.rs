@@ -61,6 +61,9 @@ impl Wording for Dsh {
             | ErrorCode::StaleElement => {
                 "Take ui_element { \"action\": \"tree\" } again and use a fresh path; fall back to computer coordinates."
             }
+            ErrorCode::ElementCovered => {
+                "Nothing was performed: a click there would not reach the element any more. Take ui_element { \"action\": \"tree\" } again and act on a fresh path."
+            }
             ErrorCode::AmbiguousWindow => {
                 "Pass the exact hwnd from app_window { \"action\": \"list\" }."
             }
