@@ -132,6 +132,8 @@ pub enum ElementNote {
     StatesUnchanged { op: ElementOp, waited: Duration },
     /// The element went away with the action.
     Gone,
+    /// A row or cell whose container offers no selection interface: the pointer clicked it.
+    NoSelection,
     /// The element moved inside its window since the snapshot; the action used where it is now.
     Moved { from: Rect, to: Rect },
 }
@@ -166,6 +168,9 @@ impl std::fmt::Display for ElementNote {
             ElementNote::Gone => {
                 f.write_str("the element is gone after the action; read the window's tree again")
             }
+            ElementNote::NoSelection => f.write_str(
+                "its container offers no selection to the accessibility interface; clicked it with the pointer, as a person would"
+            ),
             ElementNote::Moved { from, to } => write!(
                 f,
                 "the element moved since the snapshot (from {from} to {to}); acted where it is now"
@@ -252,6 +257,26 @@ fn label(what: &str, element: &Element, window: &WindowInfo) -> String {
         element.token,
         window.label()
     )
+}
+
+/// Roles a person's click selects rather than opens: rows, cells, list and tree items.
+fn selects_on_click(role: Role) -> bool {
+    matches!(
+        role,
+        Role::ListItem | Role::Cell | Role::Row | Role::TreeItem
+    )
+}
+
+/// How a selection through the container is said: the element's own, or the row holding it.
+fn selected_detail(element: &Element, item: &Element) -> String {
+    if item.index == element.index {
+        "selected in its container".to_string()
+    } else {
+        format!(
+            "selected its {} \"{}\" in the container",
+            item.role, item.name
+        )
+    }
 }
 
 /// An element re-checked just before an action: its window as the snapshot saw it and as it
@@ -355,7 +380,38 @@ impl Session {
         })
     }
 
-    /// Clicks an element: its default action, else the pointer at its centre.
+    /// Selects `element` through its container's selection (`Accessibility::select`); when its
+    /// own container has none, the item holding it (a cell's row) is selected instead. `None`
+    /// when no container on the way offers a selection.
+    fn select_item(
+        &self,
+        element: &Element,
+        window: deskpilot_types::WindowId,
+    ) -> Result<Option<Element>, Error> {
+        use deskpilot_backend::Error as B;
+        let mut chain = vec![element.clone()];
+        if let Some((_, elements, _)) = self.snapshots_now().newest_of(window) {
+            let mut at = elements.get(element.index).and_then(|e| e.parent);
+            while let Some(p) = at.and_then(|i| elements.get(i)) {
+                if !crate::snapshots::item_like(p.role) {
+                    break;
+                }
+                chain.push(p.clone());
+                at = p.parent;
+            }
+        }
+        for item in chain {
+            match self.desktop().accessibility.select(&item.handle) {
+                Ok(()) => return Ok(Some(item)),
+                Err(B::Unsupported { .. }) => continue,
+                Err(e) => return Err(element_err(element, "select", e)),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Clicks an element: its default action, else the pointer at its centre. A row, cell,
+    /// list or tree item is selected (as a person's click does), never activated.
     pub fn click_element(
         &self,
         token: &str,
@@ -371,7 +427,24 @@ impl Session {
             mut notes,
         } = self.live_element(token)?;
         self.gate(Mutation::Other, &label("click", &element, &now))?;
-        if button == Button::Left && count == 1 {
+        if button == Button::Left && count == 1 && selects_on_click(element.role) {
+            // A person's click on a row or a cell selects it; the item's own "activate" would
+            // open the file. The container's selection, else the pointer.
+            match self.select_item(&element, now.id)? {
+                Some(item) => {
+                    return Ok(ElementOutcome {
+                        detail: selected_detail(&element, &item),
+                        element,
+                        window: now,
+                        route: Route::Accessibility,
+                        receipt: None,
+                        notes,
+                        effect: None,
+                    });
+                }
+                None => notes.push(ElementNote::NoSelection),
+            }
+        } else if button == Button::Left && count == 1 {
             let action = advertised(&element, CLICK_ACTIONS);
             if let Some(action) = action {
                 match self
@@ -635,9 +708,12 @@ impl Session {
         } = self.live_element(token)?;
         self.gate(Mutation::Other, &label(op.name(), &element, &now))?;
         let accessibility = &self.desktop().accessibility;
-        let before = accessibility
-            .states(&element.handle)
-            .map_err(|e| element_err(&element, "read its states", e))?;
+        // A backend that cannot read states leaves the snapshot's (as re-read) to go by.
+        let before = match accessibility.states(&element.handle) {
+            Ok(s) => s,
+            Err(deskpilot_backend::Error::Unsupported { .. }) => element.states,
+            Err(e) => return Err(element_err(&element, "read its states", e)),
+        };
         let already = match op {
             ElementOp::Expand if before.expanded => Some("already expanded"),
             ElementOp::Collapse if !before.expanded => Some("already collapsed"),
@@ -671,8 +747,16 @@ impl Session {
             return Err(unsupported(&element, op.name(), "it is not expandable"));
         }
         let mut route_detail = None;
+        // Whose states show the effect: the element, or the row selected for it.
+        let mut watch = element.handle.clone();
+        if op == ElementOp::Select
+            && let Some(item) = self.select_item(&element, now.id)?
+        {
+            route_detail = Some(selected_detail(&element, &item));
+            watch = item.handle;
+        }
         let through_container = match op {
-            ElementOp::Select => Some(accessibility.select(&element.handle)),
+            ElementOp::Select => None,
             // An open menu of a menu bar closes when the bar's selection is cleared; its own
             // click action would only open it again.
             ElementOp::Collapse if element.role == Role::Menu => {
@@ -681,16 +765,7 @@ impl Session {
             _ => None,
         };
         match through_container {
-            Some(Ok(())) => {
-                route_detail = Some(
-                    if op == ElementOp::Select {
-                        "selected in its container"
-                    } else {
-                        "deselected in its container"
-                    }
-                    .to_string(),
-                )
-            }
+            Some(Ok(())) => route_detail = Some("deselected in its container".to_string()),
             Some(Err(deskpilot_backend::Error::Unsupported { .. })) | None => {}
             Some(Err(e)) => return Err(element_err(&element, op.name(), e)),
         }
@@ -717,7 +792,7 @@ impl Session {
         };
         let deadline = Instant::now() + EFFECT_WAIT;
         let (effect, mut notes) = loop {
-            match accessibility.states(&element.handle) {
+            match accessibility.states(&watch) {
                 Ok(s) if op.done(&before, &s) => {
                     break (Some((Effect::Confirmed, STATES)), Vec::new());
                 }
@@ -731,6 +806,7 @@ impl Session {
                     );
                 }
                 Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+                Err(deskpilot_backend::Error::Unsupported { .. }) => break (None, Vec::new()),
                 // The element went away with the action (a menu item that closed its menu):
                 // nothing left to check.
                 Err(_) => {
@@ -834,10 +910,9 @@ mod tests {
     fn files() -> (FakeDesktop, Session, crate::Snapshot) {
         let fake = FakeDesktop::new(800, 600);
         let w = fake.add_window(FakeWindow::new("Files", Rect::new(0, 0, 400, 300)));
-        let mut elements = vec![
-            el(None, Role::Window, "Files", &[]),
-            el(Some(0), Role::List, "Files", &[]),
-        ];
+        let mut list = el(Some(0), Role::List, "Files", &[]);
+        list.handle = ElementHandle("list".into());
+        let mut elements = vec![el(None, Role::Window, "Files", &[]), list];
         for (i, name) in ["a.txt", "b.txt", "c.txt"].iter().enumerate() {
             let mut item = el(Some(1), Role::ListItem, name, &["activate"]);
             item.depth = 2;
@@ -852,7 +927,15 @@ mod tests {
         field.value = Some(String::new());
         field.states.editable = true;
         field.states.focusable = true;
-        elements.extend([send, field]);
+        // A details view: table → row → cell, the file's name in the cell.
+        let table = el(Some(0), Role::Table, "Details", &[]);
+        let mut row = el(Some(7), Role::Row, "", &[]);
+        row.depth = 2;
+        row.bounds = Some(Rect::new(10, 250, 200, 20));
+        let mut cell = el(Some(8), Role::Cell, "x.odt", &["activate"]);
+        cell.depth = 3;
+        cell.bounds = Some(Rect::new(10, 250, 100, 20));
+        elements.extend([send, field, table, row, cell]);
         fake.set_tree(
             w,
             RawTree {
@@ -913,7 +996,7 @@ mod tests {
         );
         // Gone from the application.
         fake.update_tree(w, |t| {
-            t.elements.pop();
+            t.elements[6].handle = ElementHandle("another".into())
         });
         let err = e.focus_element(&s.elements[6].token).unwrap_err();
         assert_eq!(err.code(), ErrorCode::StaleElement);
@@ -952,5 +1035,42 @@ mod tests {
         e.click_element(&s.elements[5].token, Button::Left, 1, HitTestMode::Fail)
             .unwrap();
         assert_eq!(presses(&fake).len(), 2);
+    }
+
+    /// A click on a file in a file manager selects it, as a person's click does; before, the
+    /// cell's "activate" ran and opened the file. `select` works through the container even
+    /// when the cell advertises no "select" (a details view selects the cell's row).
+    #[test]
+    fn a_click_on_a_row_or_cell_selects_it_and_never_activates() {
+        let (fake, e, s) = files();
+        fake.allow_selection(&ElementHandle("list".into()));
+        let o = e
+            .click_element(&s.elements[3].token, Button::Left, 1, HitTestMode::Fail)
+            .unwrap();
+        assert_eq!(
+            (o.route, o.detail.as_str()),
+            (Route::Accessibility, "selected in its container")
+        );
+        assert!(fake.element(&s.elements[3].handle).unwrap().states.selected);
+        assert!(fake.actions_done().is_empty(), "{:?}", fake.actions_done());
+        // No selection in the details view's row: the pointer clicks the cell, still no action.
+        let o = e
+            .click_element(&s.elements[9].token, Button::Left, 1, HitTestMode::Fail)
+            .unwrap();
+        assert_eq!(o.route, Route::Input);
+        assert!(o.notes.contains(&ElementNote::NoSelection), "{:?}", o.notes);
+        assert_eq!(presses(&fake), [Point::new(60, 260)]);
+        assert!(fake.actions_done().is_empty());
+        // The table selects rows: perform_action select on the cell selects its row.
+        fake.allow_selection(&s.elements[7].handle);
+        let o = e
+            .element_op(&s.elements[9].token, ElementOp::Select)
+            .unwrap();
+        assert_eq!(o.detail, "selected its Row \"\" in the container");
+        assert_eq!(o.effect.map(|e| e.0), Some(Effect::Confirmed));
+        assert!(fake.element(&s.elements[8].handle).unwrap().states.selected);
+        let o = e.click_element(&s.elements[9].token, Button::Left, 1, HitTestMode::Fail);
+        assert_eq!(o.unwrap().route, Route::Accessibility);
+        assert!(fake.actions_done().is_empty());
     }
 }
