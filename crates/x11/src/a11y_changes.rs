@@ -11,6 +11,11 @@
 //! waits for the drain thread to see it, so an event an app sent just before answering our
 //! last action is always counted.
 //!
+//! The same thread remembers, per application, the object that last gained focus or became
+//! its container's active descendant ([`Changes::focused`]): a huge container (a spreadsheet)
+//! is read only where it shows, and its focused cell must be in the tree even when it is
+//! scrolled out of view.
+//!
 //! If the drain thread stops, reuse stops with it ([`Changes::live`]), and if it ever fell
 //! behind, zbus would hold back replies on the shared connection, so the thread does nothing
 //! but count.
@@ -30,6 +35,8 @@ const EVENTS: &[&str] = &["object:", "window:", "focus:"];
 #[derive(Debug, Default)]
 pub(crate) struct Changes {
     counts: Mutex<HashMap<String, u64>>,
+    /// Application → the object path that last gained focus or became an active descendant.
+    focus: Mutex<HashMap<String, String>>,
     live: AtomicBool,
     /// Barrier marks sent to ourselves, and the last one the drain thread has seen.
     sent: AtomicU64,
@@ -88,6 +95,13 @@ impl Changes {
                         } else {
                             sender.to_string()
                         };
+                        if let Some(path) = focus_of(&message) {
+                            changes
+                                .focus
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .insert(app.clone(), path);
+                        }
                         *changes
                             .counts
                             .lock()
@@ -143,6 +157,16 @@ impl Changes {
         true
     }
 
+    /// The object path in `app` that last gained focus or became its container's active
+    /// descendant, as far as events told.
+    pub(crate) fn focused(&self, app: &str) -> Option<String> {
+        self.focus
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(app)
+            .cloned()
+    }
+
     /// How many events `app` (a bus name) has sent so far.
     pub(crate) fn count(&self, app: &str) -> u64 {
         self.counts
@@ -151,5 +175,92 @@ impl Changes {
             .get(app)
             .copied()
             .unwrap_or(0)
+    }
+}
+
+/// The object an event says now has the focus: the sender of `state-changed:focused` with
+/// detail1 = 1, or the `any_data` of `active-descendant-changed` (LibreOffice's cell cursor).
+fn focus_of(message: &zbus::Message) -> Option<String> {
+    let header = message.header();
+    let member = header.member()?.as_str();
+    if member != "StateChanged" && member != "ActiveDescendantChanged" {
+        return None;
+    }
+    let body = message.body();
+    let (kind, detail1, any_data) = match body.deserialize::<atspi::events::EventBodyOwned>() {
+        Ok(b) => (b.kind, b.detail1, b.any_data),
+        Err(_) => {
+            let b = body.deserialize::<atspi::events::EventBodyQtOwned>().ok()?;
+            (b.kind, b.detail1, b.any_data)
+        }
+    };
+    focus_change(member, &kind, detail1, header.path()?.as_str(), any_data)
+}
+
+/// The focused object's path from an event's parts (pure: unit-tested on recorded events).
+fn focus_change(
+    member: &str,
+    kind: &str,
+    detail1: i32,
+    path: &str,
+    any_data: zbus::zvariant::OwnedValue,
+) -> Option<String> {
+    match member {
+        "StateChanged" if kind == "focused" && detail1 == 1 => Some(path.to_string()),
+        "ActiveDescendantChanged" => {
+            let o = atspi::ObjectRefOwned::try_from(any_data).ok()?;
+            (!o.is_null()).then(|| o.path_as_str().to_string())
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zbus::zvariant::{ObjectPath, OwnedValue, Value};
+
+    /// The cell cursor of a huge sheet is known from events, not from its children.
+    #[test]
+    fn focus_follows_focused_states_and_active_descendants() {
+        let none = || OwnedValue::from(0u32);
+        assert_eq!(
+            focus_change(
+                "StateChanged",
+                "focused",
+                1,
+                "/org/a11y/atspi/accessible/9",
+                none()
+            ),
+            Some("/org/a11y/atspi/accessible/9".to_string())
+        );
+        assert_eq!(
+            focus_change(
+                "StateChanged",
+                "focused",
+                0,
+                "/org/a11y/atspi/accessible/9",
+                none()
+            ),
+            None
+        );
+        assert_eq!(
+            focus_change("StateChanged", "selected", 1, "/a", none()),
+            None
+        );
+        let cell = Value::from((
+            ":1.5",
+            ObjectPath::try_from("/org/a11y/atspi/accessible/2047").expect("path"),
+        ));
+        assert_eq!(
+            focus_change(
+                "ActiveDescendantChanged",
+                "",
+                0,
+                "/org/a11y/atspi/accessible/1950",
+                OwnedValue::try_from(cell).expect("value")
+            ),
+            Some("/org/a11y/atspi/accessible/2047".to_string())
+        );
     }
 }

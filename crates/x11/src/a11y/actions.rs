@@ -33,16 +33,17 @@ impl Accessibility for X11Desktop {
         let conn = &self.a11y.connection()?;
         run(OPERATION_TIMEOUT, "the action", async {
             let a = proxy_at::<ActionProxy>(conn, &o).await?;
-            let actions = a.get_actions().await.map_err(dbus_err("GetActions"))?;
+            let actions = action_names(&a).await?;
             let index = actions
                 .iter()
-                .position(|x| x.name.eq_ignore_ascii_case(action))
+                .position(|x| x.eq_ignore_ascii_case(action))
                 .ok_or_else(|| {
                     unavailable(format!(
                         "the element has no action \"{action}\"; it has [{}]",
                         actions
                             .iter()
-                            .map(|x| x.name.as_str())
+                            .filter(|x| !x.trim().is_empty())
+                            .map(String::as_str)
                             .collect::<Vec<_>>()
                             .join(", ")
                     ))
@@ -75,10 +76,15 @@ impl Accessibility for X11Desktop {
             if !flags.expanded {
                 let role = p.get_role().await.map_err(dbus_err("GetRole"))?;
                 if matches!(role, atspi::Role::ComboBox | atspi::Role::Menu) {
-                    let children = p.get_children().await.unwrap_or_default();
-                    let shown = join_all(children.iter().take(64).map(|c| async move {
-                        let c = accessible(conn, c).await.ok()?;
-                        c.get_state().await.ok().map(|s| s.contains(State::Showing))
+                    // By index, never `GetChildren`: a combo box may hold a huge list.
+                    let count = p.child_count().await.unwrap_or(0).clamp(0, 64);
+                    let shown = join_all((0..count).map(|i| {
+                        let p = &p;
+                        async move {
+                            let c = p.get_child_at_index(i).await.ok()?;
+                            let c = accessible(conn, &c).await.ok()?;
+                            c.get_state().await.ok().map(|s| s.contains(State::Showing))
+                        }
                     }))
                     .await;
                     flags.expanded = shown.into_iter().flatten().any(|showing| showing);

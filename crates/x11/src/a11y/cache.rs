@@ -1,5 +1,8 @@
 //! Read strategy one: the application's whole cache in one `Cache.GetItems` call (GTK), with
 //! the nodes whose cached child count disagrees (lazily created children) left for the walk.
+//! Those containers, and the "suspects" that look empty, are never asked for their children
+//! here: the walk looks at each one's count first and reads a huge one only where it shows
+//! (`huge`; a Calc sheet is such an unfinished container, 2,147,483,647 children).
 
 use super::*;
 
@@ -99,6 +102,7 @@ pub(super) async fn read_cache(
                 description: Some(item.name.clone()),
                 states: item.states,
                 ifaces: item.ifaces,
+                summary: None,
             });
             pushed.push(nodes.len() - 1);
         }

@@ -2,7 +2,7 @@
 //! missing names; bare elements for nodes the deadline left unanswered; logical → physical
 //! bounds for scaled apps.
 
-use super::text::{clean, clean_value};
+use super::text::{clean, clean_value, excerpt};
 use super::*;
 
 /// Extents, actions and a value for every node, all in flight together.
@@ -34,7 +34,10 @@ pub(super) fn bare(n: &Node, window: &WindowInfo) -> RawElement {
         role: role(n.role),
         platform_role: n.role.name().to_string(),
         name: clean(&n.name),
-        description: clean(n.description.as_deref().unwrap_or_default()),
+        description: with_summary(
+            clean(n.description.as_deref().unwrap_or_default()),
+            n.summary.as_deref(),
+        ),
         value: None,
         states: states(n.states, None, window.frame),
         actions: Vec::new(),
@@ -65,22 +68,17 @@ pub(super) async fn enrich_one(
             let Ok(a) = proxy_at::<ActionProxy>(conn, o).await else {
                 return Vec::new();
             };
-            a.get_actions()
+            action_names(&a)
                 .await
                 // Chromium's window lists actions without names: nothing to show or invoke.
-                .map(|v| {
-                    v.into_iter()
-                        .map(|a| a.name)
-                        .filter(|n| !n.is_empty())
-                        .collect()
-                })
+                .map(|v| v.into_iter().filter(|n| !n.trim().is_empty()).collect())
                 .unwrap_or_default()
         };
         let value = async {
             let label = matches!(n.role, atspi::Role::Label | atspi::Role::Static);
             if n.ifaces.contains(Interface::Text) && !label {
                 let t = proxy_at::<TextProxy>(conn, o).await.ok()?;
-                let text = t.get_text(0, EXCERPT).await.ok()?;
+                let text = excerpt(&t, EXCERPT).await?;
                 return (!text.is_empty()).then_some(text);
             }
             if n.ifaces.contains(Interface::Value) {
@@ -112,7 +110,7 @@ pub(super) async fn enrich_one(
             let name = match name {
                 Some(name) if clean(&name).is_empty() && label => {
                     let t = proxy_at::<TextProxy>(conn, o).await.ok()?;
-                    t.get_text(0, EXCERPT).await.ok()
+                    excerpt(&t, EXCERPT).await
                 }
                 other => other,
             };
@@ -134,13 +132,25 @@ pub(super) async fn enrich_one(
             role: role(n.role),
             platform_role: n.role.name().to_string(),
             name,
-            description: clean(description.as_deref().unwrap_or_default()),
+            description: with_summary(
+                clean(description.as_deref().unwrap_or_default()),
+                n.summary.as_deref(),
+            ),
             value: clean_value(value),
             states: states(n.states, bounds, window.frame),
             actions,
             bounds,
             handle: handle(o),
         }
+    }
+}
+
+/// A description with the line about a huge container's unread children after it.
+fn with_summary(description: String, summary: Option<&str>) -> String {
+    match summary {
+        Some(s) if description.is_empty() => s.to_string(),
+        Some(s) => format!("{description}; {s}"),
+        None => description,
     }
 }
 

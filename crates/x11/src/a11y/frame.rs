@@ -107,6 +107,7 @@ pub(super) async fn find_frame(
                         description: None,
                         states,
                         ifaces,
+                        summary: None,
                     },
                 ));
             }

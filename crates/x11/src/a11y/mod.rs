@@ -18,13 +18,17 @@
 //!
 //! This module holds the bus connection, the shared plumbing (deadlines, error mapping,
 //! handles, proxies) and the node type; each concern has a module of its own: `roles`,
-//! `frame`, `cache` and `walk` (the two read strategies), `enrich`, `tree`, `actions`, and
-//! `text` (U+FFFC object characters taken out of every name, value and text).
+//! `frame`, `cache` and `walk` (the two read strategies), `huge` (containers too big to
+//! enumerate, read where they show), `enrich`, `advertised` (action names, also where a
+//! toolkit's bulk answer is malformed), `tree`, `actions`, and `text` (U+FFFC object
+//! characters taken out of every name, value and text; excerpts within the text's length).
 
 mod actions;
+mod advertised;
 mod cache;
 mod enrich;
 mod frame;
+mod huge;
 mod roles;
 mod text;
 mod tree;
@@ -54,9 +58,11 @@ use futures_util::future::join_all;
 use crate::X11Desktop;
 use crate::a11y_changes::Changes;
 
+use advertised::*;
 use cache::*;
 use enrich::*;
 use frame::*;
+use huge::*;
 pub(crate) use roles::role;
 use roles::*;
 use walk::*;
@@ -253,6 +259,8 @@ struct Node {
     description: Option<String>,
     states: StateSet,
     ifaces: InterfaceSet,
+    /// What a container too big to enumerate holds beyond the children read (`huge`).
+    summary: Option<String>,
 }
 
 fn handle(o: &ObjectRefOwned) -> ElementHandle {

@@ -77,7 +77,16 @@ impl X11Desktop {
             }
         };
         let walked = unfinished.len();
-        let finished = walk(conn, &mut nodes, unfinished, limits, deadline).await;
+        let focused = self.a11y.changes.focused(&app);
+        let finished = walk(
+            conn,
+            &mut nodes,
+            unfinished,
+            limits,
+            deadline,
+            focused.as_deref(),
+        )
+        .await;
         let nodes = depth_first(nodes);
         if !finished {
             // A cut-short read is returned, never reused.

@@ -36,6 +36,7 @@ pub(super) async fn describe(
         description: None,
         states,
         ifaces: ifaces.unwrap_or_default(),
+        summary: None,
     })
 }
 
@@ -48,33 +49,36 @@ pub(super) async fn walk(
     starts: Vec<usize>,
     limits: &TreeLimits,
     deadline: Instant,
+    focused: Option<&str>,
 ) -> bool {
     let mut level = starts;
     while !level.is_empty() && nodes.len() < limits.max_elements {
+        // A huge container may fill half of what is left of the budget, no more.
+        let cap = (limits.max_elements - nodes.len()) / 2;
         let reading = join_all(level.iter().map(|&at| {
-            let object = nodes[at].object.clone();
-            let depth = nodes[at].depth;
-            let role = nodes[at].role;
+            let node = nodes[at].clone();
             async move {
-                if depth >= limits.max_depth {
-                    return Vec::new();
+                if node.depth >= limits.max_depth {
+                    return (at, Vec::new(), None);
                 }
-                let Ok(p) = accessible(conn, &object).await else {
-                    return Vec::new();
-                };
-                let children = p.get_children().await.unwrap_or_default();
-                if !hides_children(role) {
+                let depth = node.depth;
+                let (children, summary) = children(conn, &node, cap, focused).await;
+                if !hides_children(node.role) {
                     // Everything in one round: few children here are hidden.
-                    return join_all(children.into_iter().map(|c| async move {
+                    let kids = join_all(children.into_iter().map(|c| async move {
                         let p = accessible(conn, &c).await.ok()?;
                         let states = p.get_state().await.ok()?;
-                        states.contains(State::Showing).then_some(())?;
+                        // The focused element stays even scrolled out of view (a sheet's
+                        // cell cursor).
+                        (states.contains(State::Showing) || states.contains(State::Focused))
+                            .then_some(())?;
                         describe(conn, c, states, at, depth + 1).await
                     }))
                     .await
                     .into_iter()
                     .flatten()
                     .collect::<Vec<_>>();
+                    return (at, kids, summary);
                 }
                 // Menus hold many hidden items: states first, then only what is showing.
                 let showing = join_all(children.into_iter().map(|c| async move {
@@ -83,7 +87,7 @@ pub(super) async fn walk(
                     states.contains(State::Showing).then_some((c, states))
                 }))
                 .await;
-                join_all(
+                let kids = join_all(
                     showing
                         .into_iter()
                         .flatten()
@@ -92,14 +96,16 @@ pub(super) async fn walk(
                 .await
                 .into_iter()
                 .flatten()
-                .collect::<Vec<_>>()
+                .collect::<Vec<_>>();
+                (at, kids, summary)
             }
         }));
         let Some(kids) = before(deadline, reading).await else {
             return false;
         };
         let mut next = Vec::new();
-        for batch in kids {
+        for (at, batch, summary) in kids {
+            nodes[at].summary = summary;
             for node in batch {
                 if nodes.len() >= limits.max_elements {
                     break;
@@ -111,6 +117,30 @@ pub(super) async fn walk(
         level = next;
     }
     true
+}
+
+/// A node's children, and for a container too big to enumerate only those on screen with a
+/// line about the rest (see `huge`): the count is looked at before anything else is asked.
+/// At most `cap` children of a huge container are read, and its child at path `focused`
+/// (the application's focus, as events told) wherever it is.
+pub(super) async fn children(
+    conn: &zbus::Connection,
+    node: &Node,
+    cap: usize,
+    focused: Option<&str>,
+) -> (Vec<ObjectRefOwned>, Option<String>) {
+    let Ok(p) = accessible(conn, &node.object).await else {
+        return (Vec::new(), None);
+    };
+    match p.child_count().await {
+        Ok(n) if n <= 0 => (Vec::new(), None),
+        Ok(n) if too_many(n, node.states) => {
+            let v = read_visible(conn, node, n, cap, focused).await;
+            (v.children, Some(v.summary))
+        }
+        Ok(_) => (p.get_children().await.unwrap_or_default(), None),
+        Err(_) => (Vec::new(), None),
+    }
 }
 
 /// Puts `nodes` (parents before children, but not necessarily depth-first) in depth-first order.
