@@ -89,6 +89,11 @@ pub trait Outcome {
     fn judged(&self) -> Option<(Effect, &'static str)> {
         None
     }
+    /// Whether the outcome judged from part of what the action may change, so that a change
+    /// on screen (`verify` / `observe`) outweighs its own `SuspectedNoop`.
+    fn screen_outweighs_noop(&self) -> bool {
+        false
+    }
 }
 
 /// What the caller asked to be checked after the action.
@@ -132,6 +137,11 @@ impl<T: Outcome> ActionReport<T> {
             None => (None, None),
         };
         let (effect, evidence) = match (outcome.judged(), &verdict) {
+            (Some((Effect::SuspectedNoop, _)), Some(v))
+                if v.changed && outcome.screen_outweighs_noop() =>
+            {
+                (Effect::Confirmed, Evidence::Screen)
+            }
             (Some((effect, by)), _) => (effect, Evidence::Outcome(by)),
             (None, Some(v)) if v.changed => (Effect::Confirmed, Evidence::Screen),
             (None, Some(_)) => (Effect::SuspectedNoop, Evidence::Screen),
@@ -341,6 +351,31 @@ mod tests {
         assert!(
             painted.verdict.as_ref().unwrap().screenshot.is_some(),
             "observe adds an image"
+        );
+
+        // A click judged from part of what it may change: a change on screen outweighs its
+        // suspected no-op.
+        struct Partial;
+        impl Outcome for Partial {
+            fn route(&self) -> Route {
+                Route::Input
+            }
+            fn judged(&self) -> Option<(Effect, &'static str)> {
+                Some((Effect::SuspectedNoop, "the element's states"))
+            }
+            fn screen_outweighs_noop(&self) -> bool {
+                true
+            }
+        }
+        let moved = s
+            .act(Check::new(true, false), VerifyTarget::Screen, |_| {
+                fake.paint(Rect::new(0, 0, 200, 100), [0, 0, 255]);
+                Ok(Partial)
+            })
+            .unwrap();
+        assert_eq!(
+            (moved.effect, moved.evidence),
+            (Effect::Confirmed, Evidence::Screen)
         );
 
         // The outcome's own evidence wins over the screen.

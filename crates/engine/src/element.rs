@@ -116,6 +116,9 @@ pub struct ElementOutcome {
     /// `Confirmed` / `SuspectedNoop` when the element's states (or its text read back) were
     /// checked afterwards; `None` when nothing could be checked.
     pub effect: Option<(Effect, &'static str)>,
+    /// The effect was judged from part of what the action may change (a click: the element
+    /// and the window list), so a change on screen outweighs its `SuspectedNoop`.
+    pub judged_in_part: bool,
 }
 
 /// A fact beside an element action's outcome. `Display` is the default wording; it serializes
@@ -132,6 +135,9 @@ pub enum ElementNote {
     StatesUnchanged { op: ElementOp, waited: Duration },
     /// The element went away with the action.
     Gone,
+    /// Nothing a click could be seen to change (the element's states, name and value, the
+    /// window list) changed within `waited`.
+    NothingChanged { waited: Duration },
     /// A row or cell whose container offers no selection interface: the pointer clicked it.
     NoSelection,
     /// The element moved inside its window since the snapshot; the action used where it is now.
@@ -168,6 +174,11 @@ impl std::fmt::Display for ElementNote {
             ElementNote::Gone => {
                 f.write_str("the element is gone after the action; read the window's tree again")
             }
+            ElementNote::NothingChanged { waited } => write!(
+                f,
+                "nothing changed within {} ms: the element's states, name and value and the window list read as before (pass verify: true to compare the screen too)",
+                waited.as_millis()
+            ),
             ElementNote::NoSelection => f.write_str(
                 "its container offers no selection to the accessibility interface; clicked it with the pointer, as a person would"
             ),
@@ -198,6 +209,8 @@ impl Outcome for (ElementOutcome, String) {
 
 /// What an element operation's effect is read from.
 const STATES: &str = "the element's states";
+/// What a click's effect was looked for in, when nothing changed.
+const LOOKED: &str = "the element's states, name and value, and the window list";
 
 impl Outcome for ElementOutcome {
     fn route(&self) -> Route {
@@ -206,6 +219,10 @@ impl Outcome for ElementOutcome {
 
     fn judged(&self) -> Option<(Effect, &'static str)> {
         self.effect
+    }
+
+    fn screen_outweighs_noop(&self) -> bool {
+        self.judged_in_part
     }
 }
 
@@ -258,6 +275,82 @@ fn label(what: &str, element: &Element, window: &WindowInfo) -> String {
         window.label()
     )
 }
+
+/// How long a click's effect may take to show in what [`Look`] reads.
+const CLICK_WAIT: Duration = Duration::from_millis(500);
+
+/// What a click's effect is judged from: the element and the window list, read before the
+/// click and polled after it.
+#[derive(Debug, Clone, Default)]
+struct Look {
+    /// `None`: the element's states could not be read.
+    states: Option<ElementStates>,
+    name: Option<String>,
+    /// Read only for elements that hold a value.
+    value: Option<String>,
+    /// The application says the element no longer exists.
+    gone: bool,
+    /// Every window's id, and the active one.
+    windows: Option<(
+        Vec<deskpilot_types::WindowId>,
+        Option<deskpilot_types::WindowId>,
+    )>,
+}
+
+impl Look {
+    /// Whether anything of the element itself could be read.
+    fn readable(&self) -> bool {
+        self.states.is_some() || self.value.is_some()
+    }
+
+    /// What changed since `before`, named as an effect's evidence; `None` when nothing did.
+    fn change_since(&self, before: &Look) -> Option<&'static str> {
+        if self.gone && !before.gone {
+            return Some("the element going away");
+        }
+        if let (Some(a), Some(b)) = (&before.states, &self.states) {
+            let seen =
+                |s: &ElementStates| (s.checked, s.expanded, s.selected, s.focused, s.enabled);
+            if seen(a) != seen(b) {
+                return Some(STATES);
+            }
+        }
+        if let (Some(a), Some(b)) = (&before.name, &self.name)
+            && a != b
+        {
+            return Some("the element's name");
+        }
+        if let (Some(a), Some(b)) = (&before.value, &self.value)
+            && a != b
+        {
+            return Some("the element's value");
+        }
+        if let (Some((a, active_a)), Some((b, active_b))) = (&before.windows, &self.windows)
+            && (active_a != active_b
+                || b.iter().any(|w| !a.contains(w))
+                || a.iter().any(|w| !b.contains(w)))
+        {
+            return Some("the window list");
+        }
+        None
+    }
+}
+
+/// Whether a click's effect is looked for in the element's value too: fields and other
+/// elements showing one (not a document, whose whole text may be long).
+fn reads_value(element: &Element) -> bool {
+    (element.editable || element.value.is_some()) && element.role != Role::Document
+}
+
+/// A click's route, what ran, its receipt, whose states show its effect and what they
+/// should come to.
+type ClickRoute = (
+    Route,
+    String,
+    Option<Receipt>,
+    deskpilot_backend::ElementHandle,
+    Option<fn(&ElementStates) -> bool>,
+);
 
 /// Roles a person's click selects rather than opens: rows, cells, list and tree items.
 fn selects_on_click(role: Role) -> bool {
@@ -380,6 +473,70 @@ impl Session {
         })
     }
 
+    /// Reads what a click may change: the element (through `live`, else `states`; its value
+    /// when `value`) and the window list.
+    fn look(&self, handle: &deskpilot_backend::ElementHandle, value: bool) -> Look {
+        use deskpilot_backend::Error as B;
+        let accessibility = &self.desktop().accessibility;
+        let mut look = Look::default();
+        match accessibility.live(handle) {
+            Ok(l) => {
+                look.states = Some(l.states);
+                look.name = Some(l.name);
+            }
+            Err(B::ElementGone { .. }) => look.gone = true,
+            Err(_) => match accessibility.states(handle) {
+                Ok(s) => look.states = Some(s),
+                Err(B::ElementGone { .. }) => look.gone = true,
+                Err(_) => {}
+            },
+        }
+        if value && !look.gone {
+            look.value = accessibility.read_text(handle).ok();
+        }
+        look.windows = self.desktop().windows.list_windows().ok().map(|ws| {
+            (
+                ws.iter().map(|w| w.id).collect(),
+                ws.iter().find(|w| w.state.active).map(|w| w.id),
+            )
+        });
+        look
+    }
+
+    /// Judges a click on `handle` against `before`: polls up to [`CLICK_WAIT`] until something
+    /// changed (or `goal` holds in its states) → `Confirmed`; nothing changed though the element
+    /// could be read → `SuspectedNoop` with a note; nothing could be read → `None`.
+    fn judge_click(
+        &self,
+        handle: &deskpilot_backend::ElementHandle,
+        before: &Look,
+        goal: Option<fn(&ElementStates) -> bool>,
+    ) -> (Option<(Effect, &'static str)>, Option<ElementNote>) {
+        let deadline = Instant::now() + CLICK_WAIT;
+        loop {
+            let now = self.look(handle, before.value.is_some());
+            if let (Some(goal), Some(s)) = (goal, &now.states)
+                && goal(s)
+            {
+                return (Some((Effect::Confirmed, STATES)), None);
+            }
+            if let Some(what) = now.change_since(before) {
+                return (Some((Effect::Confirmed, what)), None);
+            }
+            if Instant::now() >= deadline {
+                return if before.readable() && now.readable() {
+                    (
+                        Some((Effect::SuspectedNoop, LOOKED)),
+                        Some(ElementNote::NothingChanged { waited: CLICK_WAIT }),
+                    )
+                } else {
+                    (None, None)
+                };
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
     /// Selects `element` through its container's selection (`Accessibility::select`); when its
     /// own container has none, the item holding it (a cell's row) is selected instead. `None`
     /// when no container on the way offers a selection.
@@ -427,44 +584,81 @@ impl Session {
             mut notes,
         } = self.live_element(token)?;
         self.gate(Mutation::Other, &label("click", &element, &now))?;
+        let before = self.look(&element.handle, reads_value(&element));
+        let (route, detail, receipt, watch, goal) = self.click_route(
+            token, &seen, &now, &element, button, count, mode, &mut notes,
+        )?;
+        // The row selected for a cell has no "before" of its own: only its selection counts.
+        let before = if watch == element.handle {
+            before
+        } else {
+            Look {
+                windows: before.windows,
+                ..Look::default()
+            }
+        };
+        let (effect, note) = self.judge_click(&watch, &before, goal);
+        notes.extend(note);
+        Ok(ElementOutcome {
+            element,
+            window: now,
+            route,
+            detail,
+            receipt,
+            notes,
+            effect,
+            judged_in_part: true,
+        })
+    }
+
+    /// How a click reaches the element: the container's selection for a row or cell, the
+    /// element's own click action, else the pointer. Returns the route, what ran, the
+    /// pointer's receipt, whose states show the effect and what they should come to.
+    #[allow(clippy::too_many_arguments)]
+    fn click_route(
+        &self,
+        token: &str,
+        seen: &WindowInfo,
+        now: &WindowInfo,
+        element: &Element,
+        button: Button,
+        count: u8,
+        mode: HitTestMode,
+        notes: &mut Vec<ElementNote>,
+    ) -> Result<ClickRoute, Error> {
         if button == Button::Left && count == 1 && selects_on_click(element.role) {
             // A person's click on a row or a cell selects it; the item's own "activate" would
             // open the file. The container's selection, else the pointer.
-            match self.select_item(&element, now.id)? {
+            match self.select_item(element, now.id)? {
                 Some(item) => {
-                    return Ok(ElementOutcome {
-                        detail: selected_detail(&element, &item),
-                        element,
-                        window: now,
-                        route: Route::Accessibility,
-                        receipt: None,
-                        notes,
-                        effect: None,
-                    });
+                    return Ok((
+                        Route::Accessibility,
+                        selected_detail(element, &item),
+                        None,
+                        item.handle,
+                        Some(|s: &ElementStates| s.selected),
+                    ));
                 }
                 None => notes.push(ElementNote::NoSelection),
             }
         } else if button == Button::Left && count == 1 {
-            let action = advertised(&element, CLICK_ACTIONS);
-            if let Some(action) = action {
-                match self
+            match advertised(element, CLICK_ACTIONS) {
+                Some(action) => match self
                     .desktop()
                     .accessibility
                     .do_action(&element.handle, &action)
                 {
                     Ok(()) => {
-                        return Ok(ElementOutcome {
-                            element,
-                            window: now,
-                            route: Route::Accessibility,
-                            detail: action,
-                            receipt: None,
-                            notes,
-                            effect: None,
-                        });
+                        return Ok((
+                            Route::Accessibility,
+                            action,
+                            None,
+                            element.handle.clone(),
+                            None,
+                        ));
                     }
                     Err(e) => {
-                        let e = element_err(&element, "click", e);
+                        let e = element_err(element, "click", e);
                         if matches!(e, Error::StaleElement { .. }) {
                             return Err(e);
                         }
@@ -473,23 +667,20 @@ impl Session {
                             error: e.to_string(),
                         });
                     }
-                }
-            } else {
-                notes.push(ElementNote::NoClickAction {
+                },
+                None => notes.push(ElementNote::NoClickAction {
                     actions: element.actions.clone(),
-                });
+                }),
             }
         }
-        let receipt = self.click_centre(token, &seen, &element, button, count, mode)?;
-        Ok(ElementOutcome {
-            detail: format!("{} click", format!("{button:?}").to_lowercase()),
-            element,
-            window: now,
-            route: Route::Input,
-            receipt: Some(receipt),
-            notes,
-            effect: None,
-        })
+        let receipt = self.click_centre(token, seen, element, button, count, mode)?;
+        Ok((
+            Route::Input,
+            format!("{} click", format!("{button:?}").to_lowercase()),
+            Some(receipt),
+            element.handle.clone(),
+            None,
+        ))
     }
 
     fn click_centre(
@@ -555,18 +746,23 @@ impl Session {
             ));
         };
         self.gate(Mutation::Other, &label("invoke", &element, &now))?;
+        let before = self.look(&element.handle, reads_value(&element));
         self.desktop()
             .accessibility
             .do_action(&element.handle, &action)
             .map_err(|e| element_err(&element, "invoke", e))?;
+        let (effect, note) = self.judge_click(&element.handle, &before, None);
+        let mut notes = notes;
+        notes.extend(note);
         Ok(ElementOutcome {
             element,
             window: now,
             route: Route::Accessibility,
             detail: action,
             receipt: None,
+            judged_in_part: true,
             notes,
-            effect: None,
+            effect,
         })
     }
 
@@ -594,18 +790,23 @@ impl Session {
             Mutation::Other,
             &label(&format!("perform \"{action}\" on"), &element, &now),
         )?;
+        let before = self.look(&element.handle, reads_value(&element));
         self.desktop()
             .accessibility
             .do_action(&element.handle, &name)
             .map_err(|e| element_err(&element, &name, e))?;
+        let (effect, note) = self.judge_click(&element.handle, &before, None);
+        let mut notes = notes;
+        notes.extend(note);
         Ok(ElementOutcome {
             element,
             window: now,
             route: Route::Accessibility,
             detail: name,
             receipt: None,
+            judged_in_part: true,
             notes,
-            effect: None,
+            effect,
         })
     }
 
@@ -654,6 +855,7 @@ impl Session {
                 route: Route::Accessibility,
                 detail: "set_value".to_string(),
                 receipt: None,
+                judged_in_part: false,
                 effect: judged,
                 notes,
             },
@@ -691,6 +893,7 @@ impl Session {
             route: Route::Accessibility,
             detail: "focus".to_string(),
             receipt: None,
+            judged_in_part: false,
             notes,
             effect: None,
         })
@@ -727,6 +930,7 @@ impl Session {
                 route: Route::Accessibility,
                 detail: format!("nothing to do: {already}"),
                 receipt: None,
+                judged_in_part: false,
                 notes: moved,
                 effect: Some((Effect::Confirmed, STATES)),
             });
@@ -823,6 +1027,7 @@ impl Session {
             route: Route::Accessibility,
             detail,
             receipt: None,
+            judged_in_part: false,
             notes,
             effect,
         })
@@ -1072,5 +1277,63 @@ mod tests {
         let o = e.click_element(&s.elements[9].token, Button::Left, 1, HitTestMode::Fail);
         assert_eq!(o.unwrap().route, Route::Accessibility);
         assert!(fake.actions_done().is_empty());
+    }
+
+    /// Every click judges its effect, whatever the route: before, `click_element` always
+    /// answered `effect: None` (unverifiable), even for a click that opened a dialog.
+    #[test]
+    fn every_click_judges_its_effect_from_states_values_and_windows() {
+        let (fake, e, s) = files();
+        let w = s.window.id;
+        let mut apply = el(Some(0), Role::Button, "Apply", &["click"]);
+        apply.bounds = Some(Rect::new(250, 40, 60, 20));
+        let mut open = el(Some(0), Role::Button, "Open…", &["activate"]);
+        open.bounds = Some(Rect::new(320, 40, 60, 20));
+        let inert = el(Some(0), Role::Button, "Inert", &["activate"]);
+        fake.update_tree(w, |t| t.elements.extend([apply, open, inert]));
+        let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
+        let click = |i: usize| {
+            e.click_element(&s.elements[i].token, Button::Left, 1, HitTestMode::Fail)
+                .unwrap()
+        };
+        let judged = |o: &ElementOutcome| o.effect;
+        // The accessibility route: the states flipped.
+        let o = click(10);
+        assert_eq!(judged(&o), Some((Effect::Confirmed, STATES)));
+        // A dialog opened.
+        fake.open_on_action(
+            &s.elements[11].handle,
+            FakeWindow::new("Open File", Rect::new(100, 100, 300, 200)),
+        );
+        let o = click(11);
+        assert_eq!(judged(&o), Some((Effect::Confirmed, "the window list")));
+        // Nothing changed.
+        let o = click(12);
+        assert_eq!(o.effect.map(|e| e.0), Some(Effect::SuspectedNoop));
+        assert!(
+            o.notes
+                .iter()
+                .any(|n| matches!(n, ElementNote::NothingChanged { .. })),
+            "{:?}",
+            o.notes
+        );
+        assert!(o.judged_in_part);
+        // The pointer route: the field took focus; the bare button changed nothing.
+        let o = click(6);
+        assert_eq!(
+            (o.route, judged(&o)),
+            (Route::Input, Some((Effect::Confirmed, STATES)))
+        );
+        let o = click(5);
+        assert_eq!(
+            (o.route, o.effect.map(|e| e.0)),
+            (Route::Input, Some(Effect::SuspectedNoop))
+        );
+        // Nothing of the element can be read: unverifiable, and only then.
+        for op in ["live", "states", "read_text"] {
+            fake.lack(op);
+        }
+        let o = click(5);
+        assert_eq!(o.effect, None);
     }
 }
