@@ -1,5 +1,7 @@
 //! The skills that ship in the binary: dsh-computer-use's eight Windows recipes and recipes for the
-//! Linux apps this project drives (mousepad, xterm, Thunar, Chromium, LibreOffice).
+//! Linux apps agents meet most (mousepad, xterm, GNOME Terminal, Thunar, Nautilus, PCManFM,
+//! Chromium, Firefox, Thunderbird, GIMP, LibreOffice and its Calc, Writer and Impress), written from
+//! what driving them on a virtual desktop showed.
 
 use crate::{Skill, Source, parse};
 
@@ -21,6 +23,27 @@ const FILES: &[(&str, &str)] = &[
     ("thunar", include_str!("../builtin/thunar.md")),
     ("chromium", include_str!("../builtin/chromium.md")),
     ("libreoffice", include_str!("../builtin/libreoffice.md")),
+    (
+        "libreoffice_calc",
+        include_str!("../builtin/libreoffice_calc.md"),
+    ),
+    (
+        "libreoffice_writer",
+        include_str!("../builtin/libreoffice_writer.md"),
+    ),
+    (
+        "libreoffice_impress",
+        include_str!("../builtin/libreoffice_impress.md"),
+    ),
+    ("firefox", include_str!("../builtin/firefox.md")),
+    ("thunderbird", include_str!("../builtin/thunderbird.md")),
+    ("gimp", include_str!("../builtin/gimp.md")),
+    ("nautilus", include_str!("../builtin/nautilus.md")),
+    ("pcmanfm", include_str!("../builtin/pcmanfm.md")),
+    (
+        "gnome_terminal",
+        include_str!("../builtin/gnome_terminal.md"),
+    ),
 ];
 
 /// Every built-in skill, parsed.

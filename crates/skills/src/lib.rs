@@ -194,23 +194,38 @@ impl Library {
             .cloned()
     }
 
-    /// The skill for a window: its process name or class equal to a skill's name, or its title
-    /// containing one (names of at least 4 characters, so "code" does not match every title).
+    /// The skill for a window: its class equal to a skill's name, else its process name, else
+    /// its title containing one (names of at least 4 characters, so "code" does not match every
+    /// title, the longest name winning). The class comes first because it is the more specific: LibreOffice's Calc and
+    /// Writer windows are both `soffice.bin`, but `libreoffice-calc` and `libreoffice-writer`.
     pub fn for_window(&self, process: Option<&str>, class: &str, title: &str) -> Option<Skill> {
         let process = process.map(normalize).unwrap_or_default();
         let class = normalize(class);
         let title = normalize(title);
         let skills = self.skills.read().unwrap_or_else(|e| e.into_inner());
-        let by_name = skills.values().find(|s| {
-            s.keys()
-                .any(|k| !k.is_empty() && (k == process || k == class))
-        });
-        by_name
+        let named = |name: &str| {
+            skills
+                .values()
+                .find(|s| !name.is_empty() && s.keys().any(|k| k == name))
+        };
+        named(&class)
+            .or_else(|| named(&process))
             .or_else(|| {
-                skills.values().find(|s| {
-                    s.keys()
-                        .any(|k| k.chars().count() >= 4 && title.contains(k.as_str()))
-                })
+                // The longest name in the title: "LibreOffice Calc" before "LibreOffice".
+                skills
+                    .values()
+                    .filter_map(|s| {
+                        s.keys()
+                            .filter(|k| k.chars().count() >= 4 && title.contains(k.as_str()))
+                            .map(|k| k.chars().count())
+                            .max()
+                            .map(|n| (n, s))
+                    })
+                    .fold(None, |best: Option<(usize, &Skill)>, (n, s)| match best {
+                        Some((m, _)) if m >= n => best,
+                        _ => Some((n, s)),
+                    })
+                    .map(|(_, s)| s)
             })
             .cloned()
     }

@@ -36,7 +36,9 @@ fn library(dir: &TempDir) -> Library {
 #[test]
 fn builtins_parse_and_cover_both_platforms() {
     let all = builtin::all();
-    assert_eq!(all.len(), 13);
+    assert_eq!(all.len(), 22);
+    let ids: std::collections::BTreeSet<_> = all.iter().map(|s| s.id.clone()).collect();
+    assert_eq!(ids.len(), all.len(), "two built-ins share an id");
     for s in &all {
         assert!(!s.summary.is_empty() && !s.body.is_empty(), "{s:?}");
         assert!(s.body.chars().count() <= MAX_SKILL_CHARS);
@@ -87,6 +89,80 @@ fn a_window_is_matched_by_process_class_or_title() {
         "Notepad"
     );
     assert!(lib.for_window(Some("kcalc"), "kcalc", "KCalc").is_none());
+}
+
+#[test]
+fn real_linux_apps_get_their_own_skill_by_class_then_process() {
+    let dir = TempDir::new("real");
+    let lib = library(&dir);
+    // (process, class, title) as the window list reports them, and the skill each gets.
+    for (process, class, title, app) in [
+        (
+            "soffice.bin",
+            "libreoffice-calc",
+            "Untitled 1 - LibreOffice Calc",
+            "LibreOffice Calc",
+        ),
+        (
+            "soffice.bin",
+            "libreoffice-writer",
+            "gpl.txt - LibreOffice Writer",
+            "LibreOffice Writer",
+        ),
+        (
+            "soffice.bin",
+            "libreoffice-impress",
+            "Untitled 1 - LibreOffice Impress",
+            "LibreOffice Impress",
+        ),
+        // A LibreOffice dialog.
+        (
+            "soffice.bin",
+            "Soffice",
+            "Tip of the Day: 1/225",
+            "LibreOffice",
+        ),
+        (
+            "firefox-esr",
+            "firefox-esr",
+            "Fixture home — Mozilla Firefox",
+            "Firefox",
+        ),
+        (
+            "thunderbird",
+            "thunderbird-default",
+            "Home - Mozilla Thunderbird",
+            "Thunderbird",
+        ),
+        (
+            "gimp-2.10",
+            "Gimp-2.10",
+            "GNU Image Manipulation Program",
+            "GIMP",
+        ),
+        ("nautilus", "org.gnome.Nautilus", "fmtest", "Nautilus"),
+        ("pcmanfm", "Pcmanfm", "fmtest", "PCManFM"),
+        // The kernel cuts gnome-terminal-server's name at 15 bytes.
+        (
+            "gnome-terminal-",
+            "Gnome-terminal",
+            "Terminal",
+            "GNOME Terminal",
+        ),
+    ] {
+        assert_eq!(
+            lib.for_window(Some(process), class, title).map(|s| s.app),
+            Some(app.to_string()),
+            "{process} / {class} / {title}"
+        );
+    }
+    // By title alone the longest name wins.
+    assert_eq!(
+        lib.for_window(None, "", "Untitled 1 - LibreOffice Calc")
+            .unwrap()
+            .app,
+        "LibreOffice Calc"
+    );
 }
 
 #[test]
