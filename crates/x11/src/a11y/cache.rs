@@ -23,9 +23,10 @@ pub(super) async fn from_cache(
     conn: &zbus::Connection,
     frame: &Node,
     limits: &TreeLimits,
+    policy: Shown,
 ) -> FromCache {
     let mut not_now = false;
-    match read_cache(conn, frame, limits, &mut not_now).await {
+    match read_cache(conn, frame, limits, policy, &mut not_now).await {
         None if not_now => FromCache::NotNow,
         None => FromCache::Unusable,
         Some(None) => FromCache::FrameGone,
@@ -37,6 +38,7 @@ pub(super) async fn read_cache(
     conn: &zbus::Connection,
     frame: &Node,
     limits: &TreeLimits,
+    policy: Shown,
     not_now: &mut bool,
 ) -> Option<Option<(Vec<Node>, Vec<usize>)>> {
     let items = get_items(conn, frame.object.name_as_str()?, not_now).await?;
@@ -55,7 +57,7 @@ pub(super) async fn read_cache(
     let Some(now) = items
         .iter()
         .find(|i| i.object.path_as_str() == frame.object.path_as_str())
-        .filter(|i| i.states.contains(State::Showing) && !i.states.contains(State::Defunct))
+        .filter(|i| shown(i.states, policy))
     else {
         return Some(None);
     };
@@ -66,6 +68,8 @@ pub(super) async fn read_cache(
     let mut nodes = vec![frame];
     // Nodes whose cached children are fewer than they report: walk them.
     let mut unfinished = Vec::new();
+    // Showing menus whose children show nothing: open ones (gail) are read directly.
+    let mut menus: Vec<(usize, ObjectRefOwned)> = Vec::new();
     let mut stack = vec![0usize];
     while let Some(at) = stack.pop() {
         let node = nodes[at].clone();
@@ -83,12 +87,19 @@ pub(super) async fn read_cache(
             unfinished.push(at);
             continue;
         }
+        let states: Vec<StateSet> = kids.iter().map(|i| i.states).collect();
+        if may_hide_open_items(node.role, &states)
+            && let Some(first) = kids.iter().find(|i| i.states.contains(State::Visible))
+        {
+            menus.push((at, first.object.clone()));
+            continue;
+        }
         let mut pushed = Vec::new();
         for item in kids {
             if nodes.len() >= limits.max_elements {
                 break;
             }
-            if !item.states.contains(State::Showing) {
+            if !shown(item.states, policy) {
                 continue;
             }
             nodes.push(Node {
@@ -107,6 +118,18 @@ pub(super) async fn read_cache(
             pushed.push(nodes.len() - 1);
         }
         stack.extend(pushed.into_iter().rev());
+    }
+    // Menus whose items show nothing may be open all the same (gail): see `shown`.
+    let open = join_all(menus.iter().map(|(at, item)| {
+        let menu = &nodes[*at];
+        let container = menu.parent.map(|p| (&nodes[p].object, nodes[p].ifaces));
+        menu_open(conn, container, &menu.object, item)
+    }))
+    .await;
+    for ((at, _), open) in menus.iter().zip(open) {
+        if open {
+            unfinished.push(*at);
+        }
     }
     // Toolkits create some children lazily (GTK list boxes, tables, menus): the cache lists
     // such a container with no children at all. Ask the containers that look empty.

@@ -154,6 +154,43 @@ fn with_summary(description: String, summary: Option<&str>) -> String {
     }
 }
 
+/// Whether an application reports extents relative to its window rather than the screen
+/// (GTK 4, also on X11): its frame sits at the origin at the window's size while the window
+/// does not. `None` when the window's place cannot tell (it is at the screen's origin) or the
+/// sizes differ (a scaled app: `to_physical` maps it from its frame).
+pub(super) fn window_relative(frame: Rect, window: &WindowInfo) -> Option<bool> {
+    let near = |a: i32, b: i32, slack: i32| (a - b).abs() <= slack;
+    let c = window.client;
+    let sized = [window.client, window.frame].iter().any(|r| {
+        near(r.width as i32, frame.width as i32, 24)
+            && near(r.height as i32, frame.height as i32, 24)
+    });
+    if !sized || (near(c.x, 0, 24) && near(c.y, 0, 24)) {
+        return None;
+    }
+    if near(frame.x, 0, 2) && near(frame.y, 0, 2) {
+        return Some(true);
+    }
+    let placed = [window.client, window.frame]
+        .iter()
+        .any(|r| near(frame.x, r.x, 24) && near(frame.y, r.y, 24));
+    placed.then_some(false)
+}
+
+/// Moves window-relative bounds onto the screen: by the window's client origin (the X
+/// window the toolkit draws in).
+pub(super) fn to_window(elements: &mut [RawElement], window: &WindowInfo) {
+    let (dx, dy) = (window.client.x, window.client.y);
+    for e in elements.iter_mut() {
+        e.bounds = e
+            .bounds
+            .map(|b| Rect::new(b.x + dx, b.y + dy, b.width, b.height));
+        e.states.onscreen = e
+            .bounds
+            .is_some_and(|b| b.intersect(&window.frame).is_some());
+    }
+}
+
 /// Converts element bounds from logical to physical pixels when the app reports its frame
 /// smaller than its X window by a common factor (GTK with `GDK_SCALE=2`, Qt with a scale
 /// factor): each point is mapped relative to the frame, so odd physical origins stay exact.

@@ -30,6 +30,7 @@ mod enrich;
 mod frame;
 mod huge;
 mod roles;
+mod shown;
 mod text;
 mod tree;
 mod walk;
@@ -65,6 +66,7 @@ use frame::*;
 use huge::*;
 pub(crate) use roles::role;
 use roles::*;
+use shown::*;
 use walk::*;
 
 /// How long connecting to the accessibility bus may take.
@@ -94,6 +96,18 @@ pub(crate) struct A11y {
     changes: Arc<Changes>,
     /// X window id → the nodes of its last read.
     trees: Mutex<HashMap<u64, KnownTree>>,
+    /// Application bus name → what its toolkit does differently, learnt once.
+    apps: Mutex<HashMap<String, AppTraits>>,
+}
+
+/// What an application's toolkit does differently from the specification.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct AppTraits {
+    /// How it says an element shows.
+    shown: Shown,
+    /// Whether it reports screen extents relative to its window (GTK 4 on X11); `None` until
+    /// a window of it placed away from the screen's origin told.
+    relative: Option<bool>,
 }
 
 /// A window's nodes as last read, and what they depend on.
@@ -230,6 +244,7 @@ impl A11y {
         clear(&self.no_cache);
         clear(&self.frames);
         clear(&self.trees);
+        clear(&self.apps);
     }
 }
 
@@ -361,6 +376,31 @@ mod tests {
             z: 0,
             monitor: None,
         }
+    }
+
+    /// Regression: gtk4-demo (GTK 4.8.3 on X11) reported its frame at 0,0 790×590 and its
+    /// Search button at 76,10 while the X window was 800×600 at 800,400: every bound was off
+    /// by the window's origin.
+    #[test]
+    fn window_relative_extents_are_recognised_and_moved_onto_the_screen() {
+        let w = window(Rect::new(800, 400, 800, 600));
+        assert_eq!(window_relative(Rect::new(0, 0, 790, 590), &w), Some(true));
+        // GTK 3 (mousepad): the frame where the window is.
+        assert_eq!(
+            window_relative(Rect::new(800, 400, 800, 600), &w),
+            Some(false)
+        );
+        // A window at the screen's origin cannot tell; nor can a scaled app's frame.
+        let origin = window(Rect::new(0, 0, 800, 600));
+        assert_eq!(window_relative(Rect::new(0, 0, 790, 590), &origin), None);
+        assert_eq!(window_relative(Rect::new(0, 0, 395, 295), &w), None);
+        let mut els = vec![
+            raw(Rect::new(0, 0, 790, 590)),
+            raw(Rect::new(76, 10, 24, 24)),
+        ];
+        to_window(&mut els, &w);
+        assert_eq!(els[1].bounds, Some(Rect::new(876, 410, 24, 24)));
+        assert!(els[1].states.onscreen);
     }
 
     #[test]

@@ -5,6 +5,58 @@
 use super::*;
 
 impl X11Desktop {
+    /// What `app`'s toolkit does differently, asked once per application.
+    pub(super) async fn app_traits(&self, conn: &zbus::Connection, app: &str) -> AppTraits {
+        if let Some(t) = self
+            .a11y
+            .apps
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(app)
+        {
+            return *t;
+        }
+        let shown = match toolkit(conn, app).await {
+            Some((name, version)) => {
+                tracing::debug!(app, name, version, "toolkit");
+                policy(&name, &version)
+            }
+            None => Shown::Marked,
+        };
+        let traits = AppTraits {
+            shown,
+            relative: None,
+        };
+        let mut apps = self.a11y.apps.lock().unwrap_or_else(|e| e.into_inner());
+        if apps.len() > 256 {
+            apps.clear();
+        }
+        *apps.entry(app.to_string()).or_insert(traits)
+    }
+
+    /// Whether `app` reports extents relative to its window, decided on `frame` (its frame's
+    /// extents as reported) where `window` tells, and remembered for the application.
+    pub(super) fn window_relative(
+        &self,
+        app: &str,
+        frame: Option<Rect>,
+        window: &WindowInfo,
+    ) -> bool {
+        let mut apps = self.a11y.apps.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(traits) = apps.get_mut(app) else {
+            return false;
+        };
+        if let Some(r) = traits.relative {
+            return r;
+        }
+        let decided = frame.and_then(|f| window_relative(f, window));
+        if let Some(r) = decided {
+            tracing::debug!(app, relative = r, "extents relative to the window?");
+            traits.relative = Some(r);
+        }
+        decided.unwrap_or(false)
+    }
+
     /// Finds the window's frame and reads the nodes under it (cache, then walk), and remembers
     /// them with the application's event count from before the read.
     async fn read_nodes(
@@ -38,10 +90,11 @@ impl X11Desktop {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .contains(&app);
+            let policy = self.app_traits(conn, &app).await.shown;
             let outcome = if walk_only {
                 FromCache::Unusable
             } else {
-                from_cache(conn, &frame, limits).await
+                from_cache(conn, &frame, limits, policy).await
             };
             let frame = match (&outcome, fresh) {
                 (FromCache::FrameGone, false) => continue,
@@ -78,6 +131,7 @@ impl X11Desktop {
         };
         let walked = unfinished.len();
         let focused = self.a11y.changes.focused(&app);
+        let policy = self.app_traits(conn, &app).await.shown;
         let finished = walk(
             conn,
             &mut nodes,
@@ -85,6 +139,7 @@ impl X11Desktop {
             limits,
             deadline,
             focused.as_deref(),
+            policy,
         )
         .await;
         let nodes = depth_first(nodes);
@@ -175,6 +230,20 @@ impl X11Desktop {
                     unanswered,
                     elements: elements.len(),
                 });
+            }
+            let app = nodes
+                .first()
+                .and_then(|n| n.object.name_as_str())
+                .unwrap_or_default()
+                .to_string();
+            let traits = self.app_traits(conn, &app).await;
+            if traits.shown == Shown::VisibleAndPlaced && unanswered == 0 {
+                // GTK 4: hidden widgets are visible with empty extents.
+                elements = drop_unplaced(elements);
+            }
+            let frame_bounds = elements.first().and_then(|e| e.bounds);
+            if self.window_relative(&app, frame_bounds, window) {
+                to_window(&mut elements, window);
             }
             if let Some(scale) = to_physical(&mut elements, window) {
                 notes.push(TreeNote::LogicalCoordinates { scale });

@@ -50,6 +50,7 @@ pub(super) async fn walk(
     limits: &TreeLimits,
     deadline: Instant,
     focused: Option<&str>,
+    policy: Shown,
 ) -> bool {
     let mut level = starts;
     while !level.is_empty() && nodes.len() < limits.max_elements {
@@ -57,6 +58,9 @@ pub(super) async fn walk(
         let cap = (limits.max_elements - nodes.len()) / 2;
         let reading = join_all(level.iter().map(|&at| {
             let node = nodes[at].clone();
+            let container = node
+                .parent
+                .map(|p| (nodes[p].object.clone(), nodes[p].ifaces));
             async move {
                 if node.depth >= limits.max_depth {
                     return (at, Vec::new(), None);
@@ -70,8 +74,7 @@ pub(super) async fn walk(
                         let states = p.get_state().await.ok()?;
                         // The focused element stays even scrolled out of view (a sheet's
                         // cell cursor).
-                        (states.contains(State::Showing) || states.contains(State::Focused))
-                            .then_some(())?;
+                        (shown(states, policy) || states.contains(State::Focused)).then_some(())?;
                         describe(conn, c, states, at, depth + 1).await
                     }))
                     .await
@@ -81,16 +84,36 @@ pub(super) async fn walk(
                     return (at, kids, summary);
                 }
                 // Menus hold many hidden items: states first, then only what is showing.
-                let showing = join_all(children.into_iter().map(|c| async move {
-                    let p = accessible(conn, &c).await.ok()?;
-                    let states = p.get_state().await.ok()?;
-                    states.contains(State::Showing).then_some((c, states))
-                }))
-                .await;
+                let all: Vec<(ObjectRefOwned, StateSet)> =
+                    join_all(children.into_iter().map(|c| async move {
+                        let p = accessible(conn, &c).await.ok()?;
+                        let states = p.get_state().await.ok()?;
+                        Some((c, states))
+                    }))
+                    .await
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                let states: Vec<StateSet> = all.iter().map(|(_, s)| *s).collect();
+                let first = all
+                    .iter()
+                    .find(|(_, s)| s.contains(State::Visible))
+                    .map(|(c, _)| c.clone());
+                let open = match &first {
+                    Some(item) if may_hide_open_items(node.role, &states) => {
+                        let container = container.as_ref().map(|(o, i)| (o, *i));
+                        menu_open(conn, container, &node.object, item).await
+                    }
+                    _ => false,
+                };
+                let showing = if open {
+                    open_menu_items(conn, all).await
+                } else {
+                    all.into_iter().filter(|(_, s)| shown(*s, policy)).collect()
+                };
                 let kids = join_all(
                     showing
                         .into_iter()
-                        .flatten()
                         .map(|(c, states)| describe(conn, c, states, at, depth + 1)),
                 )
                 .await
