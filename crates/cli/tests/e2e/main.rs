@@ -32,6 +32,7 @@ mod ocr;
 mod paint;
 mod pointer;
 mod protocol;
+mod realapps;
 mod safety;
 mod screenshot;
 mod shell;
