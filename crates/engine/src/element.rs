@@ -14,7 +14,7 @@
 use std::time::{Duration, Instant};
 
 use deskpilot_backend::{Button, ElementStates};
-use deskpilot_types::{Point, Rect, Role, WindowInfo};
+use deskpilot_types::{Key, Point, Rect, Role, WindowInfo};
 
 use crate::action::{Effect, Outcome, Route};
 use crate::pointer::Receipt;
@@ -138,6 +138,8 @@ pub enum ElementNote {
     /// Nothing a click could be seen to change (the element's states, name and value, the
     /// window list) changed within `waited`.
     NothingChanged { waited: Duration },
+    /// The application accepted `set_value` but read otherwise afterwards; the text was typed.
+    SetValueIgnored { read: String },
     /// A row or cell whose container offers no selection interface: the pointer clicked it.
     NoSelection,
     /// The element moved inside its window since the snapshot; the action used where it is now.
@@ -178,6 +180,10 @@ impl std::fmt::Display for ElementNote {
                 f,
                 "nothing changed within {} ms: the element's states, name and value and the window list read as before (pass verify: true to compare the screen too)",
                 waited.as_millis()
+            ),
+            ElementNote::SetValueIgnored { read } => write!(
+                f,
+                "the application took the value through the accessibility interface but then read \"{read}\"; it was typed instead"
             ),
             ElementNote::NoSelection => f.write_str(
                 "its container offers no selection to the accessibility interface; clicked it with the pointer, as a person would"
@@ -351,6 +357,62 @@ type ClickRoute = (
     deskpilot_backend::ElementHandle,
     Option<fn(&ElementStates) -> bool>,
 );
+
+/// Whether `read` is plausibly the application's formatting of `wanted` rather than a value
+/// that did not take. It must not be empty (unless `wanted` is), and be one of: the same text
+/// up to case and spacing ("ABC" for "abc"); the same number ("5.00" or "5 px" for "5",
+/// "1,000" for "1000"); the same digits with only punctuation between them ("555-1234" for
+/// "5551234", "2024/01/05" for "2024-01-05"); or a leading part of it that the field did not
+/// hold before (a length limit). Anything else — an empty field, the old text, other text —
+/// did not take.
+pub(crate) fn reads_as_formatted(wanted: &str, read: &str, before: Option<&str>) -> bool {
+    if read.trim().is_empty() {
+        return wanted.trim().is_empty();
+    }
+    let fold = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    if fold(wanted) == fold(read) {
+        return true;
+    }
+    if let (Some(a), Some(b)) = (number(wanted, 0), number(read, 4)) {
+        return (a - b).abs() <= 1e-9 * a.abs().max(1.0);
+    }
+    let digits = |s: &str| s.chars().filter(char::is_ascii_digit).collect::<String>();
+    let wanted_digits = digits(wanted);
+    if wanted_digits.len() >= 3
+        && digits(read) == wanted_digits
+        && !read.chars().any(char::is_alphabetic)
+    {
+        return true;
+    }
+    wanted.starts_with(read) && before != Some(read)
+}
+
+/// `s` as a number: grouping marks (`,`, `_`, `'`, spaces) left out, up to `affix` signs
+/// before it (`$`, `€`) and up to `affix` characters of a unit after it (` %`, ` px`).
+fn number(s: &str, affix: usize) -> Option<f64> {
+    let bare: String = s
+        .trim()
+        .chars()
+        .filter(|c| !matches!(c, ',' | '_' | '\'' | ' ' | '\u{a0}' | '\u{202f}'))
+        .collect();
+    let numeric = |c: char| c.is_ascii_digit() || matches!(c, '.' | '-' | '+');
+    let start = bare.find(numeric)?;
+    let end = bare.rfind(|c: char| c.is_ascii_digit() || c == '.')? + 1;
+    // A currency sign may lead ("$5"); a unit may follow ("5 px", "50 %").
+    if start > affix
+        || bare[..start].chars().any(char::is_alphanumeric)
+        || bare.len() - end > affix
+        || start >= end
+    {
+        return None;
+    }
+    bare[start..end].parse().ok()
+}
 
 /// Roles a person's click selects rather than opens: rows, cells, list and tree items.
 fn selects_on_click(role: Role) -> bool {
@@ -810,17 +872,22 @@ impl Session {
         })
     }
 
-    /// Sets an element's text or value and reads it back.
+    /// Sets an element's text or value, verified: through the accessibility interface, read
+    /// back; when the element reads otherwise (Gecko accepts `SetTextContents` and keeps its
+    /// text), the element is focused, its text selected (ctrl+a) and the value typed, then read
+    /// back again. Still otherwise is `VALUE_NOT_SET` naming what it holds. A read-back the app
+    /// plausibly formatted ([`reads_as_formatted`]) is a success with a note.
     pub fn set_element_value(
         &self,
         token: &str,
         value: &str,
     ) -> Result<(ElementOutcome, String), Error> {
+        use deskpilot_backend::Error as B;
         let Target {
+            seen,
             now,
             element,
-            notes: mut moved,
-            ..
+            mut notes,
         } = self.live_element(token)?;
         self.gate(
             Mutation::Other,
@@ -830,37 +897,167 @@ impl Session {
                 &now,
             ),
         )?;
-        self.desktop()
-            .accessibility
-            .set_value(&element.handle, value)
-            .map_err(|e| element_err(&element, "set_value", e))?;
-        let read = self
-            .desktop()
-            .accessibility
-            .read_text(&element.handle)
-            .map_err(|e| element_err(&element, "read its text", e))?;
-        let mut notes = Vec::new();
-        if read != value {
+        let accessibility = &self.desktop().accessibility;
+        let before = accessibility.read_text(&element.handle).ok();
+        let took = |read: &str| read == value || reads_as_formatted(value, read, before.as_deref());
+        let first = match accessibility.set_value(&element.handle, value) {
+            Ok(()) => Some(self.read_back(&element, &took)?),
+            // Editable text without an interface to replace it: typing does it.
+            Err(B::Unsupported { .. }) if element.editable => None,
+            Err(e) => return Err(element_err(&element, "set_value", e)),
+        };
+        let (route, detail, read) = match first {
+            Some(read) if took(&read) => (Route::Accessibility, "set_value".to_string(), read),
+            first => {
+                self.type_value(&seen, &now, &element, value)?;
+                let read = self.read_back(&element, &took)?;
+                if !took(&read) {
+                    return Err(Error::ValueNotSet(Box::new(crate::error::NotSet {
+                        token: element.token.clone(),
+                        role: element.role.to_string(),
+                        name: element.name.clone(),
+                        wanted: value.to_string(),
+                        read,
+                        how: if first.is_some() {
+                            "after setting it through the accessibility interface and after typing it"
+                        } else {
+                            "after typing it"
+                        },
+                    })));
+                }
+                if let Some(first) = first {
+                    notes.push(ElementNote::SetValueIgnored { read: first });
+                }
+                (
+                    Route::Input,
+                    "focused, selected all (ctrl+a) and typed".to_string(),
+                    read,
+                )
+            }
+        };
+        let evidence = if read == value {
+            "the value read back"
+        } else {
             notes.push(ElementNote::ReadsOtherwise { read: read.clone() });
-        }
-        let judged = notes
-            .is_empty()
-            .then_some((Effect::Confirmed, "the value read back"));
-        moved.append(&mut notes);
-        let notes = moved;
+            "the value read back, as the application formats it"
+        };
         Ok((
             ElementOutcome {
                 element,
                 window: now,
-                route: Route::Accessibility,
-                detail: "set_value".to_string(),
+                route,
+                detail,
                 receipt: None,
                 judged_in_part: false,
-                effect: judged,
+                effect: Some((Effect::Confirmed, evidence)),
                 notes,
             },
             read,
         ))
+    }
+
+    /// The element's text, read until it `took` the value or [`CLICK_WAIT`] passed (an app
+    /// may apply a value a moment later).
+    fn read_back(&self, element: &Element, took: &dyn Fn(&str) -> bool) -> Result<String, Error> {
+        let deadline = Instant::now() + CLICK_WAIT;
+        loop {
+            let read = self
+                .desktop()
+                .accessibility
+                .read_text(&element.handle)
+                .map_err(|e| element_err(element, "read its text", e))?;
+            if took(&read) || Instant::now() >= deadline {
+                return Ok(read);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The input route of `set_value`: focus the element (through the accessibility interface,
+    /// else a click at its centre), make its window the active one, wait for the element to
+    /// hold the focus where its states can be read, then select all (ctrl+a) and type the value
+    /// (an empty value: backspace). Keys are never sent while another element or window holds
+    /// the focus.
+    fn type_value(
+        &self,
+        seen: &WindowInfo,
+        now: &WindowInfo,
+        element: &Element,
+        value: &str,
+    ) -> Result<(), Error> {
+        use deskpilot_backend::Error as B;
+        let accessibility = &self.desktop().accessibility;
+        match accessibility.focus(&element.handle) {
+            Ok(()) => {}
+            Err(B::Unsupported { .. }) => {
+                self.click_centre(
+                    &element.token,
+                    seen,
+                    element,
+                    Button::Left,
+                    1,
+                    HitTestMode::Fail,
+                )?;
+            }
+            Err(e) => return Err(element_err(element, "focus", e)),
+        }
+        self.activate_for_keys(now)?;
+        let deadline = Instant::now() + CLICK_WAIT;
+        loop {
+            match accessibility.states(&element.handle) {
+                Ok(s) if s.focused => break,
+                Ok(_) if Instant::now() >= deadline => {
+                    return Err(Error::ValueNotSet(Box::new(crate::error::NotSet {
+                        token: element.token.clone(),
+                        role: element.role.to_string(),
+                        name: element.name.clone(),
+                        wanted: value.to_string(),
+                        read: accessibility.read_text(&element.handle).unwrap_or_default(),
+                        how: "and it did not take the keyboard focus, so nothing was typed",
+                    })));
+                }
+                Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+                Err(_) => break,
+            }
+        }
+        self.send_chord(&[Key::Ctrl, Key::Char('a')])?;
+        if value.is_empty() {
+            self.send_chord(&[Key::Backspace])
+        } else {
+            self.desktop()
+                .keyboard
+                .type_text(value)
+                .map_err(Error::from)
+        }
+    }
+
+    /// Makes `window` the active one when it is not (keys go to the active window).
+    fn activate_for_keys(&self, window: &WindowInfo) -> Result<(), Error> {
+        let active = |ws: &[WindowInfo]| ws.iter().any(|w| w.id == window.id && w.state.active);
+        if active(&self.desktop().windows.list_windows()?) {
+            return Ok(());
+        }
+        self.desktop()
+            .window_control
+            .window_op(window.id, deskpilot_backend::WindowOp::Activate)?;
+        let deadline = Instant::now() + Duration::from_secs(1);
+        loop {
+            let windows = self.desktop().windows.list_windows()?;
+            if active(&windows) {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(Error::FocusRefused {
+                    id: window.id,
+                    title: window.title.clone(),
+                    active: windows
+                        .iter()
+                        .find(|w| w.state.active)
+                        .map(|w| format!("\"{}\" ({})", w.title, w.id)),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// An element's full text (or value) as it is now.
@@ -1335,5 +1532,90 @@ mod tests {
         }
         let o = click(5);
         assert_eq!(o.effect, None);
+    }
+
+    #[test]
+    fn a_read_back_is_a_formatting_only_when_it_plausibly_is() {
+        let cases = [
+            // (wanted, read, before, formatted)
+            ("5", "5.00", Some("0"), true),
+            ("1000", "1,000", Some(""), true),
+            ("5", "5 px", None, true),
+            ("5", "$5.00", None, true),
+            ("abc", "ABC", Some(""), true),
+            ("a  b", "a b", Some(""), true),
+            ("5551234", "555-1234", Some(""), true),
+            ("2024-01-05", "2024/01/05", Some(""), true),
+            ("hello world", "hello", Some(""), true),
+            // Gecko kept its text, or nothing: the value did not take.
+            ("hello", "", Some(""), false),
+            ("hello", "he", Some("he"), false),
+            ("5", "6.00", Some(""), false),
+            ("hello", "goodbye", Some(""), false),
+            ("5551234", "Tel 5551234", Some(""), false),
+            ("", "old text", Some("old text"), false),
+            ("", "", Some("x"), true),
+        ];
+        for (wanted, read, before, formatted) in cases {
+            assert_eq!(
+                reads_as_formatted(wanted, read, before),
+                formatted,
+                "{wanted:?} read as {read:?} (before {before:?})"
+            );
+        }
+    }
+
+    /// Gecko accepts `SetTextContents` and keeps its text: before, `set_value` read back an
+    /// empty field and still answered success (unverifiable). Now the text is typed, read back,
+    /// and a field that holds otherwise even then is `VALUE_NOT_SET` naming what it holds.
+    #[test]
+    fn set_value_is_verified_typed_when_ignored_or_fails() {
+        let (fake, e, s) = files();
+        let field = &s.elements[6];
+        // A number field formats what it is given: still a success, said.
+        fake.format_values(&field.handle, |t| match t.parse::<f64>() {
+            Ok(n) => format!("{n:.2}"),
+            Err(_) => t.to_string(),
+        });
+        let (o, read) = e.set_element_value(&field.token, "5").unwrap();
+        assert_eq!((o.route, read.as_str()), (Route::Accessibility, "5.00"));
+        assert!(
+            matches!(o.notes[..], [ElementNote::ReadsOtherwise { .. }]),
+            "{:?}",
+            o.notes
+        );
+        assert_eq!(o.effect.map(|e| e.0), Some(Effect::Confirmed));
+        // Gecko: set_value accepted and ignored; another window has the keyboard.
+        let (fake, e, s) = files();
+        let field = &s.elements[6];
+        fake.ignore_set_value(&field.handle);
+        fake.add_window(FakeWindow::new("Other", Rect::new(450, 0, 200, 200)));
+        let (o, read) = e.set_element_value(&field.token, "hello").unwrap();
+        assert_eq!((o.route, read.as_str()), (Route::Input, "hello"));
+        assert!(o.notes.contains(&ElementNote::SetValueIgnored {
+            read: String::new()
+        }));
+        assert_eq!(o.effect, Some((Effect::Confirmed, "the value read back")));
+        let log = fake.input_log();
+        assert_eq!(
+            log[log.len() - 5..],
+            [
+                "key ctrl down",
+                "key a down",
+                "key a up",
+                "key ctrl up",
+                "type hello"
+            ]
+        );
+        let active = e.desktop().windows.list_windows().unwrap();
+        assert!(active.iter().any(|w| w.id == s.window.id && w.state.active));
+        // A field that drops whatever it is given: the error says what it holds.
+        fake.format_values(&field.handle, |_| String::new());
+        let err = e.set_element_value(&field.token, "world").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ValueNotSet);
+        assert!(
+            err.to_string().contains("holds \"\", not \"world\""),
+            "{err}"
+        );
     }
 }

@@ -91,6 +91,10 @@ pub enum Error {
         name: String,
         point: Point,
     },
+    /// `set_value` did not take: after the accessibility interface (when it had one) and
+    /// after typing, the element reads otherwise; the payload says what it holds.
+    #[error("{0}")]
+    ValueNotSet(Box<NotSet>),
     /// The element does not support the action; the payload lists what it does offer.
     #[error("{0}")]
     ActionUnsupported(Box<Unsupported>),
@@ -187,6 +191,7 @@ impl Error {
             Error::ForeignReference { .. } => ErrorCode::ForeignReference,
             Error::ActionUnsupported(_) => ErrorCode::ActionUnsupported,
             Error::ElementNotAtPoint { .. } => ErrorCode::ElementCovered,
+            Error::ValueNotSet(_) => ErrorCode::ValueNotSet,
             Error::Backend(B::ConnectionLost {
                 link: deskpilot_backend::Link::Display,
                 ..
@@ -275,4 +280,17 @@ pub struct Unsupported {
     /// Whether it takes text (`set_value`).
     pub editable: bool,
     pub reason: String,
+}
+
+/// A value `set_value` could not make an element hold, and what it holds instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{token} ({role} \"{name}\") holds \"{read}\", not \"{wanted}\", {how}")]
+pub struct NotSet {
+    pub token: String,
+    pub role: String,
+    pub name: String,
+    pub wanted: String,
+    pub read: String,
+    /// What was tried ("after setting it through the accessibility interface and after typing it").
+    pub how: &'static str,
 }

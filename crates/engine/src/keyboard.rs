@@ -147,6 +147,12 @@ impl Session {
         if keys.contains(&Key::Escape) {
             self.own_escape();
         }
+        self.send_chord(keys).map(|()| target)
+    }
+
+    /// Presses `keys` in order and releases them in reverse, every pressed key released even
+    /// when a later press failed. No checks and no gate: the caller passed them.
+    pub(crate) fn send_chord(&self, keys: &[Key]) -> Result<(), Error> {
         let keyboard = &self.desktop().keyboard;
         let mut pressed = Vec::with_capacity(keys.len());
         let mut outcome = Ok(());
@@ -165,7 +171,7 @@ impl Session {
                 outcome = released.map_err(Error::from);
             }
         }
-        outcome.map(|()| target)
+        outcome
     }
 
     /// Types `text` exactly; the outcome counts the characters typed.

@@ -135,6 +135,9 @@ pub enum ErrorCode {
     MemoryUnavailable,
     /// A control named by its text matches several controls: the candidates are listed, none is guessed.
     AmbiguousElement,
+    /// `set_value` did not take: the element read otherwise after the accessibility interface
+    /// and after typing the text; the message says what it holds.
+    ValueNotSet,
 }
 
 impl ErrorCode {
@@ -201,6 +204,7 @@ impl ErrorCode {
             ErrorCode::PickerUnavailable => "PICKER_UNAVAILABLE",
             ErrorCode::MemoryUnavailable => "MEMORY_UNAVAILABLE",
             ErrorCode::AmbiguousElement => "AMBIGUOUS_ELEMENT",
+            ErrorCode::ValueNotSet => "VALUE_NOT_SET",
         }
     }
 
@@ -266,6 +270,7 @@ impl ErrorCode {
         ErrorCode::PickerUnavailable,
         ErrorCode::MemoryUnavailable,
         ErrorCode::AmbiguousElement,
+        ErrorCode::ValueNotSet,
     ];
 }
 

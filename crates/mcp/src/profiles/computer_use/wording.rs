@@ -72,6 +72,9 @@ impl Wording for ComputerUseWording {
             ErrorCode::StaleElement | ErrorCode::ElementNotFound => {
                 "Call get_window_state {window_id} again and use an element_index from its answer."
             }
+            ErrorCode::ValueNotSet => {
+                "Both routes were tried (the accessibility interface, then focus + ctrl+a + typing) and the field holds what the message says: call get_window_state {window_id} to see why (a validation message, a read-only field, a picker that wants a choice) and act on that."
+            }
             ErrorCode::ElementCovered => {
                 "Nothing was performed: a click there would not reach the element any more. Call get_window_state {window_id} again and use an element_index from its answer."
             }

@@ -101,6 +101,9 @@ impl Wording for Deskpilot {
             ErrorCode::ElementNotFound => {
                 "Use an index or token listed in the latest get_window_state (or find_elements) answer."
             }
+            ErrorCode::ValueNotSet => {
+                "Both routes were tried (the accessibility interface, then focus + ctrl+a + typing) and the field holds what the message says: take a screenshot to see why (a validation message, a read-only field, a picker that wants a choice from its list) and act on that."
+            }
             ErrorCode::ElementCovered => {
                 "Nothing was performed: a click there would not reach the element any more. Read the window (get_window_state) or the page (browser_snapshot) again and act on the fresh tokens."
             }

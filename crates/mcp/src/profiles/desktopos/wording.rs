@@ -59,6 +59,9 @@ impl Wording for DesktopOsWording {
             ErrorCode::StaleElement | ErrorCode::ElementNotFound => {
                 "Call desktop_elements { handle } again and use a name from its answer (or desktop_click with the control's rect centre)."
             }
+            ErrorCode::ValueNotSet => {
+                "Both routes were tried (the accessibility interface, then focus + ctrl+a + typing) and the field holds what the message says: desktop_perceive to see why (a validation message, a read-only field, a picker that wants a choice) and act on that."
+            }
             ErrorCode::ElementCovered => {
                 "Nothing was performed: a click there would not reach the control any more. Call desktop_elements { handle } (or the page's snapshot) again and act on what is there now."
             }

@@ -61,6 +61,9 @@ impl Wording for Dsh {
             | ErrorCode::StaleElement => {
                 "Take ui_element { \"action\": \"tree\" } again and use a fresh path; fall back to computer coordinates."
             }
+            ErrorCode::ValueNotSet => {
+                "Both routes were tried (the accessibility interface, then focus + ctrl+a + typing) and the field holds what the message says: take computer { \"action\": \"screenshot\" } to see why (a validation message, a read-only field, a picker that wants a choice) and act on that."
+            }
             ErrorCode::ElementCovered => {
                 "Nothing was performed: a click there would not reach the element any more. Take ui_element { \"action\": \"tree\" } again and act on a fresh path."
             }
