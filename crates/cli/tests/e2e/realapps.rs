@@ -502,7 +502,7 @@ async fn save_through_dialog(d: &Driver<'_>, path: &Path) {
     );
     let save = d
         .find(&dialog, "Save button", "a Save button", |c| {
-            role_is(c, &["Button"]) && c["name"] == "Save"
+            role_is(c, &["Button"]) && c["name"] == "Save" && c["enabled"] == true
         })
         .await;
     d.ok("click", json!({ "element": save["token"] })).await;
@@ -1144,9 +1144,10 @@ async fn gtk_file_chooser_file_chosen_by_its_name_field() {
         )
         .await;
     assert_eq!(r["value"], "chosen.txt");
+    // GTK makes OK sensitive a moment after the name changes: wait for it, as a person would.
     let ok_button = d
-        .find(&w, "OK button", "the OK button", |c| {
-            role_is(c, &["Button"]) && c["name"] == "OK"
+        .find(&w, "OK button", "an enabled OK button", |c| {
+            role_is(c, &["Button"]) && c["name"] == "OK" && c["enabled"] == true
         })
         .await;
     d.ok("click", json!({ "element": ok_button["token"] }))
