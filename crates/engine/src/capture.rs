@@ -373,6 +373,7 @@ impl Session {
         let image = image?;
         let id = self.ids.issue(IdKind::Screenshot, self.id());
         self.shots_now().insert(id, view, pin);
+        self.aim_keys(crate::registry::KeyTarget::Screenshot(id));
         if let Some(pin) = pin {
             self.observe_window(pin.window, "screenshot");
         }

@@ -1,14 +1,17 @@
 //! Keyboard actions: chords and text.
 //!
 //! Chords press in order and release in reverse, and every pressed key is released even
-//! when a later press fails, so no modifier is ever left held. Text has a documented maximum
+//! when a later press fails, so no modifier is ever left held. Keys follow the agent: the
+//! window it last looked at or brought forward (a screenshot, a tree read, `window focus` /
+//! `restore`, a launch) is the one re-checked before they are sent. Text has a documented maximum
 //! ([`MAX_TEXT_CHARS`]) beyond which the call refuses instead of typing for minutes.
 
 use crate::action::{Outcome, Route};
 use deskpilot_types::{Key, WindowInfo};
 
-use crate::registry::recheck_pin;
+use crate::registry::{KeyTarget, recheck_pin};
 use crate::safety::{on, quoted};
+use crate::verify::VerifyTarget;
 use crate::{Error, Mutation, Session};
 
 /// Longest text one `type_text` call accepts.
@@ -32,7 +35,8 @@ pub struct KeyboardOutcome {
 /// as that wording.
 #[derive(Debug, Clone, PartialEq)]
 pub enum KeyboardNote {
-    /// The keys went to another app's window than the screenshot's.
+    /// The keys went to another app's window than the one last screenshotted, read or
+    /// brought forward (the field keeps its name: it was the screenshot's).
     OtherWindow {
         focused: WindowInfo,
         screenshot: WindowInfo,
@@ -47,7 +51,7 @@ impl std::fmt::Display for KeyboardNote {
                 screenshot: p,
             } => write!(
                 f,
-                "the keys went to the focused window \"{}\" ({}), not to the screenshot's window \"{}\" ({}); focus it first (window action focus) if that was the target",
+                "the keys went to the focused window \"{}\" ({}), not to \"{}\" ({}), the window last screenshotted, read or brought forward; focus it first (window action focus) if that was the target",
                 a.title, a.id, p.title, p.id
             ),
         }
@@ -67,27 +71,35 @@ impl Outcome for KeyboardOutcome {
 }
 
 impl Session {
-    /// Keys go to whichever window has focus, so before any key is sent the window the last
-    /// screenshot was pinned to is re-checked (gone / other process; a move does not matter
-    /// to keys), and the focused window is reported.
+    /// Keys go to whichever window has focus, so before any key is sent the window this client
+    /// last aimed at is re-checked (gone / other process; a move does not matter to keys): the
+    /// last screenshot's pinned window, or a window it focused, restored, launched or read the
+    /// tree of since, whichever came last. The focused window is reported.
     fn keyboard_target(&self, into: Option<&WindowInfo>) -> Result<KeyboardOutcome, Error> {
         let pin = match into {
             // Keys aimed at a named window: that window is re-checked and sampled, whatever
             // the last screenshot showed.
             Some(w) => {
-                self.aim(crate::verify::VerifyTarget::Window(w.id));
+                self.aim(VerifyTarget::Window(w.id));
                 Some(crate::registry::Pin::of(w))
             }
-            None => {
-                let last = self.shots_now().last().map(|r| (r.id, r.window));
-                // What `verify` samples: the screenshot the keys were aimed by, else the
-                // focused window.
-                self.aim(match last {
-                    Some((id, _)) => crate::verify::VerifyTarget::Screenshot(id),
-                    None => crate::verify::VerifyTarget::Focused,
-                });
-                last.and_then(|(_, pin)| pin)
-            }
+            // Keys aimed where this client last looked or what it brought forward: a
+            // screenshot's pinned window, or a window it focused, restored, launched or read.
+            None => match self.keys_aim() {
+                Some(KeyTarget::Screenshot(id)) => {
+                    // What `verify` samples: the screenshot the keys were aimed by.
+                    self.aim(VerifyTarget::Screenshot(id));
+                    self.shots_now().get(id).and_then(|r| r.window)
+                }
+                Some(KeyTarget::Window(pin)) => {
+                    self.aim(VerifyTarget::Window(pin.window));
+                    Some(pin)
+                }
+                None => {
+                    self.aim(VerifyTarget::Focused);
+                    None
+                }
+            },
         };
         let windows = self.desktop().windows.list_windows()?;
         let pinned = match recheck_pin(&windows, pin) {
@@ -311,5 +323,64 @@ mod pin_tests {
         let err = e.press_key_into(&[Key::Enter], Some(&popup)).unwrap_err();
         assert_eq!(err.code(), ErrorCode::TargetWindowGone);
         assert_eq!(fake.typed(), "abc");
+    }
+
+    /// Screenshot A, close A, focus B, type: the keys were refused with TARGET_WINDOW_GONE
+    /// naming A, even after a tree read of B. Focusing, restoring, launching, reading the tree
+    /// of or screenshotting a window makes it where keys go.
+    #[test]
+    fn keys_follow_the_window_last_focused_read_or_screenshotted() {
+        let fake = FakeDesktop::new(800, 600);
+        let a = fake.add_window(FakeWindow {
+            pid: 10,
+            ..FakeWindow::new("a", Rect::new(0, 0, 300, 300))
+        });
+        let b = fake.add_window(FakeWindow {
+            pid: 20,
+            ..FakeWindow::new("b", Rect::new(400, 0, 300, 300))
+        });
+        let e = Session::standalone(fake.desktop(), EngineConfig::default());
+        let shot = |id| {
+            e.screenshot(&ScreenshotRequest {
+                target: CaptureTarget::Window(id),
+                max_width: None,
+                format: None,
+            })
+            .unwrap()
+        };
+        shot(a);
+        fake.remove_window(a);
+        assert_eq!(
+            e.type_text("x").unwrap_err().code(),
+            ErrorCode::TargetWindowGone
+        );
+        e.window_action(&crate::WindowRef::Id(b), crate::WindowAction::Focus)
+            .unwrap();
+        let out = e.type_text("y").unwrap();
+        assert_eq!(out.active.unwrap().id, b);
+        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+        // A tree read makes its window the target too.
+        let c = fake.add_window(FakeWindow {
+            pid: 30,
+            ..FakeWindow::new("c", Rect::new(0, 300, 300, 200))
+        });
+        shot(c);
+        fake.remove_window(c);
+        fake.set_tree(
+            b,
+            deskpilot_backend::RawTree {
+                source: "fake".into(),
+                complete: true,
+                ..Default::default()
+            },
+        );
+        assert!(e.press_key(&[Key::Enter]).is_err(), "c is gone");
+        e.window_state(&crate::TreeRequest {
+            include_screenshot: false,
+            ..crate::TreeRequest::new(crate::WindowRef::Id(b))
+        })
+        .unwrap();
+        e.press_key(&[Key::Enter]).unwrap();
+        assert_eq!(fake.typed(), "y");
     }
 }

@@ -196,6 +196,12 @@ impl Session {
                 ),
             });
         }
+        // The app's window is where the agent's keys go next.
+        if let Some(w) = windows.first().or(other_windows.first()) {
+            self.aim_keys(crate::registry::KeyTarget::Window(
+                crate::registry::Pin::of(w),
+            ));
+        }
         Ok(LaunchOutcome {
             command: command.to_string(),
             pid,

@@ -50,6 +50,16 @@ impl Pin {
     }
 }
 
+/// Where a client's keys go when no window is named: what it last looked at or brought
+/// forward. Keys re-check it before they are sent ([`recheck_pin`]; a move does not matter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyTarget {
+    /// A screenshot: the window it was pinned to (none for the screen or a region).
+    Screenshot(ScreenshotId),
+    /// A window this client focused, restored, launched or read the tree of.
+    Window(Pin),
+}
+
 /// The window `pin` names must still be there, with the same owner, at the same place
 /// (`TARGET_WINDOW_GONE` / `_CHANGED` / `_MOVED`). Returns it as it is now.
 pub(crate) fn recheck_pin(

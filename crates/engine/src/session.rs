@@ -23,7 +23,7 @@ use deskpilot_backend::Desktop;
 use deskpilot_types::WindowId;
 
 use crate::guard::Approver;
-use crate::registry::{RefKey, Reference, Registry};
+use crate::registry::{KeyTarget, RefKey, Reference, Registry};
 use crate::snapshots::Snapshots;
 use crate::{Engine, EngineConfig};
 
@@ -41,6 +41,8 @@ pub struct Session {
     approver: Mutex<Option<Arc<dyn Approver>>>,
     /// The window of the last window screenshot or snapshot, and which of the two it was.
     observed: Mutex<Option<(WindowId, &'static str)>>,
+    /// Where keys go when no window is named (the last window looked at or brought forward).
+    keys_to: Mutex<Option<KeyTarget>>,
     shells: Arc<deskpilot_shell::Shells>,
     slots: Mutex<HashMap<TypeId, Box<dyn Any + Send>>>,
     /// The engine's desktop generation this session's state belongs to.
@@ -82,6 +84,7 @@ impl Session {
             references: Mutex::new(HashMap::new()),
             approver: Mutex::new(None),
             observed: Mutex::new(None),
+            keys_to: Mutex::new(None),
             shells: Arc::new(shells),
             slots: Mutex::new(HashMap::new()),
             desktop_seen: AtomicU64::new(engine.desktop_generation()),
@@ -167,6 +170,19 @@ impl Session {
         *self.observed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Makes `target` where this client's keys go when no window is named: a screenshot
+    /// taken, a window focused, restored, launched or whose tree was read.
+    pub(crate) fn aim_keys(&self, target: KeyTarget) {
+        self.sync_desktop();
+        *self.keys_to.lock().unwrap_or_else(|e| e.into_inner()) = Some(target);
+    }
+
+    /// Where this client's keys go when no window is named, when it looked at anything yet.
+    pub(crate) fn keys_aim(&self) -> Option<KeyTarget> {
+        self.sync_desktop();
+        *self.keys_to.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// This client's screenshots.
     pub(crate) fn shots_now(&self) -> MutexGuard<'_, Registry> {
         self.sync_desktop();
@@ -199,6 +215,7 @@ impl Session {
             .unwrap_or_else(|e| e.into_inner())
             .clear();
         *self.observed.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.keys_to.lock().unwrap_or_else(|e| e.into_inner()) = None;
         self.slots.lock().unwrap_or_else(|e| e.into_inner()).clear();
         tracing::info!(
             session = self.id,

@@ -307,6 +307,9 @@ impl Session {
                 self.ids.issue(IdKind::Snapshot, self.id())
             });
         self.observe_window(window.id, "snapshot");
+        self.aim_keys(crate::registry::KeyTarget::Window(
+            crate::registry::Pin::of(&window),
+        ));
         self.note_window(&window);
         self.remember_tree(window.id, &elements);
         if unchanged {

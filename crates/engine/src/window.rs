@@ -12,6 +12,7 @@ use deskpilot_backend::WindowOp;
 use deskpilot_types::{Rect, WindowId, WindowInfo};
 
 use crate::note::{Chosen, Note};
+use crate::registry::{KeyTarget, Pin};
 use crate::{Error, Mutation, Session};
 
 /// How long an operation may take to show in the window list.
@@ -227,6 +228,7 @@ impl Session {
                                 waited: crate::perceive::DRAW_WAIT,
                             });
                         }
+                        self.aim_keys(KeyTarget::Window(Pin::of(&w)));
                         return Ok(WindowOutcome {
                             before,
                             after: Some(w),
@@ -302,6 +304,7 @@ impl Session {
                         waited: crate::perceive::DRAW_WAIT,
                     });
                 }
+                self.aim_keys(KeyTarget::Window(Pin::of(&after)));
                 Ok(WindowOutcome {
                     before,
                     after: Some(after),
