@@ -1,5 +1,8 @@
 //! Acting on elements: actions, states, selection through the container, values, text and
-//! focus — each one bounded by `OPERATION_TIMEOUT` — and the `Accessibility` trait impl.
+//! focus — each one bounded by `OPERATION_TIMEOUT` — and the `Accessibility` trait impl
+//! (`live` and `hits` are `live`'s).
+
+use deskpilot_backend::LiveElement;
 
 use super::*;
 
@@ -214,6 +217,14 @@ impl Accessibility for X11Desktop {
                 Err(unavailable("the application refused the focus"))
             }
         })
+    }
+
+    fn live(&self, element: &ElementHandle) -> Result<LiveElement, Error> {
+        self.live_element(element)
+    }
+
+    fn hits(&self, element: &ElementHandle, at: Point) -> Result<bool, Error> {
+        self.hit_test(element, at)
     }
 
     /// # Timeouts

@@ -1,6 +1,6 @@
 //! Per kept node, concurrently: extents, advertised actions, a value or text excerpt and
-//! missing names; bare elements for nodes the deadline left unanswered; logical → physical
-//! bounds for scaled apps.
+//! missing names; bare elements for nodes the deadline left unanswered. Where the bounds go
+//! on the screen is `placement`'s concern.
 
 use super::text::{clean, clean_value, excerpt};
 use super::*;
@@ -152,79 +152,4 @@ fn with_summary(description: String, summary: Option<&str>) -> String {
         Some(s) => format!("{description}; {s}"),
         None => description,
     }
-}
-
-/// Whether an application reports extents relative to its window rather than the screen
-/// (GTK 4, also on X11): its frame sits at the origin at the window's size while the window
-/// does not. `None` when the window's place cannot tell (it is at the screen's origin) or the
-/// sizes differ (a scaled app: `to_physical` maps it from its frame).
-pub(super) fn window_relative(frame: Rect, window: &WindowInfo) -> Option<bool> {
-    let near = |a: i32, b: i32, slack: i32| (a - b).abs() <= slack;
-    let c = window.client;
-    let sized = [window.client, window.frame].iter().any(|r| {
-        near(r.width as i32, frame.width as i32, 24)
-            && near(r.height as i32, frame.height as i32, 24)
-    });
-    if !sized || (near(c.x, 0, 24) && near(c.y, 0, 24)) {
-        return None;
-    }
-    if near(frame.x, 0, 2) && near(frame.y, 0, 2) {
-        return Some(true);
-    }
-    let placed = [window.client, window.frame]
-        .iter()
-        .any(|r| near(frame.x, r.x, 24) && near(frame.y, r.y, 24));
-    placed.then_some(false)
-}
-
-/// Moves window-relative bounds onto the screen: by the window's client origin (the X
-/// window the toolkit draws in).
-pub(super) fn to_window(elements: &mut [RawElement], window: &WindowInfo) {
-    let (dx, dy) = (window.client.x, window.client.y);
-    for e in elements.iter_mut() {
-        e.bounds = e
-            .bounds
-            .map(|b| Rect::new(b.x + dx, b.y + dy, b.width, b.height));
-        e.states.onscreen = e
-            .bounds
-            .is_some_and(|b| b.intersect(&window.frame).is_some());
-    }
-}
-
-/// Converts element bounds from logical to physical pixels when the app reports its frame
-/// smaller than its X window by a common factor (GTK with `GDK_SCALE=2`, Qt with a scale
-/// factor): each point is mapped relative to the frame, so odd physical origins stay exact.
-/// Returns the horizontal scale when bounds were converted.
-pub(super) fn to_physical(elements: &mut [RawElement], window: &WindowInfo) -> Option<f64> {
-    let frame = elements.first()?.bounds?;
-    let (target, sx, sy) = [window.client, window.frame].into_iter().find_map(|r| {
-        let sx = r.width as f64 / frame.width.max(1) as f64;
-        let sy = r.height as f64 / frame.height.max(1) as f64;
-        let same = (sx - sy).abs() <= 0.03 * sx;
-        (same && (1.1..=4.0).contains(&sx)).then_some((r, sx, sy))
-    })?;
-    // Toolkits scale by quarter steps (GTK by whole ones); the frame's size is rounded to
-    // logical pixels, so snap a measured 1.99 to 2.
-    let snap = |s: f64| {
-        let q = (s * 4.0).round() / 4.0;
-        if (q - s).abs() <= 0.02 * s { q } else { s }
-    };
-    let (sx, sy) = (snap(sx), snap(sy));
-    let map = |b: Rect| {
-        let x = target.x as f64 + (b.x - frame.x) as f64 * sx;
-        let y = target.y as f64 + (b.y - frame.y) as f64 * sy;
-        Rect::new(
-            x.round() as i32,
-            y.round() as i32,
-            (b.width as f64 * sx).round().max(1.0) as u32,
-            (b.height as f64 * sy).round().max(1.0) as u32,
-        )
-    };
-    for e in elements.iter_mut() {
-        e.bounds = e.bounds.map(map);
-        e.states.onscreen = e
-            .bounds
-            .is_some_and(|b| b.intersect(&window.frame).is_some());
-    }
-    Some(sx)
 }

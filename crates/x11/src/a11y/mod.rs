@@ -19,7 +19,8 @@
 //! This module holds the bus connection, the shared plumbing (deadlines, error mapping,
 //! handles, proxies) and the node type; each concern has a module of its own: `roles`,
 //! `frame`, `cache` and `walk` (the two read strategies), `huge` (containers too big to
-//! enumerate, read where they show), `enrich`, `advertised` (action names, also where a
+//! enumerate, read where they show), `shown` (visibility per toolkit), `enrich`, `placement`
+//! (where bounds go on the screen, per window), `live` (an element re-read and hit-tested), `advertised` (action names, also where a
 //! toolkit's bulk answer is malformed), `tree`, `actions`, and `text` (U+FFFC object
 //! characters taken out of every name, value and text; excerpts within the text's length).
 
@@ -29,6 +30,8 @@ mod cache;
 mod enrich;
 mod frame;
 mod huge;
+mod live;
+mod placement;
 mod roles;
 mod shown;
 mod text;
@@ -53,7 +56,7 @@ use atspi::{CoordType, Interface, InterfaceSet, ObjectRefOwned, State, StateSet}
 use deskpilot_backend::{
     Accessibility, ElementHandle, ElementStates, Error, RawElement, RawTree, TreeLimits, TreeNote,
 };
-use deskpilot_types::{Rect, Role, WindowInfo};
+use deskpilot_types::{Point, Rect, Role, WindowInfo};
 use futures_util::future::join_all;
 
 use crate::X11Desktop;
@@ -64,6 +67,7 @@ use cache::*;
 use enrich::*;
 use frame::*;
 use huge::*;
+use placement::*;
 pub(crate) use roles::role;
 use roles::*;
 use shown::*;
@@ -98,6 +102,8 @@ pub(crate) struct A11y {
     trees: Mutex<HashMap<u64, KnownTree>>,
     /// Application bus name → what its toolkit does differently, learnt once.
     apps: Mutex<HashMap<String, AppTraits>>,
+    /// Application bus name → frame path → where its bounds go, from the latest read.
+    placements: Mutex<HashMap<String, HashMap<String, Placement>>>,
 }
 
 /// What an application's toolkit does differently from the specification.
@@ -146,7 +152,9 @@ fn dbus_err(what: &'static str) -> impl Fn(zbus::Error) -> Error {
                 reason: format!("{what}: {e}"),
             },
             "org.freedesktop.DBus.Error.UnknownMethod"
-            | "org.freedesktop.DBus.Error.UnknownInterface" => Error::Unsupported {
+            | "org.freedesktop.DBus.Error.UnknownInterface"
+            // GTK 4 answers GrabFocus on a widget that cannot take focus so.
+            | "org.freedesktop.DBus.Error.NotSupported" => Error::Unsupported {
                 what: "this operation on the element",
                 reason: format!("{what}: {e}"),
             },
@@ -245,6 +253,33 @@ impl A11y {
         clear(&self.frames);
         clear(&self.trees);
         clear(&self.apps);
+        clear(&self.placements);
+    }
+
+    /// Remembers where a window's bounds go, for elements re-read after the tree.
+    fn remember_placement(&self, frame: &ObjectRefOwned, placement: Placement) {
+        let Some(app) = frame.name_as_str() else {
+            return;
+        };
+        let mut all = self.placements.lock().unwrap_or_else(|e| e.into_inner());
+        if all.len() > 256 {
+            all.clear();
+        }
+        let frames = all.entry(app.to_string()).or_default();
+        if frames.len() > 64 {
+            frames.clear();
+        }
+        frames.insert(frame.path_as_str().to_string(), placement);
+    }
+
+    /// The placements remembered for `app`'s windows.
+    fn placements(&self, app: &str) -> HashMap<String, Placement> {
+        self.placements
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(app)
+            .cloned()
+            .unwrap_or_default()
     }
 }
 
@@ -398,7 +433,11 @@ mod tests {
             raw(Rect::new(0, 0, 790, 590)),
             raw(Rect::new(76, 10, 24, 24)),
         ];
-        to_window(&mut els, &w);
+        Placement {
+            offset: (800, 400),
+            scale: None,
+        }
+        .apply(&mut els, &w);
         assert_eq!(els[1].bounds, Some(Rect::new(876, 410, 24, 24)));
         assert!(els[1].states.onscreen);
     }
@@ -412,17 +451,17 @@ mod tests {
             raw(Rect::new(159, 3, 642, 533)),
             raw(Rect::new(200, 100, 50, 20)),
         ];
-        let scale = to_physical(&mut els, &w).expect("scaled");
-        assert_eq!(scale, 2.0);
+        let scale = Scale::of(els[0].bounds.expect("frame"), &w).expect("scaled");
+        assert_eq!(scale.sx, 2.0);
+        Placement {
+            offset: (0, 0),
+            scale: Some(scale),
+        }
+        .apply(&mut els, &w);
         assert_eq!(els[0].bounds, Some(Rect::new(319, 7, 1284, 1066)));
         assert_eq!(els[1].bounds, Some(Rect::new(401, 201, 100, 40)));
         assert!(els[1].states.onscreen);
         // An unscaled app is left alone.
-        let mut same = vec![
-            raw(Rect::new(319, 7, 1282, 1065)),
-            raw(Rect::new(1, 2, 3, 4)),
-        ];
-        assert_eq!(to_physical(&mut same, &w), None);
-        assert_eq!(same[1].bounds, Some(Rect::new(1, 2, 3, 4)));
+        assert_eq!(Scale::of(Rect::new(319, 7, 1282, 1065), &w), None);
     }
 }

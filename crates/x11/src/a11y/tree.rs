@@ -242,11 +242,23 @@ impl X11Desktop {
                 elements = drop_unplaced(elements);
             }
             let frame_bounds = elements.first().and_then(|e| e.bounds);
-            if self.window_relative(&app, frame_bounds, window) {
-                to_window(&mut elements, window);
+            let offset = if self.window_relative(&app, frame_bounds, window) {
+                (window.client.x, window.client.y)
+            } else {
+                (0, 0)
+            };
+            let placement = Placement {
+                offset,
+                scale: frame_bounds
+                    .map(|b| Rect::new(b.x + offset.0, b.y + offset.1, b.width, b.height))
+                    .and_then(|f| Scale::of(f, window)),
+            };
+            placement.apply(&mut elements, window);
+            if let Some(s) = placement.scale {
+                notes.push(TreeNote::LogicalCoordinates { scale: s.sx });
             }
-            if let Some(scale) = to_physical(&mut elements, window) {
-                notes.push(TreeNote::LogicalCoordinates { scale });
+            if let Some(frame) = nodes.first() {
+                self.a11y.remember_placement(&frame.object, placement);
             }
             tracing::debug!(
                 nodes_ms = t_nodes.as_secs_f64() * 1e3,
