@@ -1156,19 +1156,14 @@ impl Session {
             route_detail = Some(selected_detail(&element, &item));
             watch = item.handle;
         }
-        let through_container = match op {
-            ElementOp::Select => None,
-            // An open menu of a menu bar closes when the bar's selection is cleared; its own
-            // click action would only open it again.
-            ElementOp::Collapse if element.role == Role::Menu => {
-                Some(accessibility.deselect(&element.handle))
+        // An open menu of a menu bar closes when the bar's selection is cleared; its own click
+        // action would only open it again.
+        if op == ElementOp::Collapse && element.role == Role::Menu {
+            match accessibility.deselect(&element.handle) {
+                Ok(()) => route_detail = Some("deselected in its container".to_string()),
+                Err(deskpilot_backend::Error::Unsupported { .. }) => {}
+                Err(e) => return Err(element_err(&element, op.name(), e)),
             }
-            _ => None,
-        };
-        match through_container {
-            Some(Ok(())) => route_detail = Some("deselected in its container".to_string()),
-            Some(Err(deskpilot_backend::Error::Unsupported { .. })) | None => {}
-            Some(Err(e)) => return Err(element_err(&element, op.name(), e)),
         }
         let detail = match route_detail {
             Some(d) => d,
