@@ -834,7 +834,6 @@ async fn firefox_form_filled_and_submitted_through_the_desktop() {
 
 /// Thunderbird's account setup with no network: name and address set by their labels, on to
 /// the manual server settings, the host name set there; pyatspi reads every field back.
-#[ignore = "waits for: set_value's typed fallback reading back once the app has taken every key (Gecko)"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thunderbird_account_setup_fields_filled() {
     let Some(desktop) = harness::desktop() else {
