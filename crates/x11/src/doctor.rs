@@ -1,9 +1,12 @@
 //! `deskpilot doctor` for X11: is everything deskpilot needs present, and if not, what fixes it.
+//! The accessibility checks say what is actually missing: the root property `AT_SPI_BUS`
+//! against the bus deskpilot uses, and, per window whose application is not on the bus, what
+//! its environment lacks (`a11y::joining`).
 
 use x11rb::connection::RequestConnection;
-use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
 
 use crate::X11Desktop;
+use crate::a11y::joining;
 
 pub use deskpilot_backend::Check;
 
@@ -106,30 +109,83 @@ pub fn run(display: Option<&str>) -> Vec<Check> {
             )),
         }),
     }
-    let bus = d
-        .conn
-        .get_property(false, d.root, d.atoms.AT_SPI_BUS, AtomEnum::STRING, 0, 1024)
-        .ok()
-        .and_then(|c| c.reply().ok())
-        .map(|r| String::from_utf8_lossy(&r.value).into_owned())
-        .filter(|s| !s.is_empty());
     let session = std::env::var("DBUS_SESSION_BUS_ADDRESS")
         .ok()
         .filter(|s| !s.is_empty());
-    checks.push(match (bus, session) {
-        (Some(bus), _) => Check { name: "accessibility bus", ok: true, detail: format!("AT_SPI_BUS = {bus}"), fix: None },
-        (None, Some(_)) => Check {
+    let root = d.root_bus_property();
+    let bus = joining::bus_address();
+    let set_root = |addr: &str| {
+        format!("xprop -root -f AT_SPI_BUS 8s -set AT_SPI_BUS '{addr}', then restart the Qt apps")
+    };
+    checks.push(match (&bus, &root) {
+        (Ok(bus), Some(root)) if joining::same_bus(bus, root) => Check {
+            name: "accessibility bus",
+            ok: true,
+            detail: format!("{bus}, named by the root property AT_SPI_BUS too"),
+            fix: None,
+        },
+        (Ok(bus), Some(root)) => Check {
             name: "accessibility bus",
             ok: false,
-            detail: "a D-Bus session exists but the root property AT_SPI_BUS is unset: Qt apps will not expose their controls".to_string(),
+            detail: format!("the root property AT_SPI_BUS names {root}, but the accessibility bus is {bus}: Qt apps started now join a bus nobody reads"),
+            fix: Some(set_root(bus)),
+        },
+        (Ok(bus), None) => Check {
+            name: "accessibility bus",
+            ok: false,
+            detail: format!("{bus}, but the root property AT_SPI_BUS is unset: Qt 5 apps started without this session bus find the accessibility bus only through it and will not expose their controls"),
+            fix: Some(set_root(bus)),
+        },
+        (Err(e), _) if session.is_some() => Check {
+            name: "accessibility bus",
+            ok: false,
+            detail: format!("a D-Bus session exists but no accessibility bus answers: {e}"),
             fix: Some("run /usr/libexec/at-spi-bus-launcher --launch-immediately (apt-get install at-spi2-core) and set AT_SPI_BUS on the root window".to_string()),
         },
-        (None, None) => Check {
+        (Err(_), _) => Check {
             name: "accessibility bus",
             ok: false,
-            detail: "no D-Bus session (DBUS_SESSION_BUS_ADDRESS unset) and no AT_SPI_BUS".to_string(),
+            detail: "no D-Bus session (DBUS_SESSION_BUS_ADDRESS unset) and no AT_SPI_BUS_ADDRESS".to_string(),
             fix: Some(format!("start a session bus with dbus-launch (apt-get install dbus-x11 at-spi2-core), {VIRTUAL}")),
         },
     });
+    if bus.is_ok() {
+        checks.push(match d.windows_off_the_bus() {
+            Ok(off) if off.is_empty() => Check {
+                name: "applications on the accessibility bus",
+                ok: true,
+                detail: "every listed window's application is on the bus".to_string(),
+                fix: None,
+            },
+            Ok(off) => {
+                let detail = off
+                    .iter()
+                    .map(|(w, why)| {
+                        let who = format!(
+                            "{} \"{}\" ({}, pid {})",
+                            w.id,
+                            w.title,
+                            w.process.as_deref().unwrap_or("?"),
+                            w.pid.unwrap_or(0)
+                        );
+                        if why.is_empty() { who } else { format!("{who}: {why}") }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                Check {
+                    name: "applications on the accessibility bus",
+                    ok: false,
+                    detail: format!("{} window(s) without an accessibility tree: {detail}", off.len()),
+                    fix: Some("start those apps again with what is named (GTK 2 apps need GTK_MODULES=gail:atk-bridge, Qt apps QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1 and the root property AT_SPI_BUS, both before they start)".to_string()),
+                }
+            }
+            Err(e) => Check {
+                name: "applications on the accessibility bus",
+                ok: false,
+                detail: format!("cannot list them: {e}"),
+                fix: None,
+            },
+        });
+    }
     checks
 }

@@ -1,13 +1,45 @@
 //! Finding a window's frame in its application's accessibility tree (by pid, then extents or
-//! title), and re-validating a remembered one.
+//! title), and re-validating a remembered one; an application not on the bus is told why
+//! (`joining`).
 
 use super::*;
 
-/// The window's frame in its application's tree.
+/// The pids of the applications on the bus (the registry's children).
+pub(super) async fn registry_pids(conn: &zbus::Connection) -> Result<Vec<u32>, Error> {
+    let root = AccessibleProxy::builder(conn)
+        .destination("org.a11y.atspi.Registry")
+        .map_err(dbus_err("registry"))?
+        .path("/org/a11y/atspi/accessible/root")
+        .map_err(dbus_err("registry"))?
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await
+        .map_err(dbus_err("registry"))?;
+    let apps = root
+        .get_children()
+        .await
+        .map_err(dbus_err("registry children"))?;
+    let dbus = zbus::fdo::DBusProxy::new(conn)
+        .await
+        .map_err(|e| Error::os("DBus proxy", e))?;
+    let pids = join_all(apps.iter().map(|app| {
+        let dbus = &dbus;
+        async move {
+            let bus = zbus::names::BusName::try_from(app.name_as_str()?.to_string()).ok()?;
+            dbus.get_connection_unix_process_id(bus).await.ok()
+        }
+    }))
+    .await;
+    Ok(pids.into_iter().flatten().collect())
+}
+
+/// The window's frame in its application's tree. `root_bus` reads the root window property
+/// `AT_SPI_BUS`, asked only to say why an application is not on the bus.
 pub(super) async fn find_frame(
     conn: &zbus::Connection,
     window: &WindowInfo,
     pids: &Mutex<HashMap<String, u32>>,
+    root_bus: impl FnOnce() -> Option<String>,
 ) -> Result<Node, Error> {
     let root = AccessibleProxy::builder(conn)
         .destination("org.a11y.atspi.Registry")
@@ -56,11 +88,9 @@ pub(super) async fn find_frame(
         .map(|(app, _)| app)
         .collect();
     if ours.is_empty() {
-        return Err(unavailable(format!(
-            "the application of window {} (pid {}) is not on the accessibility bus (GTK apps need GTK_MODULES=gail:atk-bridge, Qt apps QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1, set before they start)",
-            window.id,
-            window.pid.map_or("?".to_string(), |p| p.to_string())
-        )));
+        let bus = a11y_bus_address().await.ok();
+        let facts = joining::Facts::of(window.pid, root_bus(), bus);
+        return Err(unavailable(joining::not_on_bus(window, &facts)));
     }
     let mut best: Option<(u32, Node)> = None;
     for app in ours {

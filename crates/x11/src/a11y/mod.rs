@@ -30,6 +30,7 @@ mod cache;
 mod enrich;
 mod frame;
 mod huge;
+pub(crate) mod joining;
 mod live;
 mod placement;
 mod roles;

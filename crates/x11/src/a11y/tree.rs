@@ -79,7 +79,9 @@ impl X11Desktop {
             let fresh = remembered.is_none();
             let frame = match remembered.take() {
                 Some(f) => f,
-                None => find_frame(conn, window, &self.a11y.pids).await?,
+                None => {
+                    find_frame(conn, window, &self.a11y.pids, || self.root_bus_property()).await?
+                }
             };
             let app = frame.object.name_as_str().unwrap_or_default().to_string();
             // Counted before the read: an event during it makes the next read fresh.
