@@ -115,6 +115,9 @@ const KINDS: &[(&str, &[Role])] = &[
     ("checkbox", &[Role::CheckBox, Role::CheckMenuItem]),
     ("check box", &[Role::CheckBox, Role::CheckMenuItem]),
     ("复选框", &[Role::CheckBox]),
+    ("text editor", &[Role::Edit, Role::Document]),
+    ("editor", &[Role::Edit, Role::Document]),
+    ("text area", &[Role::Edit]),
     ("field", &[Role::Edit, Role::ComboBox]),
     ("input", &[Role::Edit]),
     ("entry", &[Role::Edit]),
@@ -616,6 +619,15 @@ mod tests {
             )
         );
         assert_eq!(kinds("保存按钮").0, "保存");
+        // A Qt editor's only large Edit has no name: "text editor" is a kind, nothing more.
+        assert_eq!(
+            kinds("the text editor"),
+            (
+                String::new(),
+                vec![Role::Edit, Role::Document],
+                vec!["text editor"]
+            )
+        );
     }
 
     #[test]
