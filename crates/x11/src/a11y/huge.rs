@@ -71,11 +71,29 @@ pub(super) fn visible_cells(
     if rows <= 0 || cols <= 0 {
         return None;
     }
-    let first = first.unwrap_or(Corner {
-        row: 0,
-        col: 0,
-        size: None,
-    });
+    // No child at the top-left (a header there): as many rows and columns before the last
+    // visible cell as the view holds of its size.
+    let first = match (first, last) {
+        (Some(f), _) => f,
+        (
+            None,
+            Some(Corner {
+                row,
+                col,
+                size: Some((w, h)),
+            }),
+        ) => Corner {
+            // One more of each: the cells at the edges may show in part.
+            row: row - (view.height / h.max(1)) as i32,
+            col: col - (view.width / w.max(1)) as i32,
+            size: Some((w, h)),
+        },
+        (None, _) => Corner {
+            row: 0,
+            col: 0,
+            size: None,
+        },
+    };
     let (r0, c0) = (first.row.clamp(0, rows - 1), first.col.clamp(0, cols - 1));
     let (r1, c1) = match last {
         Some(l) if l.row >= r0 && l.col >= c0 => (l.row, l.col),
@@ -185,24 +203,29 @@ async fn child_of(
 async fn corner_children(
     conn: &zbus::Connection,
     container: &ObjectRefOwned,
-    points: [(i32, i32); 2],
+    corners: [Vec<(i32, i32)>; 2],
 ) -> Option<[Option<(ObjectRefOwned, i32)>; 2]> {
     let c = proxy_at::<ComponentProxy>(conn, container).await.ok()?;
-    let hits = join_all(points.map(|(x, y)| {
+    let hits = join_all(corners.map(|points| {
         let c = &c;
         async move {
-            let hit = c
-                .get_accessible_at_point(x, y, CoordType::Screen)
-                .await
-                .ok()?;
-            let child = child_of(conn, container, hit).await?;
-            let index = accessible(conn, &child)
-                .await
-                .ok()?
-                .get_index_in_parent()
-                .await
-                .ok()?;
-            Some((child, index))
+            // The first point that names a child: a column header or an empty margin at the
+            // corner itself names nothing (GTK's tree view).
+            for (x, y) in points {
+                let Ok(hit) = c.get_accessible_at_point(x, y, CoordType::Screen).await else {
+                    continue;
+                };
+                let Some(child) = child_of(conn, container, hit).await else {
+                    continue;
+                };
+                let Ok(p) = accessible(conn, &child).await else {
+                    continue;
+                };
+                if let Ok(index) = p.get_index_in_parent().await {
+                    return Some((child, index));
+                }
+            }
+            None
         }
     }))
     .await;
@@ -269,11 +292,16 @@ async fn focused_child(
     (&parent == container).then_some(o)
 }
 
-/// Inside corners of `view`, where a hit test finds its first and last visible child.
-fn corners(view: Rect) -> [(i32, i32); 2] {
+/// Points inside the corners of `view` where a hit test finds its first and last visible
+/// child, each corner's tried in order: the corner itself, then a little further in (past a
+/// column header).
+pub(super) fn corners(view: Rect) -> [Vec<(i32, i32)>; 2] {
+    let (x0, y0) = (view.x + 1, view.y + 1);
+    let (x1, y1) = (view.right() as i32 - 2, view.bottom() as i32 - 2);
+    let h = view.height as i32;
     [
-        (view.x + 1, view.y + 1),
-        (view.right() as i32 - 2, view.bottom() as i32 - 2),
+        vec![(x0, y0), (x0, y0 + h / 16), (x0, y0 + h / 8)],
+        vec![(x1, y1), (x1, y1 - h / 16)],
     ]
 }
 
@@ -291,28 +319,22 @@ async fn read_table(
     .await;
     let size = (size.0.ok()?, size.1.ok()?);
     let [first, last] = hits.unwrap_or([None, None]);
-    let corner = |hit: Option<(ObjectRefOwned, i32)>, sized: bool| {
+    let corner = |hit: Option<(ObjectRefOwned, i32)>| {
         let table = &table;
         async move {
             let (child, index) = hit?;
-            let (row, col) = futures_lite::future::zip(
-                table.get_row_at_index(index),
-                table.get_column_at_index(index),
+            let ((row, col), size) = futures_lite::future::zip(
+                futures_lite::future::zip(
+                    table.get_row_at_index(index),
+                    table.get_column_at_index(index),
+                ),
+                async {
+                    let c = proxy_at::<ComponentProxy>(conn, &child).await.ok()?;
+                    let (x, y, w, h) = c.get_extents(CoordType::Screen).await.ok()?;
+                    bounds(x, y, w, h).map(|b| (b.width, b.height))
+                },
             )
             .await;
-            let size = if sized {
-                match proxy_at::<ComponentProxy>(conn, &child).await {
-                    Ok(c) => c
-                        .get_extents(CoordType::Screen)
-                        .await
-                        .ok()
-                        .and_then(|(x, y, w, h)| bounds(x, y, w, h))
-                        .map(|b| (b.width, b.height)),
-                    Err(_) => None,
-                }
-            } else {
-                None
-            };
             Some(Corner {
                 row: row.ok()?,
                 col: col.ok()?,
@@ -320,17 +342,27 @@ async fn read_table(
             })
         }
     };
-    let (first, last) = futures_lite::future::zip(corner(first, true), corner(last, false)).await;
+    let (first, last) = futures_lite::future::zip(corner(first), corner(last)).await;
     let cells = visible_cells(size, first, last, view, cap)?;
     let wanted: Vec<(i32, i32)> = (cells.rows.0..=cells.rows.1)
         .flat_map(|r| (cells.cols.0..=cells.cols.1).map(move |c| (r, c)))
         .collect();
+    // The visible columns' headers first (GTK's tree view has them among its children).
+    let headers = join_all((cells.cols.0..=cells.cols.1).map(|c| {
+        let table = &table;
+        async move { table.get_column_header(c).await.ok() }
+    }));
     let got = join_all(wanted.iter().map(|&(r, c)| {
         let table = &table;
         async move { table.get_accessible_at(r, c).await.ok() }
-    }))
-    .await;
+    }));
+    let (headers, got) = futures_lite::future::zip(headers, got).await;
     let mut children: Vec<ObjectRefOwned> = Vec::with_capacity(got.len());
+    let headers: Vec<ObjectRefOwned> = headers
+        .into_iter()
+        .flatten()
+        .filter(|o| !o.is_null())
+        .collect();
     for o in got.into_iter().flatten() {
         // A merged cell answers for every position it spans.
         if !o.is_null() && !children.contains(&o) {
@@ -345,6 +377,12 @@ async fn read_table(
         }
     };
     let (a, b) = futures_lite::future::zip(name(children.first()), name(children.last())).await;
+    let mut children = children;
+    for (i, h) in headers.into_iter().enumerate() {
+        if !children.contains(&h) {
+            children.insert(i.min(children.len()), h);
+        }
+    }
     let summary = table_summary(
         size,
         cells,
@@ -476,6 +514,28 @@ mod tests {
             }
         );
         assert_eq!(visible_cells((0, 0), None, None, view, MAX_VISIBLE), None);
+        // Recorded, GTK 3 tree view of 100,000 rows scrolled to row 50,000: the top-left corner
+        // is its column header (no child), the bottom-right cell is row 50,024, column 1,
+        // 416×21, in a view of 500×600.
+        let gtk = visible_cells(
+            (100_000, 2),
+            None,
+            Some(Corner {
+                row: 50_024,
+                col: 1,
+                size: Some((416, 21)),
+            }),
+            Rect::new(1099, 20, 500, 600),
+            MAX_VISIBLE,
+        )
+        .expect("cells");
+        assert_eq!(
+            gtk,
+            Cells {
+                rows: (49_996, 50_024),
+                cols: (0, 1)
+            }
+        );
         assert_eq!(
             table_summary(size, capped, ("A1", "N33")),
             "1,048,576×16,384, showing A1:N33"
