@@ -26,7 +26,8 @@ mod uia;
 use std::time::Duration;
 
 use deskpilot_backend::{
-    Accessibility, ElementHandle, ElementStates, Error, NoUia, RawTree, TreeLimits, TreeNote,
+    Accessibility, ElementHandle, ElementStates, Error, LiveElement, NoUia, RawTree, TreeLimits,
+    TreeNote,
 };
 use deskpilot_types::{WindowId, WindowInfo};
 use windows::Win32::Foundation::HWND;
@@ -183,6 +184,22 @@ impl Accessibility for WindowsDesktop {
             Node::Item(h, kind, i) => controls::select_item(*h, *kind, *i),
             Node::Menu(..) => Err(not_offered(node, "selecting")),
         })
+    }
+
+    fn live(&self, element: &ElementHandle) -> Result<LiveElement, Error> {
+        let handle = element.clone();
+        self.com
+            .call("re-reading the element", ACTION_LIMIT, move |session| {
+                let automation = session.uia(uia::create).ok().cloned();
+                match (session.node(&handle)?, automation) {
+                    (Node::Uia(e), Some(automation)) => uia::live(&automation, e),
+                    _ => Err(Error::Unsupported {
+                        what: "re-reading elements",
+                        reason: "only elements read through UI Automation can be re-read"
+                            .to_string(),
+                    }),
+                }
+            })
     }
 
     fn deselect(&self, element: &ElementHandle) -> Result<(), Error> {

@@ -1,10 +1,12 @@
 //! UI Automation: one `ElementFromHandleBuildCache` call brings the window's whole control
 //! view (every property and pattern flag the snapshot needs) across the process boundary;
-//! the walk then reads only cached values. Actions use the live patterns of the same element.
+//! the walk then reads only cached values. Actions use the live patterns of the same element;
+//! `live` re-reads one element with a cache request of its own (one call). A container with
+//! more than 500 children keeps only those on screen.
 
 use std::time::Instant;
 
-use deskpilot_backend::{ElementStates, Error, RawElement, RawTree, TreeLimits};
+use deskpilot_backend::{ElementStates, Error, LiveElement, RawElement, RawTree, TreeLimits};
 use deskpilot_types::{Rect, Role, WindowInfo};
 use windows::Win32::Foundation::HWND;
 use windows::Win32::System::Com::{CLSCTX_INPROC_SERVER, CoCreateInstance};
@@ -142,17 +144,13 @@ fn read(e: &IUIAutomationElement, live: bool) -> Read {
     }
 }
 
-/// Reads the window's control view in one cross-process call, then walks the cache.
-pub(crate) fn tree(
-    session: &mut Session,
+/// A cache request for the snapshot's properties over `scope` of the control view.
+fn cache_request(
     automation: &IUIAutomation,
-    hwnd: HWND,
-    window: &WindowInfo,
-    limits: &TreeLimits,
-) -> Result<RawTree, Error> {
-    let started = Instant::now();
+    scope: TreeScope,
+) -> Result<IUIAutomationCacheRequest, Error> {
     // SAFETY: plain COM calls on a live client; every result is an owned interface.
-    let root = unsafe {
+    unsafe {
         let request = automation
             .CreateCacheRequest()
             .map_err(|e| Error::os("CreateCacheRequest", e))?;
@@ -160,7 +158,7 @@ pub(crate) fn tree(
             let _ = request.AddProperty(*p);
         }
         request
-            .SetTreeScope(TreeScope_Subtree)
+            .SetTreeScope(scope)
             .map_err(|e| Error::os("SetTreeScope", e))?;
         let view = automation
             .ControlViewCondition()
@@ -171,6 +169,70 @@ pub(crate) fn tree(
         request
             .SetAutomationElementMode(AutomationElementMode_Full)
             .map_err(|e| Error::os("SetAutomationElementMode", e))?;
+        Ok(request)
+    }
+}
+
+/// Above this many children a container keeps only those on screen (and the focused one).
+const MAX_CHILDREN: i32 = 500;
+
+/// Of a huge container's `n` children, the indexes to keep: those the provider does not call
+/// offscreen (or that have the focus), at most [`MAX_CHILDREN`]; and the line describing the
+/// rest. `shown(i)` says whether child `i` is on screen or focused.
+pub(crate) fn visible_children(n: i32, shown: impl Fn(i32) -> bool) -> (Vec<i32>, String) {
+    let keep: Vec<i32> = (0..n)
+        .filter(|&i| shown(i))
+        .take(MAX_CHILDREN as usize)
+        .collect();
+    let line = match (keep.first(), keep.last()) {
+        (Some(a), Some(b)) => format!("{n} items, showing {}–{}", a + 1, b + 1),
+        _ => format!("{n} items, none on screen"),
+    };
+    (keep, line)
+}
+
+/// The element as it is now, in one cross-process call: role, name, states and bounds.
+pub(crate) fn live(
+    automation: &IUIAutomation,
+    e: &IUIAutomationElement,
+) -> Result<LiveElement, Error> {
+    let request = cache_request(automation, TreeScope_Element)?;
+    // SAFETY: one COM call on a live element; the result is an owned interface.
+    let now = unsafe { e.BuildUpdatedCache(&request) }.map_err(|err| {
+        if err.code().0 as u32 == UIA_E_ELEMENTNOTAVAILABLE {
+            Error::ElementGone {
+                reason: "UI Automation says the element is no longer available".to_string(),
+            }
+        } else {
+            Error::os("BuildUpdatedCache", err)
+        }
+    })?;
+    let r = read(&now, false);
+    Ok(LiveElement {
+        role: roles::uia_control_type(r.control_type).0,
+        name: r.name,
+        states: r.states,
+        bounds: r.bounds,
+    })
+}
+
+/// Reads the window's control view in one cross-process call, then walks the cache.
+///
+/// A container with more than [`MAX_CHILDREN`] children (a grid of a million rows where the
+/// provider does not virtualize) keeps only the children on screen, and says so in its
+/// description. The cross-process call itself cannot be bounded by count: UI Automation has
+/// no such limit on a subtree cache request.
+pub(crate) fn tree(
+    session: &mut Session,
+    automation: &IUIAutomation,
+    hwnd: HWND,
+    window: &WindowInfo,
+    limits: &TreeLimits,
+) -> Result<RawTree, Error> {
+    let started = Instant::now();
+    let request = cache_request(automation, TreeScope_Subtree)?;
+    // SAFETY: a plain COM call on a live client; the result is an owned interface.
+    let root = unsafe {
         automation
             .ElementFromHandleBuildCache(hwnd, &request)
             .map_err(|e| Error::os("ElementFromHandleBuildCache", e))?
@@ -215,7 +277,25 @@ pub(crate) fn tree(
             // SAFETY: index-bounded reads of a cached element array.
             unsafe {
                 let n = children.Length().unwrap_or(0);
-                for i in (0..n).rev() {
+                let keep: Vec<i32> = if n > MAX_CHILDREN {
+                    let (keep, line) = visible_children(n, |i| {
+                        children.GetElement(i).is_ok_and(|c| {
+                            let r = |id| cached(&c, id).and_then(|v| v.as_bool());
+                            r(UIA_IsOffscreenPropertyId) == Some(false)
+                                || r(UIA_HasKeyboardFocusPropertyId) == Some(true)
+                        })
+                    });
+                    let d = &mut elements[index].description;
+                    *d = if d.is_empty() {
+                        line
+                    } else {
+                        format!("{d}; {line}")
+                    };
+                    keep
+                } else {
+                    (0..n).collect()
+                };
+                for &i in keep.iter().rev() {
                     if let Ok(c) = children.GetElement(i) {
                         stack.push((c, Some(index), depth + 1));
                     }
@@ -329,5 +409,24 @@ pub(crate) fn select(e: &IUIAutomationElement, on: bool) -> Result<(), Error> {
             p.RemoveFromSelection()
                 .map_err(|err| Error::os("RemoveFromSelection", err))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A grid of a million rows whose provider does not virtualize keeps the rows on screen.
+    #[test]
+    fn a_huge_container_keeps_what_shows() {
+        let (keep, line) = visible_children(1_000_000, |i| (5000..5030).contains(&i) || i == 7);
+        assert_eq!(keep.len(), 31);
+        assert_eq!(keep[0], 7);
+        assert_eq!(line, "1000000 items, showing 8–5030");
+        let (keep, line) = visible_children(600, |_| false);
+        assert!(keep.is_empty());
+        assert_eq!(line, "600 items, none on screen");
+        let (keep, _) = visible_children(100_000, |_| true);
+        assert_eq!(keep.len(), MAX_CHILDREN as usize);
     }
 }
