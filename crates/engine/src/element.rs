@@ -140,6 +140,9 @@ pub enum ElementNote {
     NothingChanged { waited: Duration },
     /// The application accepted `set_value` but read otherwise afterwards; the text was typed.
     SetValueIgnored { read: String },
+    /// A text field the application did not give the focus through the accessibility
+    /// interface: the pointer clicked it.
+    FocusIgnored,
     /// A row or cell whose container offers no selection interface: the pointer clicked it.
     NoSelection,
     /// The element moved inside its window since the snapshot; the action used where it is now.
@@ -184,6 +187,9 @@ impl std::fmt::Display for ElementNote {
             ElementNote::SetValueIgnored { read } => write!(
                 f,
                 "the application took the value through the accessibility interface but then read \"{read}\"; it was typed instead"
+            ),
+            ElementNote::FocusIgnored => f.write_str(
+                "the application did not move the keyboard focus to it through the accessibility interface; clicked it with the pointer, as a person would"
             ),
             ElementNote::NoSelection => f.write_str(
                 "its container offers no selection to the accessibility interface; clicked it with the pointer, as a person would"
@@ -284,6 +290,10 @@ fn label(what: &str, element: &Element, window: &WindowInfo) -> String {
 
 /// How long a click's effect may take to show in what [`Look`] reads.
 const CLICK_WAIT: Duration = Duration::from_millis(500);
+/// How long a read-back must stay the same to be the answer when it is not the value set.
+const SETTLED: Duration = Duration::from_millis(150);
+/// The longest `set_value` waits for its read-back.
+const READ_BACK_MAX: Duration = Duration::from_secs(3);
 
 /// What a click's effect is judged from: the element and the window list, read before the
 /// click and polled after it.
@@ -361,11 +371,11 @@ type ClickRoute = (
 /// Whether `read` is plausibly the application's formatting of `wanted` rather than a value
 /// that did not take. It must not be empty (unless `wanted` is), and be one of: the same text
 /// up to case and spacing ("ABC" for "abc"); the same number ("5.00" or "5 px" for "5",
-/// "1,000" for "1000"); the same digits with only punctuation between them ("555-1234" for
-/// "5551234", "2024/01/05" for "2024-01-05"); or a leading part of it that the field did not
-/// hold before (a length limit). Anything else — an empty field, the old text, other text —
-/// did not take.
-pub(crate) fn reads_as_formatted(wanted: &str, read: &str, before: Option<&str>) -> bool {
+/// "1,000" for "1000"); or the same digits with only punctuation between them ("555-1234" for
+/// "5551234", "2024/01/05" for "2024-01-05"). Anything else — an empty field, the old text,
+/// a part of the value (keys still arriving, or a length limit the agent must hear of),
+/// other text — did not take.
+pub(crate) fn reads_as_formatted(wanted: &str, read: &str) -> bool {
     if read.trim().is_empty() {
         return wanted.trim().is_empty();
     }
@@ -389,7 +399,7 @@ pub(crate) fn reads_as_formatted(wanted: &str, read: &str, before: Option<&str>)
     {
         return true;
     }
-    wanted.starts_with(read) && before != Some(read)
+    false
 }
 
 /// `s` as a number: grouping marks (`,`, `_`, `'`, spaces) left out, up to `affix` signs
@@ -412,6 +422,12 @@ fn number(s: &str, affix: usize) -> Option<f64> {
         return None;
     }
     bare[start..end].parse().ok()
+}
+
+/// Whether a person's click on `element` is for typing into it: a text field (not a combo
+/// box, whose click opens its list).
+fn focuses_on_click(element: &Element) -> bool {
+    (element.editable || element.role == Role::Edit) && element.role != Role::ComboBox
 }
 
 /// Roles a person's click selects rather than opens: rows, cells, list and tree items.
@@ -599,6 +615,34 @@ impl Session {
         }
     }
 
+    /// Gives `element` the keyboard focus through the accessibility interface and waits up to
+    /// [`CLICK_WAIT`] for its states to show it. `false` when the backend cannot focus it or
+    /// the application did not move the focus (the caller clicks it instead); `true` also when
+    /// states cannot be read to check.
+    fn focus_confirmed(&self, element: &Element) -> Result<bool, Error> {
+        use deskpilot_backend::Error as B;
+        let accessibility = &self.desktop().accessibility;
+        match accessibility.focus(&element.handle) {
+            Ok(()) => {}
+            Err(B::ElementGone { reason }) => {
+                return Err(Error::StaleElement {
+                    token: element.token.clone(),
+                    why: format!("the element no longer exists in the application ({reason})"),
+                });
+            }
+            Err(_) => return Ok(false),
+        }
+        let deadline = Instant::now() + CLICK_WAIT;
+        loop {
+            match accessibility.states(&element.handle) {
+                Ok(s) if s.focused => return Ok(true),
+                Ok(_) if Instant::now() >= deadline => return Ok(false),
+                Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+                Err(_) => return Ok(true),
+            }
+        }
+    }
+
     /// Selects `element` through its container's selection (`Accessibility::select`); when its
     /// own container has none, the item holding it (a cell's row) is selected instead. `None`
     /// when no container on the way offers a selection.
@@ -703,6 +747,19 @@ impl Session {
                 }
                 None => notes.push(ElementNote::NoSelection),
             }
+        } else if button == Button::Left && count == 1 && focuses_on_click(element) {
+            // A person's click on a text field puts the keyboard focus in it; its own
+            // "activate" may do nothing of the kind (LibreOffice's Name Box).
+            if self.focus_confirmed(element)? {
+                return Ok((
+                    Route::Accessibility,
+                    "focus".to_string(),
+                    None,
+                    element.handle.clone(),
+                    Some(|s: &ElementStates| s.focused),
+                ));
+            }
+            notes.push(ElementNote::FocusIgnored);
         } else if button == Button::Left && count == 1 {
             match advertised(element, CLICK_ACTIONS) {
                 Some(action) => match self
@@ -898,10 +955,9 @@ impl Session {
             ),
         )?;
         let accessibility = &self.desktop().accessibility;
-        let before = accessibility.read_text(&element.handle).ok();
-        let took = |read: &str| read == value || reads_as_formatted(value, read, before.as_deref());
+        let took = |read: &str| read == value || reads_as_formatted(value, read);
         let first = match accessibility.set_value(&element.handle, value) {
-            Ok(()) => Some(self.read_back(&element, &took)?),
+            Ok(()) => Some(self.read_back(&element, value, CLICK_WAIT)?),
             // Editable text without an interface to replace it: typing does it.
             Err(B::Unsupported { .. }) if element.editable => None,
             Err(e) => return Err(element_err(&element, "set_value", e)),
@@ -910,7 +966,9 @@ impl Session {
             Some(read) if took(&read) => (Route::Accessibility, "set_value".to_string(), read),
             first => {
                 self.type_value(&seen, &now, &element, value)?;
-                let read = self.read_back(&element, &took)?;
+                // Typed keys take a moment per character to arrive.
+                let typing = CLICK_WAIT + Duration::from_millis(5) * value.chars().count() as u32;
+                let read = self.read_back(&element, value, typing)?;
                 if !took(&read) {
                     return Err(Error::ValueNotSet(Box::new(crate::error::NotSet {
                         token: element.token.clone(),
@@ -956,19 +1014,30 @@ impl Session {
         ))
     }
 
-    /// The element's text, read until it `took` the value or [`CLICK_WAIT`] passed (an app
-    /// may apply a value a moment later).
-    fn read_back(&self, element: &Element, took: &dyn Fn(&str) -> bool) -> Result<String, Error> {
-        let deadline = Instant::now() + CLICK_WAIT;
+    /// The element's text once it reads `value`, else once it has settled: unchanged for
+    /// [`SETTLED`] after at least `wait` (an app applies a value, or takes typed keys, a moment
+    /// later; a read half-way through typing is never the answer), at most [`READ_BACK_MAX`].
+    fn read_back(&self, element: &Element, value: &str, wait: Duration) -> Result<String, Error> {
+        let start = Instant::now();
+        let mut last: Option<(String, Instant)> = None;
         loop {
             let read = self
                 .desktop()
                 .accessibility
                 .read_text(&element.handle)
                 .map_err(|e| element_err(element, "read its text", e))?;
-            if took(&read) || Instant::now() >= deadline {
+            let now = Instant::now();
+            if read == value {
                 return Ok(read);
             }
+            let since = match &last {
+                Some((text, at)) if *text == read => *at,
+                _ => now,
+            };
+            if (now >= start + wait && now >= since + SETTLED) || now >= start + READ_BACK_MAX {
+                return Ok(read);
+            }
+            last = Some((read, since));
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -1510,11 +1579,30 @@ mod tests {
             o.notes
         );
         assert!(o.judged_in_part);
-        // The pointer route: the field took focus; the bare button changed nothing.
+        // A click on a text field gives it the focus (its "activate", if any, would not).
+        let o = click(6);
+        assert_eq!(
+            (o.route, o.detail.as_str(), judged(&o)),
+            (
+                Route::Accessibility,
+                "focus",
+                Some((Effect::Confirmed, STATES))
+            )
+        );
+        // The pointer route: the application gives no focus through the interface (as
+        // LibreOffice's Name Box), so the pointer clicks the field and it takes the focus; the
+        // bare button changed nothing.
+        fake.update_tree(w, |t| t.elements[6].states.focused = false);
+        fake.lack("focus");
         let o = click(6);
         assert_eq!(
             (o.route, judged(&o)),
             (Route::Input, Some((Effect::Confirmed, STATES)))
+        );
+        assert!(
+            o.notes.contains(&ElementNote::FocusIgnored),
+            "{:?}",
+            o.notes
         );
         let o = click(5);
         assert_eq!(
@@ -1532,30 +1620,30 @@ mod tests {
     #[test]
     fn a_read_back_is_a_formatting_only_when_it_plausibly_is() {
         let cases = [
-            // (wanted, read, before, formatted)
-            ("5", "5.00", Some("0"), true),
-            ("1000", "1,000", Some(""), true),
-            ("5", "5 px", None, true),
-            ("5", "$5.00", None, true),
-            ("abc", "ABC", Some(""), true),
-            ("a  b", "a b", Some(""), true),
-            ("5551234", "555-1234", Some(""), true),
-            ("2024-01-05", "2024/01/05", Some(""), true),
-            ("hello world", "hello", Some(""), true),
-            // Gecko kept its text, or nothing: the value did not take.
-            ("hello", "", Some(""), false),
-            ("hello", "he", Some("he"), false),
-            ("5", "6.00", Some(""), false),
-            ("hello", "goodbye", Some(""), false),
-            ("5551234", "Tel 5551234", Some(""), false),
-            ("", "old text", Some("old text"), false),
-            ("", "", Some("x"), true),
+            // (wanted, read, formatted)
+            ("5", "5.00", true),
+            ("1000", "1,000", true),
+            ("5", "5 px", true),
+            ("5", "$5.00", true),
+            ("abc", "ABC", true),
+            ("a  b", "a b", true),
+            ("5551234", "555-1234", true),
+            ("2024-01-05", "2024/01/05", true),
+            ("", "", true),
+            // Gecko kept its text, or nothing, or keys were still arriving: it did not take.
+            ("hello", "", false),
+            ("grace", "grac", false),
+            ("hello world", "hello", false),
+            ("5", "6.00", false),
+            ("hello", "goodbye", false),
+            ("5551234", "Tel 5551234", false),
+            ("", "old text", false),
         ];
-        for (wanted, read, before, formatted) in cases {
+        for (wanted, read, formatted) in cases {
             assert_eq!(
-                reads_as_formatted(wanted, read, before),
+                reads_as_formatted(wanted, read),
                 formatted,
-                "{wanted:?} read as {read:?} (before {before:?})"
+                "{wanted:?} read as {read:?}"
             );
         }
     }
