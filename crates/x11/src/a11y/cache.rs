@@ -83,7 +83,7 @@ pub(super) async fn read_cache(
         if node.depth >= limits.max_depth {
             continue;
         }
-        if (kids.len() as i32) < reported {
+        if read_directly(kids.len(), reported) {
             unfinished.push(at);
             continue;
         }
@@ -166,6 +166,13 @@ pub(super) async fn read_cache(
     Some(Some((nodes, unfinished)))
 }
 
+/// Whether a node's children must be read directly rather than from the cache: fewer cached
+/// than it reports were created lazily; more means the cache still lists some that left (GTK
+/// 4.8 keeps a closed popover under the button that opened it).
+pub(super) fn read_directly(cached: usize, reported: i32) -> bool {
+    cached as i64 != i64::from(reported)
+}
+
 /// One application's whole cache; `None` when it serves none (`not_now` when it may later).
 pub(super) async fn get_items(
     conn: &zbus::Connection,
@@ -222,5 +229,22 @@ pub(super) fn lazy_container(n: &Node) -> bool {
                 | A::Panel
                 | A::Filler
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: gtk4-demo's primary menu stayed in the tree after it closed: its cache
+    /// listed the popover under the button (reported 1 child, cached 2).
+    #[test]
+    fn a_cache_that_disagrees_with_the_count_is_not_trusted() {
+        assert!(read_directly(2, 1));
+        // GTK list boxes create rows lazily; a Calc sheet reports i32::MAX.
+        assert!(read_directly(0, 117));
+        assert!(read_directly(0, i32::MAX));
+        assert!(!read_directly(29, 29));
+        assert!(!read_directly(0, 0));
     }
 }

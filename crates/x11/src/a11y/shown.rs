@@ -5,7 +5,9 @@
 //!   is hidden (an unselected notebook page, an unrevealed search entry) has empty extents. For
 //!   such an application ([`Shown::VisibleAndPlaced`]) `VISIBLE` admits an element and, once
 //!   extents are read, [`drop_unplaced`] takes out those without bounds and nothing placed
-//!   below them.
+//!   below them. Its `Cache.GetItems` keeps a closed popover listed under the button that
+//!   opened it (the button reports one child, the cache lists two): `cache` reads such a node's
+//!   children directly.
 //! - GTK 2 (gail: GIMP 2.10) marks an open menu's items `VISIBLE` and never `SHOWING`; a closed
 //!   menu's items are `VISIBLE` too, placed at `i32::MIN` until the menu was first opened and
 //!   where it was ever after. What tells an open menu is its container's selection: the menu

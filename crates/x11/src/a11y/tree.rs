@@ -86,13 +86,13 @@ impl X11Desktop {
             let app = frame.object.name_as_str().unwrap_or_default().to_string();
             // Counted before the read: an event during it makes the next read fresh.
             let count = self.a11y.changes.count(&app);
+            let policy = self.app_traits(conn, &app).await.shown;
             let walk_only = self
                 .a11y
                 .no_cache
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .contains(&app);
-            let policy = self.app_traits(conn, &app).await.shown;
             let outcome = if walk_only {
                 FromCache::Unusable
             } else {
@@ -132,6 +132,11 @@ impl X11Desktop {
             }
         };
         let walked = unfinished.len();
+        tracing::debug!(
+            nodes = nodes.len(),
+            unfinished = unfinished.len(),
+            "first pass"
+        );
         let focused = self.a11y.changes.focused(&app);
         let policy = self.app_traits(conn, &app).await.shown;
         let finished = walk(
