@@ -119,12 +119,12 @@ pub(super) async fn find_frame(
                     && (a.width as i64 - b.width as i64).abs() <= 2
                     && (a.height as i64 - b.height as i64).abs() <= 2
             };
-            let score = match rect {
-                Some(r) if near(r, window.client) || near(r, window.frame) => 3,
-                _ if !window.title.is_empty() && name == window.title => 2,
-                _ if states.contains(State::Showing) => 1,
-                _ => 0,
-            };
+            let titled = !window.title.is_empty() && name == window.title;
+            let score = frame_score(
+                rect.is_some_and(|r| near(r, window.client) || near(r, window.frame)),
+                titled,
+                states.contains(State::Showing),
+            );
             if best.as_ref().is_none_or(|(s, _)| score > *s) {
                 best = Some((
                     score,
@@ -151,6 +151,18 @@ pub(super) async fn find_frame(
     })
 }
 
+/// How well a top-level element matches the window: extents and title together (two maximized
+/// windows of one app share their extents: LibreOffice's Calc and Writer), then extents, then
+/// title, then merely showing.
+pub(super) fn frame_score(placed: bool, titled: bool, showing: bool) -> u32 {
+    match (placed, titled) {
+        (true, true) => 4,
+        (true, false) => 3,
+        (false, true) => 2,
+        _ => u32::from(showing),
+    }
+}
+
 /// A remembered frame, refreshed, if it still exists and shows.
 pub(super) async fn still_showing(conn: &zbus::Connection, frame: &Node) -> Option<Node> {
     let p = accessible(conn, &frame.object).await.ok()?;
@@ -163,4 +175,20 @@ pub(super) async fn still_showing(conn: &zbus::Connection, frame: &Node) -> Opti
     frame.states = states;
     frame.name = name.unwrap_or_default();
     Some(frame)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: a maximized LibreOffice Writer window was read as the Calc window beside it
+    /// (both frames at 0,0 1600×1000; the first with matching extents won).
+    #[test]
+    fn a_frame_matching_extents_and_title_wins() {
+        let calc = frame_score(true, false, true);
+        let writer = frame_score(true, true, true);
+        assert!(writer > calc);
+        assert!(frame_score(true, false, false) > frame_score(false, true, true));
+        assert!(frame_score(false, true, false) > frame_score(false, false, true));
+    }
 }
