@@ -146,12 +146,14 @@ impl Session {
                 message: format!("a chord has 1 to {MAX_CHORD} keys, not {}", keys.len()),
             });
         }
-        let mut target = self.keyboard_target(into)?;
-        target.count = keys.len();
         let chord: Vec<String> = keys
             .iter()
             .map(|k| format!("{k:?}").to_lowercase())
             .collect();
+        // The kill switch comes before the stale-observation checks of the key target.
+        self.check_stop(&format!("press {}", chord.join("+")))?;
+        let mut target = self.keyboard_target(into)?;
+        target.count = keys.len();
         self.gate(
             Mutation::Other,
             &format!("press {}{}", chord.join("+"), on(target.active.as_ref())),
@@ -211,6 +213,8 @@ impl Session {
                 ),
             });
         }
+        // The kill switch comes before the stale-observation checks of the key target.
+        self.check_stop(&format!("type {}", quoted(text)))?;
         let mut target = self.keyboard_target(into)?;
         target.count = count;
         self.gate(
@@ -322,6 +326,13 @@ mod pin_tests {
         fake.remove_window(popup.id);
         let err = e.press_key_into(&[Key::Enter], Some(&popup)).unwrap_err();
         assert_eq!(err.code(), ErrorCode::TargetWindowGone);
+        assert_eq!(fake.typed(), "abc");
+        // A human's Esc outranks the stale target: the kill switch is the first gate.
+        fake.overlay().press_escape();
+        let err = e.type_text("d").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::StoppedByHuman, "{err}");
+        let err = e.press_key_into(&[Key::Enter], Some(&popup)).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::StoppedByHuman, "{err}");
         assert_eq!(fake.typed(), "abc");
     }
 

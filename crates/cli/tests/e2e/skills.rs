@@ -45,7 +45,7 @@ async fn skills_are_listed_read_written_and_hinted_in_the_next_screenshot() {
 
     let r = server.call("app_skill", json!({ "action": "list" })).await;
     let list = ok(&r);
-    assert_eq!(list["count"], 13, "{}", text(&r));
+    assert_eq!(list["count"], 22, "{}", text(&r));
     assert!(text(&r).contains("- Mousepad [builtin]"), "{}", text(&r));
     let r = server
         .call("app_skill", json!({ "action": "get", "app": "EXCEL.EXE" }))
