@@ -168,9 +168,10 @@ pub(super) async fn read_cache(
 
 /// Whether a node's children must be read directly rather than from the cache: fewer cached
 /// than it reports were created lazily; more means the cache still lists some that left (GTK
-/// 4.8 keeps a closed popover under the button that opened it).
+/// 4.8 keeps a closed popover under the button that opened it). A count of -1 says nothing
+/// (LibreOffice's menus): the cache is taken as it is.
 pub(super) fn read_directly(cached: usize, reported: i32) -> bool {
-    cached as i64 != i64::from(reported)
+    reported >= 0 && cached as i64 != i64::from(reported)
 }
 
 /// One application's whole cache; `None` when it serves none (`not_now` when it may later).
@@ -246,5 +247,7 @@ mod tests {
         assert!(read_directly(0, i32::MAX));
         assert!(!read_directly(29, 29));
         assert!(!read_directly(0, 0));
+        // LibreOffice 7.4's menus report -1 children with their items cached.
+        assert!(!read_directly(29, -1));
     }
 }
