@@ -132,7 +132,7 @@ impl X11Desktop {
         match all.next() {
             None => Placement::default(),
             Some(first) if all.all(|p| p == first) => *first,
-            Some(_) => match frame_of(conn, &o.clone()).await {
+            Some(_) => match frame_of(conn, o).await {
                 Ok((frame, _)) => known.get(frame.path_as_str()).copied().unwrap_or_default(),
                 Err(_) => Placement::default(),
             },

@@ -6,23 +6,30 @@
 //!
 //! Reading a window's tree:
 //! 1. the window's application: the registry's children whose D-Bus connection belongs to the
-//!    window's pid; its frame: the top-level child whose extents match the window's client or
-//!    frame rectangle (else whose name is the title);
+//!    window's pid; its frame: the top-level child whose extents and title match the window
+//!    (else extents, else title); an application not on the bus is told what it lacks
+//!    (`joining`);
 //! 2. the subtree: `Cache.GetItems` (one call for the whole application) where the toolkit has
-//!    it (GTK), walking only nodes whose cached child count disagrees (transient children);
-//!    a concurrent level-by-level walk where it has not (Qt) — never one round trip per
-//!    property per node in sequence;
-//! 3. per kept element, concurrently: extents, advertised actions, a value or text excerpt.
+//!    it (GTK), walking only nodes whose cached child count disagrees (transient children, or
+//!    children that left); a concurrent level-by-level walk where it has not (Qt) — never one
+//!    round trip per property per node in sequence. No container is asked for its children
+//!    before its count is known: a huge one (a spreadsheet) is read only where it shows;
+//! 3. per kept element, concurrently: extents, advertised actions, a value or text excerpt;
+//! 4. bounds placed on the screen: window-relative extents (GTK 4) moved by the window's
+//!    origin, logical ones (scaled apps) made physical; the placement is remembered per frame
+//!    for `live` and `hits`.
 //!
-//! Hidden elements (not `Showing`) are left out with their subtrees.
+//! Hidden elements are left out with their subtrees: not `Showing`, except where a toolkit
+//! never sets it (GTK 4 below its toplevel, GTK 2 inside an open menu; see `shown`).
 //!
 //! This module holds the bus connection, the shared plumbing (deadlines, error mapping,
 //! handles, proxies) and the node type; each concern has a module of its own: `roles`,
-//! `frame`, `cache` and `walk` (the two read strategies), `huge` (containers too big to
-//! enumerate, read where they show), `shown` (visibility per toolkit), `enrich`, `placement`
-//! (where bounds go on the screen, per window), `live` (an element re-read and hit-tested), `advertised` (action names, also where a
-//! toolkit's bulk answer is malformed), `tree`, `actions`, and `text` (U+FFFC object
-//! characters taken out of every name, value and text; excerpts within the text's length).
+//! `frame`, `joining`, `cache` and `walk` (the two read strategies), `huge` (containers too
+//! big to enumerate, read where they show), `shown` (visibility per toolkit), `enrich`,
+//! `placement` (where bounds go on the screen, per window), `live` (an element re-read and
+//! hit-tested), `advertised` (action names, also where a toolkit's bulk answer is malformed),
+//! `tree`, `actions`, and `text` (U+FFFC object characters taken out of every name, value and
+//! text; excerpts within the text's length).
 
 mod actions;
 mod advertised;

@@ -1,6 +1,7 @@
 //! Read strategy two: a concurrent level-by-level walk (Qt, and what the cache left open),
 //! dropping hidden children before reading anything else of them, until the limits or the
-//! deadline; and the depth-first order the engine expects.
+//! deadline; and the depth-first order the engine expects. Every container's count is looked
+//! at before its children are asked for: a huge one is read where it shows (`huge`).
 
 use super::*;
 
