@@ -69,6 +69,28 @@ pub(crate) fn window_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D
     }
 }
 
+/// Keys as a tool takes them: a list (`["ctrl", "s"]`) or one string (`"ctrl+s"`), which
+/// models send as often as the list their schema asks for.
+pub(crate) fn key_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    use serde::Deserialize as _;
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        List(Vec<String>),
+        Text(String),
+    }
+    Ok(
+        match Raw::deserialize(d).map_err(|_| {
+            serde::de::Error::custom(
+                "expected keys as a list ([\"ctrl\", \"s\"]) or a string (\"ctrl+s\")",
+            )
+        })? {
+            Raw::List(keys) => keys,
+            Raw::Text(keys) => vec![keys],
+        },
+    )
+}
+
 /// Parses `arguments`, or says which field is wrong and how.
 pub(crate) fn parse<P: DeserializeOwned>(arguments: Value) -> Result<P, String> {
     serde_path_to_error::deserialize::<_, P>(arguments).map_err(|e| {

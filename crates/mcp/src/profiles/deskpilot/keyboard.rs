@@ -16,6 +16,7 @@ use crate::kit::report::{self, Body};
 #[serde(deny_unknown_fields)]
 pub struct PressKeyArgs {
     /// "ctrl+s" or ["ctrl","s"]; key names (esc, pageup, up, f1–f24…) or a character.
+    #[serde(deserialize_with = "crate::kit::args::key_list")]
     pub keys: Vec<String>,
     /// Pixel diff.
     #[serde(default)]
@@ -177,5 +178,22 @@ mod tests {
             err.contains("unknown key \"hyper\"") && err.contains("valid keys"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn keys_come_as_a_list_or_one_string() {
+        let args = |v: serde_json::Value| {
+            serde_json::from_value::<PressKeyArgs>(serde_json::json!({ "keys": v })).map(|a| a.keys)
+        };
+        assert_eq!(
+            args(serde_json::json!("ctrl+shift+f5")).unwrap(),
+            ["ctrl+shift+f5"]
+        );
+        assert_eq!(
+            args(serde_json::json!(["ctrl", "s"])).unwrap(),
+            ["ctrl", "s"]
+        );
+        let err = args(serde_json::json!(5)).unwrap_err().to_string();
+        assert!(err.contains("a list") && err.contains("a string"), "{err}");
     }
 }
