@@ -1,9 +1,15 @@
 //! Acting on elements of a snapshot by token: semantic first, pixels as the fallback.
 //!
-//! `click` on a token runs the element's default action (click / press / activate …) through
-//! the accessibility API; when the element has none, or the app refuses it, the pointer
-//! clicks the element's centre — after checking the window has not moved since the snapshot
-//! and that no other app covers the point. Every result says which route ran.
+//! `click` on a token does what a person's click does, through the accessibility API where it
+//! can: a row or cell is selected in its container (never activated: that opens the file), a
+//! text field gets the keyboard focus, anything else runs its default action (click / press /
+//! activate …). When that cannot be done, or the app refuses it, the pointer clicks the
+//! element's centre — after checking the window has not moved since the snapshot and that no
+//! other app covers the point. Every result says which route ran, and every click judges its
+//! effect from the element's states, name and value and the window list, read before and after.
+//!
+//! `set_value` is verified: read back, typed when the app ignored the accessibility interface,
+//! and `VALUE_NOT_SET` when the field still holds something else.
 //!
 //! A token names an element, not a position: before acting, the element is re-read in its
 //! application. Gone, another role, or another name on an item-like role (a re-sorted list's
