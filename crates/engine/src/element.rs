@@ -649,15 +649,9 @@ impl Session {
         }
     }
 
-    /// Selects `element` through its container's selection (`Accessibility::select`); when its
-    /// own container has none, the item holding it (a cell's row) is selected instead. `None`
-    /// when no container on the way offers a selection.
-    fn select_item(
-        &self,
-        element: &Element,
-        window: deskpilot_types::WindowId,
-    ) -> Result<Option<Element>, Error> {
-        use deskpilot_backend::Error as B;
+    /// `element` and the item-like elements holding it (a cell's row), innermost first, as
+    /// the newest snapshot of `window` has them: what a selection may go through.
+    fn item_chain(&self, element: &Element, window: deskpilot_types::WindowId) -> Vec<Element> {
         let mut chain = vec![element.clone()];
         if let Some((_, elements, _)) = self.snapshots_now().newest_of(window) {
             let mut at = elements.get(element.index).and_then(|e| e.parent);
@@ -669,7 +663,19 @@ impl Session {
                 at = p.parent;
             }
         }
-        for item in chain {
+        chain
+    }
+
+    /// Selects `element` through its container's selection (`Accessibility::select`); when its
+    /// own container has none, the item holding it (a cell's row) is selected instead. `None`
+    /// when no container on the way offers a selection.
+    fn select_item(
+        &self,
+        element: &Element,
+        window: deskpilot_types::WindowId,
+    ) -> Result<Option<Element>, Error> {
+        use deskpilot_backend::Error as B;
+        for item in self.item_chain(element, window) {
             match self.desktop().accessibility.select(&item.handle) {
                 Ok(()) => return Ok(Some(item)),
                 Err(B::Unsupported { .. }) => continue,
@@ -696,19 +702,26 @@ impl Session {
             mut notes,
         } = self.live_element(token)?;
         self.gate(Mutation::Other, &label("click", &element, &now))?;
-        let before = self.look(&element.handle, reads_value(&element));
+        // The element, and for a row or cell the items holding it (the row a cell's click may
+        // select), as they are before the click.
+        let mut befores = vec![(
+            element.handle.clone(),
+            self.look(&element.handle, reads_value(&element)),
+        )];
+        if selects_on_click(element.role) {
+            for item in self.item_chain(&element, now.id).into_iter().skip(1) {
+                let look = self.look(&item.handle, false);
+                befores.push((item.handle, look));
+            }
+        }
         let (route, detail, receipt, watch, goal) = self.click_route(
             token, &seen, &now, &element, button, count, mode, &mut notes,
         )?;
-        // The row selected for a cell has no "before" of its own: only its selection counts.
-        let before = if watch == element.handle {
-            before
-        } else {
-            Look {
-                windows: before.windows,
-                ..Look::default()
-            }
-        };
+        let before = befores
+            .into_iter()
+            .find(|(h, _)| *h == watch)
+            .map(|(_, look)| look)
+            .unwrap_or_default();
         let (effect, note) = self.judge_click(&watch, &before, goal);
         notes.extend(note);
         Ok(ElementOutcome {
@@ -1541,8 +1554,13 @@ mod tests {
         assert_eq!(o.detail, "selected its Row \"\" in the container");
         assert_eq!(o.effect.map(|e| e.0), Some(Effect::Confirmed));
         assert!(fake.element(&s.elements[8].handle).unwrap().states.selected);
-        let o = e.click_element(&s.elements[9].token, Button::Left, 1, HitTestMode::Fail);
-        assert_eq!(o.unwrap().route, Route::Accessibility);
+        let o = e
+            .click_element(&s.elements[9].token, Button::Left, 1, HitTestMode::Fail)
+            .unwrap();
+        assert_eq!(
+            (o.route, o.effect.map(|e| e.0)),
+            (Route::Accessibility, Some(Effect::Confirmed))
+        );
         assert!(fake.actions_done().is_empty());
     }
 
