@@ -510,7 +510,6 @@ async fn save_through_dialog(d: &Driver<'_>, path: &Path) {
 
 /// Calc: C3 reached through the Name Box, `=2*21` typed into it, saved as .ods; the file's
 /// content.xml holds the formula and 42 in C3.
-#[ignore = "waits for: a click on an edit field's token to focus it (LibreOffice's Name Box offers only Activate, which does not)"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calc_formula_through_the_name_box_saved_as_ods() {
     let Some(desktop) = harness::desktop() else {
@@ -735,7 +734,6 @@ fn form_fields(body: &str) -> HashMap<String, String> {
 
 /// Firefox's own window (no CDP): a form on 127.0.0.1 filled field by field and submitted
 /// with its button; the POST the test's server received is the oracle.
-#[ignore = "waits for: set_value's typed fallback reading back once the app has taken every key (Gecko read \"grac\", called confirmed)"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn firefox_form_filled_and_submitted_through_the_desktop() {
     let Some(desktop) = harness::desktop() else {
