@@ -789,7 +789,7 @@ impl Accessibility for FakeDesktop {
             });
         }
         match action.to_ascii_lowercase().as_str() {
-            "toggle" | "click" => e.states.checked = !e.states.checked,
+            "toggle" | "click" | "check" | "uncheck" => e.states.checked = !e.states.checked,
             "press" => e.states.expanded = !e.states.expanded,
             "select" => e.states.selected = true,
             _ => {}

@@ -181,6 +181,7 @@ pub fn refused_effect(error: &Error) -> Option<Effect> {
             | C::PointOffScreen
             | C::StaleElement
             | C::ElementCovered
+            | C::ElementDisabled
             | C::ElementNotFound
             | C::ForeignReference
             | C::ActionUnsupported

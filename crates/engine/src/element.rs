@@ -32,7 +32,7 @@ use crate::{Error, HitTestMode, Mutation, Session};
 
 /// Action names that mean "click", best first.
 const CLICK_ACTIONS: &[&str] = &[
-    "click", "press", "activate", "jump", "toggle", "open", "select", "invoke",
+    "click", "press", "activate", "jump", "toggle", "open", "select", "invoke", "check", "uncheck",
 ];
 
 /// Operations with a meaning of their own, checked against the element's states afterwards.
@@ -71,7 +71,8 @@ impl ElementOp {
     /// Advertised actions that carry the operation out, best first.
     fn actions(self) -> &'static [&'static str] {
         match self {
-            ElementOp::Toggle => &["toggle", "click", "press", "activate"],
+            // Gecko names a check box's action after what it will do: "check" / "uncheck".
+            ElementOp::Toggle => &["toggle", "click", "press", "activate", "check", "uncheck"],
             ElementOp::Expand => &[
                 "expand",
                 "expand or contract",
@@ -514,6 +515,20 @@ fn recheck(s: &Session, element: &mut Element, notes: &mut Vec<ElementNote>) -> 
     Ok(())
 }
 
+/// Refuses to act on a control that is disabled now (as re-read just before acting): a
+/// person's click or typing would do nothing, and the effect of a later enabling must not be
+/// taken for the action's.
+fn enabled_now(element: &Element) -> Result<(), Error> {
+    if element.enabled || !element.role.is_interactive() {
+        return Ok(());
+    }
+    Err(Error::ElementDisabled {
+        token: element.token.clone(),
+        role: element.role.to_string(),
+        name: element.name.clone(),
+    })
+}
+
 impl Session {
     /// Resolves `token`, checks its window still exists with the same owner, and re-checks
     /// the element itself in its application ([`Accessibility::live`]): gone, another role, or
@@ -701,6 +716,7 @@ impl Session {
             element,
             mut notes,
         } = self.live_element(token)?;
+        enabled_now(&element)?;
         self.gate(Mutation::Other, &label("click", &element, &now))?;
         // The element, and for a row or cell the items holding it (the row a cell's click may
         // select), as they are before the click.
@@ -876,6 +892,7 @@ impl Session {
             notes,
             ..
         } = self.live_element(token)?;
+        enabled_now(&element)?;
         let Some(action) = advertised(&element, CLICK_ACTIONS) else {
             return Err(unsupported(
                 &element,
@@ -912,6 +929,7 @@ impl Session {
             notes,
             ..
         } = self.live_element(token)?;
+        enabled_now(&element)?;
         let Some(name) = element
             .actions
             .iter()
@@ -965,6 +983,7 @@ impl Session {
             element,
             mut notes,
         } = self.live_element(token)?;
+        enabled_now(&element)?;
         self.gate(
             Mutation::Other,
             &label(
@@ -1194,6 +1213,7 @@ impl Session {
             notes: moved,
             ..
         } = self.live_element(token)?;
+        enabled_now(&element)?;
         self.gate(Mutation::Other, &label(op.name(), &element, &now))?;
         let accessibility = &self.desktop().accessibility;
         // A backend that cannot read states leaves the snapshot's (as re-read) to go by.
@@ -1343,6 +1363,51 @@ mod tests {
         }
     }
 
+    /// A button greyed out since the snapshot (or in it) is not clicked, and a later enabling
+    /// is never taken for the click's effect.
+    #[test]
+    fn a_disabled_control_is_refused_and_nothing_is_done() {
+        let fake = FakeDesktop::new(800, 600);
+        let w = fake.add_window(FakeWindow::new("Save", Rect::new(0, 0, 400, 300)));
+        fake.set_tree(
+            w,
+            RawTree {
+                elements: vec![
+                    el(None, Role::Window, "Save", &[]),
+                    el(Some(0), Role::Button, "OK", &["click"]),
+                    el(Some(0), Role::Edit, "Name", &[]),
+                    el(Some(0), Role::Text, "Label", &[]),
+                ],
+                source: "fake".into(),
+                complete: true,
+                notes: vec![],
+            },
+        );
+        let e = Session::standalone(fake.desktop(), EngineConfig::default());
+        let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
+        let token = |i: usize| s.elements[i].token.clone();
+        fake.update_tree(w, |t| {
+            for e in &mut t.elements {
+                e.states.enabled = false;
+            }
+        });
+        let err = e
+            .click_element(&token(1), Button::Left, 1, HitTestMode::Fail)
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ElementDisabled, "{err}");
+        assert_eq!(crate::refused_effect(&err), Some(Effect::Refused));
+        let err = e.set_element_value(&token(2), "x").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ElementDisabled, "{err}");
+        assert!(fake.actions_done().is_empty(), "{:?}", fake.actions_done());
+        assert!(fake.pointer_events().is_empty());
+        assert_eq!(fake.typed(), "");
+        // Not a control: a text's enabled state says nothing about a click on it.
+        assert!(!matches!(
+            e.click_element(&token(3), Button::Left, 1, HitTestMode::Fail),
+            Err(Error::ElementDisabled { .. })
+        ));
+    }
+
     #[test]
     fn operations_are_checked_against_the_states_and_skip_what_already_holds() {
         let fake = FakeDesktop::new(800, 600);
@@ -1356,6 +1421,8 @@ mod tests {
                     el(Some(0), Role::ComboBox, "Size", &["press"]),
                     el(Some(0), Role::Button, "Apply", &["click"]),
                     el(Some(0), Role::Button, "Inert", &["activate"]),
+                    // Gecko's check box, its action named after what it will do.
+                    el(Some(0), Role::CheckBox, "Gift wrap", &["check"]),
                 ],
                 source: "fake".into(),
                 complete: true,
@@ -1370,6 +1437,11 @@ mod tests {
         assert_eq!(
             (o.detail.as_str(), o.effect.map(|e| e.0)),
             ("click", Some(Effect::Confirmed))
+        );
+        let o = e.element_op(&token(5), ElementOp::Toggle).unwrap();
+        assert_eq!(
+            (o.detail.as_str(), o.effect.map(|e| e.0)),
+            ("check", Some(Effect::Confirmed))
         );
         let o = e.element_op(&token(2), ElementOp::Expand).unwrap();
         assert_eq!(

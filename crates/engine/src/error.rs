@@ -91,6 +91,14 @@ pub enum Error {
         name: String,
         point: Point,
     },
+    /// The element is disabled now (read again just before acting): a person's click or
+    /// typing would do nothing, so nothing was done.
+    #[error("{token} ({role} \"{name}\") is disabled now: nothing was done")]
+    ElementDisabled {
+        token: String,
+        role: String,
+        name: String,
+    },
     /// `set_value` did not take: after the accessibility interface (when it had one) and
     /// after typing, the element reads otherwise; the payload says what it holds.
     #[error("{0}")]
@@ -192,6 +200,7 @@ impl Error {
             Error::ActionUnsupported(_) => ErrorCode::ActionUnsupported,
             Error::ElementNotAtPoint { .. } => ErrorCode::ElementCovered,
             Error::ValueNotSet(_) => ErrorCode::ValueNotSet,
+            Error::ElementDisabled { .. } => ErrorCode::ElementDisabled,
             Error::Backend(B::ConnectionLost {
                 link: deskpilot_backend::Link::Display,
                 ..

@@ -138,6 +138,8 @@ pub enum ErrorCode {
     /// `set_value` did not take: the element read otherwise after the accessibility interface
     /// and after typing the text; the message says what it holds.
     ValueNotSet,
+    /// The element is disabled (greyed out) now: a click or a value would do nothing.
+    ElementDisabled,
 }
 
 impl ErrorCode {
@@ -205,6 +207,7 @@ impl ErrorCode {
             ErrorCode::MemoryUnavailable => "MEMORY_UNAVAILABLE",
             ErrorCode::AmbiguousElement => "AMBIGUOUS_ELEMENT",
             ErrorCode::ValueNotSet => "VALUE_NOT_SET",
+            ErrorCode::ElementDisabled => "ELEMENT_DISABLED",
         }
     }
 
@@ -271,6 +274,7 @@ impl ErrorCode {
         ErrorCode::MemoryUnavailable,
         ErrorCode::AmbiguousElement,
         ErrorCode::ValueNotSet,
+        ErrorCode::ElementDisabled,
     ];
 }
 

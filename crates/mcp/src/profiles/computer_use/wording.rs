@@ -72,6 +72,9 @@ impl Wording for ComputerUseWording {
             ErrorCode::StaleElement | ErrorCode::ElementNotFound => {
                 "Call get_window_state {window_id} again and use an element_index from its answer."
             }
+            ErrorCode::ElementDisabled => {
+                "Nothing was done: the element is greyed out now. Do what enables it first (fill the required fields, pick an item), then call get_window_state {window_id} again and act on it."
+            }
             ErrorCode::ValueNotSet => {
                 "Both routes were tried (the accessibility interface, then focus + ctrl+a + typing) and the field holds what the message says: call get_window_state {window_id} to see why (a validation message, a read-only field, a picker that wants a choice) and act on that."
             }

@@ -101,6 +101,9 @@ impl Wording for Deskpilot {
             ErrorCode::ElementNotFound => {
                 "Use an index or token listed in the latest get_window_state (or find_elements) answer."
             }
+            ErrorCode::ElementDisabled => {
+                "Nothing was done: the element is greyed out now. Do what enables it first (fill the required fields, pick an item), or wait_for it to become enabled, then act on it again."
+            }
             ErrorCode::ValueNotSet => {
                 "Both routes were tried (the accessibility interface, then focus + ctrl+a + typing) and the field holds what the message says: take a screenshot to see why (a validation message, a read-only field, a picker that wants a choice from its list) and act on that."
             }

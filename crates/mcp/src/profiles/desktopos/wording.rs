@@ -59,6 +59,9 @@ impl Wording for DesktopOsWording {
             ErrorCode::StaleElement | ErrorCode::ElementNotFound => {
                 "Call desktop_elements { handle } again and use a name from its answer (or desktop_click with the control's rect centre)."
             }
+            ErrorCode::ElementDisabled => {
+                "Nothing was done: the element is greyed out now. Do what enables it first (fill the required fields, pick an item), then desktop_perceive again and act on it."
+            }
             ErrorCode::ValueNotSet => {
                 "Both routes were tried (the accessibility interface, then focus + ctrl+a + typing) and the field holds what the message says: desktop_perceive to see why (a validation message, a read-only field, a picker that wants a choice) and act on that."
             }

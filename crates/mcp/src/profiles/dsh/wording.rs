@@ -61,6 +61,9 @@ impl Wording for Dsh {
             | ErrorCode::StaleElement => {
                 "Take ui_element { \"action\": \"tree\" } again and use a fresh path; fall back to computer coordinates."
             }
+            ErrorCode::ElementDisabled => {
+                "Nothing was done: the element is greyed out now. Do what enables it first (fill the required fields, pick an item), then ui_element tree again and act on it."
+            }
             ErrorCode::ValueNotSet => {
                 "Both routes were tried (the accessibility interface, then focus + ctrl+a + typing) and the field holds what the message says: take computer { \"action\": \"screenshot\" } to see why (a validation message, a read-only field, a picker that wants a choice) and act on that."
             }
