@@ -112,6 +112,10 @@ pub(super) async fn enrich_one(
                     let t = proxy_at::<TextProxy>(conn, o).await.ok()?;
                     excerpt(&t, EXCERPT).await
                 }
+                // A control its toolkit left unnamed is called what its label says.
+                Some(name) if clean(&name).is_empty() && ask_name => {
+                    labelled_by(conn, &p).await.or(Some(name))
+                }
                 other => other,
             };
             Some((name, description))
@@ -143,6 +147,29 @@ pub(super) async fn enrich_one(
             handle: handle(o),
         }
     }
+}
+
+/// What the element that labels `p` (its `LabelledBy` relation) says: the accessible name a
+/// toolkit leaves empty on a field whose label sits elsewhere (the label's name, else its text).
+async fn labelled_by(conn: &zbus::Connection, p: &AccessibleProxy<'_>) -> Option<String> {
+    let relations = p.get_relation_set().await.ok()?;
+    let (_, labels) = relations
+        .into_iter()
+        .find(|(r, _)| *r == atspi::RelationType::LabelledBy)?;
+    for label in labels.iter().take(2) {
+        let Ok(l) = accessible(conn, label).await else {
+            continue;
+        };
+        if let Some(name) = l.name().await.ok().filter(|n| !clean(n).is_empty()) {
+            return Some(name);
+        }
+        if let Ok(t) = proxy_at::<TextProxy>(conn, label).await
+            && let Some(text) = excerpt(&t, EXCERPT).await.filter(|t| !clean(t).is_empty())
+        {
+            return Some(text);
+        }
+    }
+    None
 }
 
 /// A description with the line about a huge container's unread children after it.
