@@ -145,6 +145,9 @@ pub enum ElementNote {
     /// Nothing a click could be seen to change (the element's states, name and value, the
     /// window list) changed within `waited`.
     NothingChanged { waited: Duration },
+    /// The application did not answer the reads after the action in time (busy or hung):
+    /// its effect was not judged.
+    NoAnswer { waited: Duration },
     /// The application accepted `set_value` but read otherwise afterwards; the text was typed.
     SetValueIgnored { read: String },
     /// A text field the application did not give the focus through the accessibility
@@ -186,6 +189,11 @@ impl std::fmt::Display for ElementNote {
             ElementNote::Gone => {
                 f.write_str("the element is gone after the action; read the window's tree again")
             }
+            ElementNote::NoAnswer { waited } => write!(
+                f,
+                "the application did not answer within {} ms after the action (it may be busy): its effect was not judged; read the window again once it answers",
+                waited.as_millis()
+            ),
             ElementNote::NothingChanged { waited } => write!(
                 f,
                 "nothing changed within {} ms: the element's states, name and value and the window list read as before (pass verify: true to compare the screen too)",
@@ -302,6 +310,43 @@ const SETTLED: Duration = Duration::from_millis(150);
 /// The longest `set_value` waits for its read-back.
 const READ_BACK_MAX: Duration = Duration::from_secs(3);
 
+/// How long one look at an element may take before the application counts as busy.
+const LOOK_LIMIT: Duration = Duration::from_millis(1000);
+
+/// Reads what a click may change: the element (through `live`, else `states`; its value when
+/// `value`) and the window list.
+fn read_look(
+    desktop: &deskpilot_backend::Desktop,
+    handle: &deskpilot_backend::ElementHandle,
+    value: bool,
+) -> Look {
+    use deskpilot_backend::Error as B;
+    let accessibility = &desktop.accessibility;
+    let mut look = Look::default();
+    match accessibility.live(handle) {
+        Ok(l) => {
+            look.states = Some(l.states);
+            look.name = Some(l.name);
+        }
+        Err(B::ElementGone { .. }) => look.gone = true,
+        Err(_) => match accessibility.states(handle) {
+            Ok(s) => look.states = Some(s),
+            Err(B::ElementGone { .. }) => look.gone = true,
+            Err(_) => {}
+        },
+    }
+    if value && !look.gone {
+        look.value = accessibility.read_text(handle).ok();
+    }
+    look.windows = desktop.windows.list_windows().ok().map(|ws| {
+        (
+            ws.iter().map(|w| w.id).collect(),
+            ws.iter().find(|w| w.state.active).map(|w| w.id),
+        )
+    });
+    look
+}
+
 /// What a click's effect is judged from: the element and the window list, read before the
 /// click and polled after it.
 #[derive(Debug, Clone, Default)]
@@ -313,6 +358,8 @@ struct Look {
     value: Option<String>,
     /// The application says the element no longer exists.
     gone: bool,
+    /// The reads did not finish in time (the application is busy or hung).
+    unanswered: bool,
     /// Every window's id, and the active one.
     windows: Option<(
         Vec<deskpilot_types::WindowId>,
@@ -575,31 +622,34 @@ impl Session {
     /// Reads what a click may change: the element (through `live`, else `states`; its value
     /// when `value`) and the window list.
     fn look(&self, handle: &deskpilot_backend::ElementHandle, value: bool) -> Look {
-        use deskpilot_backend::Error as B;
-        let accessibility = &self.desktop().accessibility;
-        let mut look = Look::default();
-        match accessibility.live(handle) {
-            Ok(l) => {
-                look.states = Some(l.states);
-                look.name = Some(l.name);
-            }
-            Err(B::ElementGone { .. }) => look.gone = true,
-            Err(_) => match accessibility.states(handle) {
-                Ok(s) => look.states = Some(s),
-                Err(B::ElementGone { .. }) => look.gone = true,
-                Err(_) => {}
-            },
+        self.look_within(handle, value, LOOK_LIMIT)
+    }
+
+    /// [`look`](Self::look) that gives up after `within`: the reads run on a thread of their
+    /// own, so an application that hangs (after a click that made it busy) costs the action
+    /// `within`, never the backend's whole operation timeout. Given up, the look is
+    /// `unanswered` and the thread finishes on its own.
+    fn look_within(
+        &self,
+        handle: &deskpilot_backend::ElementHandle,
+        value: bool,
+        within: Duration,
+    ) -> Look {
+        let desktop = self.desktop();
+        let owned = handle.clone();
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let spawned = std::thread::Builder::new()
+            .name("deskpilot-look".into())
+            .spawn(move || {
+                let _ = tx.send(read_look(&desktop, &owned, value));
+            });
+        match spawned {
+            Ok(_) => rx.recv_timeout(within).unwrap_or(Look {
+                unanswered: true,
+                ..Look::default()
+            }),
+            Err(_) => read_look(&self.desktop(), handle, value),
         }
-        if value && !look.gone {
-            look.value = accessibility.read_text(handle).ok();
-        }
-        look.windows = self.desktop().windows.list_windows().ok().map(|ws| {
-            (
-                ws.iter().map(|w| w.id).collect(),
-                ws.iter().find(|w| w.state.active).map(|w| w.id),
-            )
-        });
-        look
     }
 
     /// Judges a click on `handle` against `before`: polls up to [`CLICK_WAIT`] until something
@@ -613,7 +663,16 @@ impl Session {
     ) -> (Option<(Effect, &'static str)>, Option<ElementNote>) {
         let deadline = Instant::now() + CLICK_WAIT;
         loop {
-            let now = self.look(handle, before.value.is_some());
+            let left = deadline.saturating_duration_since(Instant::now());
+            let now = self.look_within(
+                handle,
+                before.value.is_some(),
+                left.max(Duration::from_millis(300)),
+            );
+            if now.unanswered {
+                let waited = CLICK_WAIT.max(Duration::from_millis(300));
+                return (None, Some(ElementNote::NoAnswer { waited }));
+            }
             if let (Some(goal), Some(s)) = (goal, &now.states)
                 && goal(s)
             {
