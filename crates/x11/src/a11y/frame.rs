@@ -4,8 +4,10 @@
 
 use super::*;
 
-/// The pids of the applications on the bus (the registry's children).
-pub(super) async fn registry_pids(conn: &zbus::Connection) -> Result<Vec<u32>, Error> {
+/// The applications on the bus (the registry's children), and the bus to ask their pids.
+async fn registry_apps(
+    conn: &zbus::Connection,
+) -> Result<(Vec<ObjectRefOwned>, zbus::fdo::DBusProxy<'_>), Error> {
     let root = AccessibleProxy::builder(conn)
         .destination("org.a11y.atspi.Registry")
         .map_err(dbus_err("registry"))?
@@ -22,6 +24,12 @@ pub(super) async fn registry_pids(conn: &zbus::Connection) -> Result<Vec<u32>, E
     let dbus = zbus::fdo::DBusProxy::new(conn)
         .await
         .map_err(|e| Error::os("DBus proxy", e))?;
+    Ok((apps, dbus))
+}
+
+/// The pids of the applications on the bus (the registry's children).
+pub(super) async fn registry_pids(conn: &zbus::Connection) -> Result<Vec<u32>, Error> {
+    let (apps, dbus) = registry_apps(conn).await?;
     let pids = join_all(apps.iter().map(|app| {
         let dbus = &dbus;
         async move {
@@ -41,22 +49,7 @@ pub(super) async fn find_frame(
     pids: &Mutex<HashMap<String, u32>>,
     root_bus: impl FnOnce() -> Option<String>,
 ) -> Result<Node, Error> {
-    let root = AccessibleProxy::builder(conn)
-        .destination("org.a11y.atspi.Registry")
-        .map_err(dbus_err("registry"))?
-        .path("/org/a11y/atspi/accessible/root")
-        .map_err(dbus_err("registry"))?
-        .cache_properties(zbus::proxy::CacheProperties::No)
-        .build()
-        .await
-        .map_err(dbus_err("registry"))?;
-    let apps = root
-        .get_children()
-        .await
-        .map_err(dbus_err("registry children"))?;
-    let dbus = zbus::fdo::DBusProxy::new(conn)
-        .await
-        .map_err(|e| Error::os("DBus proxy", e))?;
+    let (apps, dbus) = registry_apps(conn).await?;
     // A bus connection keeps its pid for life: ask the bus once per application.
     let known: HashMap<String, u32> = pids.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let app_pids = join_all(apps.iter().map(|app| {
