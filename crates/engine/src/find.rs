@@ -243,29 +243,36 @@ fn similarity(
 }
 
 /// Ranks `elements` for `description`; kept when the score is at least 0.2.
-pub fn rank(elements: &[Element], description: &str) -> Vec<(f64, String, usize)> {
-    rank_with(elements, description, Compare::Exact)
+#[cfg(test)]
+fn rank(elements: &[Element], description: &str) -> Vec<(f64, String, usize)> {
+    rank_with(
+        elements,
+        &labels::describe(elements),
+        description,
+        Compare::Exact,
+    )
 }
 
 /// [`rank`] for lines read by OCR: a line that matches only as OCR reads text ("LATER 927 1"
 /// for "later 9271") still counts, below every exact match.
 fn rank_ocr(lines: &[Element], description: &str) -> Vec<(f64, String, usize)> {
-    rank_with(lines, description, Compare::Ocr)
+    rank_with(lines, &vec![None; lines.len()], description, Compare::Ocr)
 }
 
+/// [`rank`] with the descriptions of unnamed controls ([`labels::describe`]) given: the label
+/// beside them, else their value, is a field of its own.
 fn rank_with(
     elements: &[Element],
+    described: &[Option<labels::Described>],
     description: &str,
     compare: Compare,
 ) -> Vec<(f64, String, usize)> {
     let (rest, roles, seen) = kinds(description);
     let qterms = terms(&rest);
-    // Unnamed controls are described by the label beside them, else their value.
-    let described = labels::describe(elements);
     let labelling: std::collections::HashSet<usize> =
         described.iter().flatten().filter_map(|d| d.label).collect();
     let mut out = Vec::new();
-    for (at, (e, described)) in elements.iter().zip(&described).enumerate() {
+    for (at, (e, described)) in elements.iter().zip(described).enumerate() {
         let beside = described.as_ref().map(|d| {
             let field = match d.from {
                 NameFrom::Label => format!("label \"{}\" beside it", d.text),
@@ -354,10 +361,15 @@ impl Session {
         let role = request.role.trim().to_lowercase();
         let role_ok = |e: &Element| role.is_empty() || e.role.as_str().to_lowercase() == role;
         let ranked: Vec<(f64, String, usize)> = if request.name_contains.trim().is_empty() {
-            rank(&snapshot.elements, &request.description)
-                .into_iter()
-                .filter(|(_, _, i)| role_ok(&snapshot.elements[*i]))
-                .collect()
+            rank_with(
+                &snapshot.elements,
+                &described,
+                &request.description,
+                Compare::Exact,
+            )
+            .into_iter()
+            .filter(|(_, _, i)| role_ok(&snapshot.elements[*i]))
+            .collect()
         } else {
             let needle = request.name_contains.trim().to_lowercase();
             snapshot
@@ -668,7 +680,7 @@ mod tests {
             .enumerate()
             .map(|(i, n)| el(i, Role::Text, n, true))
             .collect();
-        rank_with(&elements, query, compare)
+        rank_with(&elements, &labels::describe(&elements), query, compare)
             .iter()
             .map(|(score, why, i)| format!("{score:.2} \"{}\" {why}\n", names[*i]))
             .collect()
