@@ -101,6 +101,10 @@ impl Session {
     /// The desktop restart this client has not been told about yet, once: a client whose
     /// apps died with the old desktop must hear it from its next call, not find "no windows".
     pub fn take_restart(&self) -> Option<crate::DesktopRestart> {
+        // Every call asks: the common case (nothing new) is one atomic read, no lock.
+        if self.restart_told.load(Ordering::Acquire) == self.engine.desktop_generation() {
+            return None;
+        }
         let restart = self.engine.last_restart()?;
         let told = self
             .restart_told
