@@ -579,7 +579,7 @@ fn track(shared: &Shared, session: &str, method: &str, params: &Value) -> bool {
         "Runtime.exceptionThrown" => {
             let seq = t.next();
             let d = &params["exceptionDetails"];
-            let text = crate::script::thrown(d).unwrap_or("exception").to_string();
+            let text = thrown(d).unwrap_or("exception").to_string();
             t.console.push_back(ConsoleMessage {
                 seq,
                 level: "error".into(),
@@ -657,6 +657,14 @@ fn track(shared: &Shared, session: &str, method: &str, params: &Value) -> bool {
 
 /// The id of a response, read off its start without decoding the rest: Chromium writes
 /// `{"id":N,` first.
+/// What a script threw, from the protocol's `exceptionDetails`: the exception's description
+/// (`TypeError: x is undefined`), else the browser's text (`Uncaught`).
+pub(crate) fn thrown(details: &Value) -> Option<&str> {
+    details["exception"]["description"]
+        .as_str()
+        .or_else(|| details["text"].as_str())
+}
+
 fn leading_id(text: &str) -> Option<u64> {
     let rest = text.trim_start().strip_prefix('{')?.trim_start();
     let rest = rest

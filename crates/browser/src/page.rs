@@ -260,7 +260,7 @@ fn walk(cdp: &Connection, session: &str, frame: &str) -> Result<Walked, Error> {
         CALL,
     )?;
     if let Some(ex) = r.get("exceptionDetails") {
-        let what = crate::script::thrown(ex).unwrap_or("it threw");
+        let what = crate::cdp::thrown(ex).unwrap_or("it threw");
         return Err(walker_error(format!("it threw: {what}")));
     }
     let text = r["result"]["value"]

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::cdp::Connection;
+use crate::cdp::{Connection, thrown};
 use crate::{CALL, Error};
 
 /// URL, title, DOM size, text length and the focused control's value, one a line.
@@ -42,14 +42,6 @@ pub fn evaluate(cdp: &Connection, session: &str, expression: &str) -> Result<Eva
         return Ok(Evaluated::Threw(message.to_string()));
     }
     Ok(Evaluated::Value(r["result"]["value"].clone()))
-}
-
-/// What a script threw, from the protocol's `exceptionDetails`: the exception's description
-/// (`TypeError: x is undefined`), else the browser's text (`Uncaught`).
-pub(crate) fn thrown(details: &Value) -> Option<&str> {
-    details["exception"]["description"]
-        .as_str()
-        .or_else(|| details["text"].as_str())
 }
 
 /// The value of one of deskpilot's own expressions; `None` when it threw or the page is gone.
