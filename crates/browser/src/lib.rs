@@ -12,13 +12,11 @@
 //! the responses it asks for and ignores events it does not use.
 //!
 //! Modules use [`cdp`] and the crate's [`Error`], never each other, except [`page`] reading into
-//! [`snapshot`]'s `FrameTree` and [`launch`] holding its Windows job object: no import circle.
+//! [`snapshot`]'s `FrameTree`: no import circle (`tests/no_import_cycle.rs` holds it so).
 
 pub mod cdp;
 pub mod dom;
 pub mod input;
-#[cfg(windows)]
-mod job;
 pub mod launch;
 pub mod page;
 pub mod script;

@@ -6,6 +6,10 @@
 //! that lives as long as the process, with `PR_SET_PDEATHSIG` on Linux, so it dies with
 //! deskpilot even on SIGKILL; profile directories left by a deskpilot that died are removed
 //! by the next launch.
+//!
+//! What differs by platform (where browsers are installed, how a browser is tied to
+//! deskpilot's life and killed whole, what `/proc` tells) lives in `unix.rs` and `windows.rs`,
+//! one of which is this module's `platform`; this file calls only what they both define.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -16,36 +20,19 @@ use std::time::{Duration, Instant};
 
 use crate::Error;
 
+#[cfg_attr(unix, path = "unix.rs")]
+#[cfg_attr(windows, path = "windows.rs")]
+mod platform;
+
+pub use platform::debug_port_of;
+
 /// Where installed browsers live, in the order they are tried.
 fn candidates() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     if let Some(p) = std::env::var_os("DESKPILOT_BROWSER") {
         out.push(PathBuf::from(p));
     }
-    if cfg!(windows) {
-        for base in ["ProgramFiles", "ProgramFiles(x86)", "LOCALAPPDATA"] {
-            if let Some(dir) = std::env::var_os(base) {
-                let dir = PathBuf::from(dir);
-                out.push(dir.join("Microsoft/Edge/Application/msedge.exe"));
-                out.push(dir.join("Google/Chrome/Application/chrome.exe"));
-                out.push(dir.join("Chromium/Application/chrome.exe"));
-            }
-        }
-    } else {
-        for name in [
-            "chromium",
-            "chromium-browser",
-            "google-chrome",
-            "google-chrome-stable",
-            "microsoft-edge",
-        ] {
-            if let Some(path) = std::env::var_os("PATH") {
-                for dir in std::env::split_paths(&path) {
-                    out.push(dir.join(name));
-                }
-            }
-        }
-    }
+    out.extend(platform::installed());
     out
 }
 
@@ -55,11 +42,7 @@ pub fn find_browser() -> Result<PathBuf, Error> {
         .into_iter()
         .find(|p| p.is_file())
         .ok_or_else(|| Error::NoBrowser {
-            hint: if cfg!(windows) {
-                "install Microsoft Edge or Google Chrome, or set DESKPILOT_BROWSER to a Chromium-family browser".into()
-            } else {
-                "install Debian's chromium (`apt-get install -y chromium`), or set DESKPILOT_BROWSER".into()
-            },
+            hint: platform::NO_BROWSER.into(),
         })
 }
 
@@ -70,9 +53,8 @@ pub struct Launched {
     pub profile: PathBuf,
     /// The DevTools endpoint it announced.
     pub ws_url: String,
-    /// Windows: the job that ends the browser with deskpilot.
-    #[cfg(windows)]
-    job: Option<crate::job::Job>,
+    /// What ends the browser whole, and with deskpilot.
+    hold: platform::Hold,
 }
 
 impl Launched {
@@ -86,20 +68,11 @@ impl Drop for Launched {
     /// process for a moment and keep writing into the profile), then removes the profile once
     /// nothing writes there any more — polled, with a deadline.
     fn drop(&mut self) {
-        #[cfg(windows)]
-        if let Some(job) = &self.job {
-            job.kill();
-        }
-        #[cfg(unix)]
-        // SAFETY: killpg only sends a signal; the group id is the browser's own pid
-        // (process_group(0) at spawn).
-        unsafe {
-            libc::killpg(self.child.id() as libc::pid_t, libc::SIGKILL);
-        }
+        self.hold.kill(&self.child);
         let _ = self.child.kill();
         let _ = self.child.wait();
         let deadline = Instant::now() + Duration::from_secs(5);
-        while group_alive(self.child.id()) && Instant::now() < deadline {
+        while platform::group_alive(self.child.id()) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
         while std::fs::remove_dir_all(&self.profile).is_err()
@@ -158,39 +131,10 @@ fn clean_stale_profiles() {
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
             continue;
         };
-        if cfg!(target_os = "linux") && !running(pid) {
+        if platform::ended(pid) {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
-}
-
-/// Whether a live (not zombie) process is left in process group `pgid`. Zombies count as gone:
-/// where pid 1 does not reap (containers), the browser's orphans stay zombies forever.
-fn group_alive(pgid: u32) -> bool {
-    if !cfg!(target_os = "linux") {
-        return false;
-    }
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    entries.flatten().any(|e| {
-        std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| {
-            // After the command name: state, ppid, pgrp, …
-            let mut rest = s.rsplit_once(')').map_or("", |(_, r)| r).split_whitespace();
-            let state = rest.next();
-            let pgrp = rest.nth(1).and_then(|g| g.parse::<u32>().ok());
-            pgrp == Some(pgid) && !matches!(state, Some("Z" | "X"))
-        })
-    })
-}
-
-/// Whether process `pid` runs (a zombie does not: it is dead, only not yet reaped).
-fn running(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X")
-    })
 }
 
 /// Starts `cmd` tied to deskpilot's life: spawned from a thread that lives as long as the
@@ -206,30 +150,7 @@ pub fn spawn_owned(cmd: Command) -> std::io::Result<Child> {
             .name("browser-keeper".into())
             .spawn(move || {
                 for (mut cmd, reply) in rx {
-                    #[cfg(unix)]
-                    {
-                        use std::os::unix::process::CommandExt as _;
-                        // Its own group, so the whole browser can be killed at once.
-                        cmd.process_group(0);
-                    }
-                    #[cfg(target_os = "linux")]
-                    {
-                        use std::os::unix::process::CommandExt as _;
-                        // SAFETY: prctl is async-signal-safe; nothing else runs between fork
-                        // and exec.
-                        unsafe {
-                            cmd.pre_exec(|| {
-                                if libc::prctl(
-                                    libc::PR_SET_PDEATHSIG,
-                                    libc::SIGKILL as libc::c_ulong,
-                                ) != 0
-                                {
-                                    return Err(std::io::Error::last_os_error());
-                                }
-                                Ok(())
-                            });
-                        }
-                    }
+                    platform::own(&mut cmd);
                     let _ = reply.send(cmd.spawn());
                 }
             });
@@ -274,12 +195,7 @@ pub fn launch(options: &LaunchOptions) -> Result<Launched, Error> {
     if options.headless {
         cmd.arg("--headless=new");
     }
-    #[cfg(unix)]
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        // Chromium refuses to run its sandbox as root (CI runs as root).
-        cmd.arg("--no-sandbox");
-    }
+    platform::sandbox(&mut cmd);
     cmd.arg(&options.url)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -309,18 +225,12 @@ pub fn launch(options: &LaunchOptions) -> Result<Launched, Error> {
             let _ = tx.send(format!("exited: {}", tail.join("\n")));
         }
     });
-    #[cfg(windows)]
-    let job = crate::job::Job::hold(&child)
-        .inspect_err(|e| {
-            tracing::warn!("the browser is not in a job; it may outlive deskpilot: {e}")
-        })
-        .ok();
+    let hold = platform::hold(&child);
     let launched = |ws_url| Launched {
         child,
         profile: profile.clone(),
         ws_url,
-        #[cfg(windows)]
-        job,
+        hold,
     };
     match rx.recv_timeout(options.timeout) {
         Ok(line) if line.starts_with("ws://") => Ok(launched(line)),
@@ -389,30 +299,4 @@ pub fn endpoint(port: u16, timeout: Duration) -> Result<String, Error> {
         .as_str()
         .map(str::to_string)
         .ok_or_else(|| Error::Connect(format!("127.0.0.1:{port} named no webSocketDebuggerUrl")))
-}
-
-/// The `--remote-debugging-port` on a process's command line, when it has one (Linux).
-pub fn debug_port_of(pid: u32) -> Option<u16> {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    // Chromium rewrites its command line into one space-separated string.
-    let args: Vec<&str> = cmdline
-        .split(|b| *b == 0)
-        .filter_map(|a| std::str::from_utf8(a).ok())
-        .flat_map(|a| a.split(' '))
-        .collect();
-    let flag = |name: &str| args.iter().find_map(|a| a.strip_prefix(name));
-    let port = flag("--remote-debugging-port=")?;
-    match port.parse::<u16>().ok().filter(|p| *p != 0) {
-        Some(p) => Some(p),
-        // Port 0: the browser picked one and wrote it into its profile directory.
-        None => std::fs::read_to_string(
-            std::path::Path::new(flag("--user-data-dir=")?).join("DevToolsActivePort"),
-        )
-        .ok()?
-        .lines()
-        .next()?
-        .trim()
-        .parse()
-        .ok(),
-    }
 }
