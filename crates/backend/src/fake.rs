@@ -9,7 +9,10 @@
 //! (`allow_selection`) selects its children, `focus` and a pointer press focus an element, and
 //! keys typed go into the focused editable element (ctrl+a selects its text first). Tests move,
 //! rename or re-sort elements between reads with `update_tree`, and take capabilities away
-//! with `lack` to stand in for a backend that cannot re-read or hit-test elements.
+//! with `lack` to stand in for a backend that cannot re-read or hit-test elements. The trees
+//! themselves are written with [`element`] and [`tree`].
+
+mod element;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -20,6 +23,8 @@ use crate::{
     Error, Frame, GuardEvent, GuardListener, Keyboard, Overlay, OverlayStyle, PixelFormat, Pointer,
     RawTree, Screens, TreeLimits, WindowCapture, WindowControl, WindowOp, Windows,
 };
+
+pub use element::{FakeElement, element, tree};
 
 /// How a scripted element formats the text it is given (see [`FakeDesktop::format_values`]).
 pub type Format = fn(&str) -> String;
