@@ -119,13 +119,8 @@ pub enum WindowCapture {
     Unsupported,
 }
 
-/// A mouse button.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Button {
-    Left,
-    Middle,
-    Right,
-}
+/// A mouse button (the one type every layer uses).
+pub use deskpilot_types::MouseButton as Button;
 
 /// Synthetic pointer input.
 pub trait Pointer: Send + Sync {

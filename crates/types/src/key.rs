@@ -2,6 +2,8 @@
 //!
 //! Names are case-insensitive and accept common aliases. A single character is a key of its
 //! own (`"a"`, `"7"`, `"é"`). Unknown names are refused with the full list of valid ones.
+//! A chord (`"ctrl+s"`, `"Return"`, `"+"`) is parsed by [`Key::parse_chord`], the one place
+//! every profile's key text is split.
 
 use std::str::FromStr;
 
@@ -104,6 +106,65 @@ impl std::fmt::Display for UnknownKey {
 
 impl std::error::Error for UnknownKey {}
 
+/// A chord with a part that is no key: `part` is the part as written (before trimming).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChordError {
+    pub part: String,
+    pub kind: ChordErrorKind,
+}
+
+/// What is wrong with a chord's part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChordErrorKind {
+    /// Nothing between two `+` (or only spaces): `"ctrl+"`, `"ctrl++s"`.
+    Empty,
+    /// A name that is no key (its words list the valid ones).
+    Unknown(UnknownKey),
+}
+
+impl ChordError {
+    /// The part refused as an unknown key, as the profiles that have no word for an empty
+    /// part say it (`unknown key ""; valid keys: …`).
+    pub fn unknown(&self) -> UnknownKey {
+        match &self.kind {
+            ChordErrorKind::Unknown(u) => u.clone(),
+            ChordErrorKind::Empty => UnknownKey(self.part.clone()),
+        }
+    }
+}
+
+impl Key {
+    /// The keys of a chord in the order they are pressed: `"ctrl+s"` splits on `+`, while a
+    /// text of one character (`"+"`, `" "`) is that key. A part of one character is that key;
+    /// a longer part is read without its surrounding spaces (`"ctrl + s"`).
+    pub fn parse_chord(text: &str) -> Result<Vec<Key>, ChordError> {
+        let parts: Vec<&str> = if text.chars().count() > 1 && text.contains('+') {
+            text.split('+').collect()
+        } else {
+            vec![text]
+        };
+        parts
+            .into_iter()
+            .map(|part| {
+                let error = |kind| ChordError {
+                    part: part.to_string(),
+                    kind,
+                };
+                let name = if part.chars().count() == 1 {
+                    part
+                } else {
+                    part.trim()
+                };
+                if name.is_empty() {
+                    return Err(error(ChordErrorKind::Empty));
+                }
+                name.parse::<Key>()
+                    .map_err(|e| error(ChordErrorKind::Unknown(e)))
+            })
+            .collect()
+    }
+}
+
 impl FromStr for Key {
     type Err = UnknownKey;
 
@@ -152,5 +213,26 @@ mod tests {
             "{err}"
         );
         assert!("ctrl+s".parse::<Key>().is_err());
+    }
+
+    #[test]
+    fn chords_split_on_plus_and_plus_alone_is_a_key() {
+        assert_eq!(
+            Key::parse_chord("Ctrl+S"),
+            Ok(vec![Key::Ctrl, Key::Char('S')])
+        );
+        assert_eq!(
+            Key::parse_chord("ctrl + s"),
+            Ok(vec![Key::Ctrl, Key::Char('s')])
+        );
+        assert_eq!(Key::parse_chord("+"), Ok(vec![Key::Char('+')]));
+        assert_eq!(Key::parse_chord("Return"), Ok(vec![Key::Enter]));
+        assert_eq!(Key::parse_chord("ctrl+ "), Ok(vec![Key::Ctrl, Key::Space]));
+        let empty = Key::parse_chord("ctrl+").unwrap_err();
+        assert_eq!(empty.kind, ChordErrorKind::Empty);
+        assert!(empty.unknown().to_string().starts_with("unknown key \"\";"));
+        let unknown = Key::parse_chord("ctrl+hyper").unwrap_err();
+        assert_eq!(unknown.part, "hyper");
+        assert!(matches!(unknown.kind, ChordErrorKind::Unknown(_)));
     }
 }

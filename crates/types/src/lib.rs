@@ -6,16 +6,22 @@
 //!
 //! Invariant: every coordinate in these types is in physical virtual-desktop pixels.
 
+mod affordance;
+mod button;
 mod code;
 mod geometry;
 mod key;
 mod ocr;
 mod role;
+mod text;
 mod window;
 
+pub use affordance::Affordance;
+pub use button::MouseButton;
 pub use code::ErrorCode;
 pub use geometry::{Point, Rect};
-pub use key::{Key, UnknownKey};
+pub use key::{ChordError, ChordErrorKind, Key, UnknownKey};
 pub use ocr::{OcrLine, OcrWord, is_cjk};
 pub use role::Role;
+pub use text::fold;
 pub use window::{Monitor, WindowId, WindowInfo, WindowState};
