@@ -41,20 +41,8 @@ pub struct EngineConfig {
     pub memory: MemorySettings,
 }
 
-/// Deployment settings of memory. `EngineConfig::default()` has memory off (no directory), so
-/// tests and one-shot tools never write into a user's state directory by accident; the binary
-/// turns it on with the platform's default directory.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct MemorySettings {
-    /// `memory` (default on in the binary).
-    pub enabled: bool,
-    /// `memoryDir` / `DESKPILOT_MEMORY_DIR`; `None` leaves memory off.
-    pub dir: Option<std::path::PathBuf>,
-    /// `memoryNeverRemember`: process or class names never indexed.
-    pub never_remember: Vec<String>,
-    /// `memoryAliases`: extra groups of names for one app (`["飞书", "feishu", "lark"]`).
-    pub aliases: Vec<Vec<String>>,
-}
+/// Deployment settings of memory, defined beside it (off by default).
+pub use deskpilot_memory::MemorySettings;
 
 /// How a profile hands screenshots to its client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -67,7 +67,7 @@ pub struct Engine {
     /// App skills: built-ins and the user layer.
     pub(crate) skills: deskpilot_skills::Library,
     /// What this user's desktop showed and what was done on it; `None` when memory is off.
-    pub(crate) memory: Option<Arc<crate::memory::live::Store>>,
+    pub(crate) memory: Option<Arc<deskpilot_memory::live::Store>>,
 }
 
 /// `desktop` as the engine holds it: window listings feed memory, and the guard listens to
@@ -75,10 +75,10 @@ pub struct Engine {
 fn attach(
     mut desktop: Desktop,
     guard: &Arc<crate::guard::Guard>,
-    memory: Option<&Arc<crate::memory::live::Store>>,
+    memory: Option<&Arc<deskpilot_memory::live::Store>>,
 ) -> Desktop {
     if let Some(store) = memory {
-        desktop.windows = Arc::new(crate::memory::live::Watched {
+        desktop.windows = Arc::new(deskpilot_memory::live::Watched {
             inner: desktop.windows.clone(),
             store: Arc::downgrade(store),
         });
@@ -98,7 +98,7 @@ pub(crate) struct Buffers {
 
 impl Engine {
     pub fn new(desktop: Desktop, config: EngineConfig) -> Self {
-        let memory = crate::memory::live::Store::open(&config.memory, &config.safety.blocklist);
+        let memory = deskpilot_memory::live::Store::open(&config.memory, &config.safety.blocklist);
         let guard = Arc::new(crate::guard::Guard::default());
         let desktop = attach(desktop, &guard, memory.as_ref());
         let skills =

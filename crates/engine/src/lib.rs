@@ -32,7 +32,6 @@ mod labels;
 mod launch;
 pub mod limits;
 mod matcher;
-mod memory;
 mod note;
 mod ocr;
 mod outline;
@@ -70,6 +69,8 @@ pub use config::{
     SkillsSettings,
 };
 pub use decorate::{Decorations, Marker};
+/// Where the binary finds the memory directory for the deployment's [`MemorySettings`].
+pub use deskpilot_memory::{PathConvention, default_dir};
 pub use element::{ElementNote, ElementOp, ElementOutcome};
 pub use engine::{DesktopRestart, Engine, WindowFilter};
 pub use error::{Error, Unsupported};
@@ -78,16 +79,6 @@ pub use keyboard::{KeyboardNote, KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
 pub use labels::NameFrom;
 pub use launch::{LaunchOutcome, MAX_LAUNCH_WAIT};
 pub use matcher::fold;
-pub use memory::live::{SAVE_INTERVAL, traced};
-pub use memory::{
-    AliasHit, Aliases, Confidence, DEFAULT_ALIASES, Deixis, Dhash, ElementIndex,
-    ElementObservation, ElementRecord, Field, FocusEntry, FocusHistory, HASH_THRESHOLD, Indexing,
-    LoadWarning, MAX_CANDIDATES, MAX_ELEMENTS, MAX_FOCUS, MAX_STATE_BYTES, MAX_WINDOWS, Memory,
-    MemoryPrivacy, MemoryState, MemoryStats, PathConvention, Presence, Recall, RecallCandidate,
-    Recalled, Recognition, SCHEMA_VERSION, STATE_FILE, TIMELINE_ROTATE_BYTES, TimelineEntry,
-    TimelineRead, TimelineTarget, TimelineWindow, UnixMillis, Why, WindowIndex, WindowObservation,
-    WindowRecord, default_dir, deixis, dhash, hamming, may_index, now_millis,
-};
 pub use note::{Chosen, Cover, Fallback, MAX_WIDTH_RANGE, NearlyEmpty, Note};
 pub use ocr::{DEFAULT_MIN_CONFIDENCE, OcrRequest, OcrResult, TextLine};
 pub use outline::{Outline, OutlineItem};

@@ -4,23 +4,8 @@
 //! OCR lines) and `ocr` (finding a text among read lines, `wait_for text`); it imports
 //! nothing of the crate.
 
-/// Lower-case, full-width folded to ASCII, punctuation to spaces, spaces collapsed.
-pub fn fold(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        let c = match c as u32 {
-            0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
-            0x3000 => ' ',
-            _ => c,
-        };
-        if c.is_alphanumeric() {
-            out.extend(c.to_lowercase());
-        } else if !out.ends_with(' ') {
-            out.push(' ');
-        }
-    }
-    out.trim().to_string()
-}
+/// The one folding rule, shared with memory's recall (it lives in `deskpilot_types`).
+pub use deskpilot_types::fold;
 
 /// [`fold`], then as OCR reads text: without spaces (it splits "9271" into "927 1" and joins
 /// words), and with look-alikes made one (`o` → `0`; `l`, `i` → `1`). Only for comparing.
@@ -129,8 +114,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn folding_and_cjk_bigrams() {
-        assert_eq!(fold("ＳＡＶＥ！ File…"), "save file");
+    fn cjk_bigrams() {
         assert_eq!(
             terms("保存并关闭 ok"),
             ["保存", "存并", "并关", "关闭", "ok"]

@@ -757,7 +757,7 @@ mod tests {
 
     #[test]
     fn perception_enters_memory_with_the_hashes_of_fully_visible_windows() {
-        let dir = crate::memory::tests::TempDir::new("perceive-memory");
+        let dir = deskpilot_memory::testing::TempDir::new("perceive-memory");
         let fake = FakeDesktop::new(800, 600);
         let seen = drawn(&fake, "Ledger", Rect::new(0, 0, 300, 200));
         let under = drawn(&fake, "Under", Rect::new(400, 0, 100, 100));
@@ -771,7 +771,7 @@ mod tests {
             ..EngineConfig::default()
         };
         let s = Session::standalone(fake.desktop(), config);
-        crate::traced("perceive", || s.perceive(&PerceiveRequest::default())).unwrap();
+        deskpilot_memory::traced("perceive", || s.perceive(&PerceiveRequest::default())).unwrap();
         s.memory_stats().unwrap();
         let read = s.memory_timeline(10, None).unwrap();
         assert_eq!(
@@ -779,7 +779,7 @@ mod tests {
             Some("perceive")
         );
         let state: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.path().join(crate::memory::STATE_FILE)).unwrap(),
+            &std::fs::read_to_string(dir.path().join(deskpilot_memory::STATE_FILE)).unwrap(),
         )
         .unwrap();
         let text = state.to_string();

@@ -1,10 +1,10 @@
-//! Memory wired into the engine: what every call sees and does is fed to the one [`Memory`] of
+//! Memory wired into the engine: what every call sees and does is fed to the one [`deskpilot_memory::Memory`] of
 //! this user's desktop, shared by every session of the process.
 //!
 //! The machinery (the store, its saver thread, the watched window listing, the per-thread trace)
-//! is `memory::live`; this module holds the engine's and sessions' side of it.
+//! is `deskpilot_memory::live`; this module holds the engine's and sessions' side of it.
 //!
-//! - Window lists: the backend's `Windows` is wrapped (`memory::live::Watched`) so every complete listing
+//! - Window lists: the backend's `Windows` is wrapped (`deskpilot_memory::live::Watched`) so every complete listing
 //!   any operation takes — `list_windows`, hit tests, key targets, window operations — is
 //!   offered to memory; the newest one is applied (window index, focus history from the window
 //!   manager's active window) before anything reads memory, else by the saver thread.
@@ -28,13 +28,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use deskpilot_backend::Frame;
+use deskpilot_memory::live::{Store, TRACE, Target, with_trace};
+use deskpilot_memory::{
+    ElementObservation, MemoryStats, Recall, TimelineRead, UnixMillis, now_millis,
+};
 use deskpilot_types::{Point, Rect, WindowId, WindowInfo};
 
 use crate::action::{Effect, Route};
-use crate::memory::live::{Store, TRACE, Target, with_trace};
-use crate::memory::{
-    ElementObservation, MemoryStats, Recall, TimelineRead, UnixMillis, now_millis,
-};
 use crate::snapshots::Element;
 
 /// Timeline entries a read returns at most.
@@ -220,7 +220,7 @@ impl Engine {
             window.client
         };
         let region = client.intersect(&rect).unwrap_or(rect);
-        let Some(hash) = crate::memory::dhash(frame, region) else {
+        let Some(hash) = deskpilot_memory::dhash(frame, region) else {
             return;
         };
         let mut inner = store.current();
@@ -300,8 +300,8 @@ impl Session {
             .map(|c| {
                 let (id, view) = last.as_ref()?;
                 let centre = match &c.target {
-                    crate::memory::Recalled::Window { center, .. }
-                    | crate::memory::Recalled::Element { center, .. } => *center,
+                    deskpilot_memory::Recalled::Window { center, .. }
+                    | deskpilot_memory::Recalled::Element { center, .. } => *center,
                 };
                 view.physical_to_image(centre).map(|(x, y)| (*id, x, y))
             })
@@ -310,13 +310,13 @@ impl Session {
             .iter()
             .enumerate()
             .map(|(i, c)| match &c.target {
-                crate::memory::Recalled::Element {
+                deskpilot_memory::Recalled::Element {
                     window,
                     role,
                     name,
                     path,
                     token,
-                    presence: crate::memory::Presence::Present,
+                    presence: deskpilot_memory::Presence::Present,
                     ..
                 } => {
                     if let Some(t) = token
@@ -475,13 +475,12 @@ impl crate::Outcome for MemoryCleared {
 mod tests {
     use deskpilot_backend::fake::FakeWindow;
     use deskpilot_backend::{Button, FakeDesktop};
+    use deskpilot_memory::testing::TempDir;
+    use deskpilot_memory::{Recalled, TimelineTarget, traced};
     use deskpilot_types::{ErrorCode, WindowState};
 
     use super::*;
     use crate::config::MemorySettings;
-    use crate::memory::live::traced;
-    use crate::memory::tests::TempDir;
-    use crate::memory::{Recalled, TimelineTarget};
     use crate::{
         CaptureTarget, Check, CoordinateSpace, EngineConfig, HitTestMode, PointerTarget,
         ScreenshotRequest, VerifyTarget,
@@ -636,7 +635,7 @@ mod tests {
         assert!(matches!(
             r.recall.candidates()[0].target,
             Recalled::Window {
-                presence: crate::memory::Presence::Minimized,
+                presence: deskpilot_memory::Presence::Minimized,
                 ..
             }
         ));
@@ -645,7 +644,7 @@ mod tests {
             matches!(
                 r.recall.candidates()[0].target,
                 Recalled::Window {
-                    presence: crate::memory::Presence::Gone { .. },
+                    presence: deskpilot_memory::Presence::Gone { .. },
                     ..
                 }
             ),

@@ -1,24 +1,278 @@
-//! Rendering memory's typed facts — a recall, the timeline, the statistics — into text and
-//! structured content. Every profile that offers memory tools (`deskpilot`, DesktopOS's surface)
-//! words them through these functions; the tool names in the hints are the caller's.
+//! The memory tools — `memory_recall`, `memory_timeline`, `memory_stats`, `memory_clear` — and
+//! the rendering of memory's typed facts (a recall, the timeline, the statistics) into text and
+//! structured content. Declared once, on every profile's [`Server`]; a profile that offers them
+//! implements [`MemoryProfile`] (its descriptions, argument wording, and how its hints name a
+//! window and the tool that focuses one) and mounts them with [`tools`].
 //!
 //! Nothing is invented: a minimized window says so with the id to focus, a closed one says when
 //! it was last seen, a query that matched nothing says so and lists only the closest records.
 
-use deskpilot_engine::{
-    Confidence, Deixis, Field, MemoryReport, Presence, RecallCandidate, Recalled, Recognition,
-    Recollection, TimelineEntry, TimelineRead, TimelineTarget, UnixMillis, Why, now_millis,
+use std::sync::Arc;
+
+use deskpilot_engine::{Check, LiveToken, MemoryReport, Recollection, ScreenshotId, VerifyTarget};
+use deskpilot_memory::{
+    Confidence, Deixis, Field, MAX_STATE_BYTES, Presence, Recall, RecallCandidate, Recalled,
+    Recognition, TIMELINE_ROTATE_BYTES, TimelineEntry, TimelineRead, TimelineTarget, UnixMillis,
+    Why, now_millis,
 };
 use deskpilot_types::WindowId;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::report::{self, Body, Step};
+use super::server::{ProfileSpec, Server, describe};
+use super::{Parameters, render};
+
+/// How a profile words the memory tools.
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryWording {
+    /// `memory_recall`'s description and title.
+    pub recall: &'static str,
+    pub recall_title: &'static str,
+    /// Its `query` argument.
+    pub query: &'static str,
+    /// `memory_timeline`'s description and title.
+    pub timeline: &'static str,
+    pub timeline_title: &'static str,
+    /// Its `limit` and `since` arguments.
+    pub limit: &'static str,
+    pub since: &'static str,
+    /// `memory_stats`' and `memory_clear`'s descriptions.
+    pub stats: &'static str,
+    pub clear: &'static str,
+    /// The call that brings a minimized window back, as a recall's hint says it (`window focus`).
+    pub focus: &'static str,
+    /// A window as the profile's hints name it (`0x1a00003`, `handle=…`).
+    pub window: fn(WindowId) -> String,
+    /// A key under which each recall candidate repeats its `window_id`, for a profile whose
+    /// tools take a window under another name.
+    pub window_key: Option<&'static str>,
+}
+
+/// A profile that offers the memory tools, in its words (public only because the tools' generated
+/// items are; the kit is private to the crate).
+pub trait MemoryProfile: ProfileSpec {
+    const MEMORY: MemoryWording;
+}
+
+/// The memory tools for profile `P`'s server, in `P::MEMORY`'s words.
+pub(crate) fn tools<P: MemoryProfile>() -> ToolRouter<Server<P>> {
+    let w = P::MEMORY;
+    let mut router = Server::<P>::memory_tools_router();
+    describe(&mut router, "memory_recall", w.recall);
+    describe(&mut router, "memory_timeline", w.timeline);
+    describe(&mut router, "memory_stats", w.stats);
+    describe(&mut router, "memory_clear", w.clear);
+    entitle(&mut router, "memory_recall", w.recall_title);
+    entitle(&mut router, "memory_timeline", w.timeline_title);
+    describe_param(&mut router, "memory_recall", "query", w.query);
+    describe_param(&mut router, "memory_timeline", "limit", w.limit);
+    describe_param(&mut router, "memory_timeline", "since", w.since);
+    router
+}
+
+/// Gives the shared tool `name` the profile's `title`.
+fn entitle<S>(router: &mut ToolRouter<S>, name: &str, title: &'static str) {
+    if let Some(a) = router
+        .map
+        .get_mut(name)
+        .and_then(|route| route.attr.annotations.as_mut())
+    {
+        a.title = Some(title.to_string());
+    }
+}
+
+/// Gives the parameter `param` of the shared tool `name` the profile's `description`.
+fn describe_param<S>(router: &mut ToolRouter<S>, name: &str, param: &str, description: &str) {
+    let Some(route) = router.map.get_mut(name) else {
+        return;
+    };
+    let mut schema = (*route.attr.input_schema).clone();
+    if let Some(Value::Object(props)) = schema.get_mut("properties")
+        && let Some(Value::Object(p)) = props.get_mut(param)
+    {
+        p.insert("description".to_string(), Value::from(description));
+    }
+    route.attr.input_schema = Arc::new(schema);
+}
+
+#[tool_router(router = memory_tools_router, vis = "pub(crate)")]
+impl<P: MemoryProfile> Server<P> {
+    /// Find a window or control seen before.
+    #[tool(
+        name = "memory_recall",
+        annotations(
+            title = "Recall",
+            read_only_hint = true,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn memory_recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
+        let session = self.session();
+        let query = a.query.clone();
+        match render::blocking(self.request_timeout(), "memory recall", move || {
+            session.memory_recall(&query)
+        })
+        .await
+        {
+            Ok(r) => {
+                let w = P::MEMORY;
+                let (text, mut structured) = recall(&a.query, &r, w.focus, w.window);
+                if let Some(key) = w.window_key
+                    && let Some(items) = structured["candidates"].as_array_mut()
+                {
+                    for c in items {
+                        c[key] = c["window_id"].clone();
+                    }
+                }
+                done(text, structured)
+            }
+            Err(e) => render::error(&e, P::wording()),
+        }
+    }
+
+    /// What was seen and done, oldest first.
+    #[tool(
+        name = "memory_timeline",
+        annotations(
+            title = "Timeline",
+            read_only_hint = true,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn memory_timeline(&self, Parameters(a): Parameters<TimelineArgs>) -> CallToolResult {
+        let session = self.session();
+        let since = (a.since > 0).then_some(a.since);
+        match render::blocking(self.request_timeout(), "memory timeline", move || {
+            session.memory_timeline(a.limit, since)
+        })
+        .await
+        {
+            Ok(read) => {
+                let (text, structured) = timeline(&read);
+                done(text, structured)
+            }
+            Err(e) => render::error(&e, P::wording()),
+        }
+    }
+
+    /// Memory's counts, size on disk and path.
+    #[tool(
+        name = "memory_stats",
+        annotations(
+            title = "Memory statistics",
+            read_only_hint = true,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    pub async fn memory_stats(&self, Parameters(_): Parameters<NoArgs>) -> CallToolResult {
+        let session = self.session();
+        match render::blocking(self.request_timeout(), "memory stats", move || {
+            session.memory_stats()
+        })
+        .await
+        {
+            Ok(r) => {
+                let (text, structured) = stats(&r);
+                done(text, structured)
+            }
+            Err(e) => render::error(&e, P::wording()),
+        }
+    }
+
+    /// Forget what memory holds.
+    #[tool(
+        name = "memory_clear",
+        annotations(
+            title = "Clear memory",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    pub async fn memory_clear(&self, Parameters(_): Parameters<NoArgs>) -> CallToolResult {
+        report::act(
+            self.session(),
+            P::wording(),
+            Step {
+                what: "memory clear",
+                timeout: self.request_timeout(),
+                check: Check::default(),
+                target: VerifyTarget::Screen,
+            },
+            |s| s.memory_clear(),
+            |o| {
+                let b = &o.before;
+                Body::new(
+                    format!(
+                        "Memory cleared: forgot {} window(s), {} control(s), {} focus change(s) and {} bytes of timeline.",
+                        b.windows, b.elements, b.focus_entries, b.timeline_bytes
+                    ),
+                    json!({
+                        "forgot": {
+                            "windows": b.windows,
+                            "elements": b.elements,
+                            "focus_entries": b.focus_entries,
+                            "timeline_bytes": b.timeline_bytes,
+                        },
+                        "dir": b.dir.display().to_string(),
+                    }),
+                )
+            },
+        )
+        .await
+    }
+}
+
+// `memory_recall`'s argument; its description is the profile's (no doc on the struct: it would
+// show in the schema).
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallArgs {
+    /// What to recall.
+    pub query: String,
+}
+
+fn default_limit() -> usize {
+    20
+}
+
+// `memory_timeline`'s arguments; their descriptions are the profile's.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineArgs {
+    /// Newest entries (default 20, at most 500).
+    #[serde(default = "default_limit")]
+    pub limit: usize,
+    /// Only entries at or after this Unix time in ms.
+    #[serde(default)]
+    pub since: u64,
+}
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+fn done(text: String, structured: Value) -> CallToolResult {
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(structured);
+    r
+}
+
 /// `19:40:12 UTC (3 min ago)`.
-pub(crate) fn when(at: UnixMillis, now: UnixMillis) -> String {
+fn when(at: UnixMillis, now: UnixMillis) -> String {
     format!("{} UTC ({})", clock(at), ago(at, now))
 }
 
 /// The UTC time of day of a Unix millisecond time: `19:40:12`.
-pub(crate) fn clock(at: UnixMillis) -> String {
+fn clock(at: UnixMillis) -> String {
     let s = (at / 1000) % 86_400;
     format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
@@ -136,7 +390,7 @@ fn presence(p: Presence, window: &str, now: UnixMillis, focus: &str) -> (&'stati
 
 /// A recall as text and structured content. `focus` is how the profile says "focus window X"
 /// (e.g. `window focus`).
-pub(crate) fn recall(
+fn recall(
     query: &str,
     r: &Recollection,
     focus: &str,
@@ -144,7 +398,7 @@ pub(crate) fn recall(
 ) -> (String, Value) {
     let now = now_millis();
     let candidates = r.recall.candidates();
-    let matched = matches!(r.recall, deskpilot_engine::Recall::Matched(_));
+    let matched = matches!(r.recall, Recall::Matched(_));
     let mut text = match (matched, candidates.len()) {
         (true, n) => format!(
             "{n} candidate{} for \"{query}\", best first:",
@@ -175,8 +429,8 @@ pub(crate) fn recall(
 
 fn candidate(
     c: &RecallCandidate,
-    shot: Option<(deskpilot_engine::ScreenshotId, u32, u32)>,
-    live: Option<deskpilot_engine::LiveToken>,
+    shot: Option<(ScreenshotId, u32, u32)>,
+    live: Option<LiveToken>,
     now: UnixMillis,
     (focus, id_of): (&str, fn(WindowId) -> String),
 ) -> (String, Value) {
@@ -315,7 +569,7 @@ fn entry_line(e: &TimelineEntry) -> String {
 }
 
 /// The timeline as text and structured content.
-pub(crate) fn timeline(read: &TimelineRead) -> (String, Value) {
+fn timeline(read: &TimelineRead) -> (String, Value) {
     let n = read.entries.len();
     let mut text = if n == 0 {
         "The timeline is empty for that range.".to_string()
@@ -343,7 +597,7 @@ pub(crate) fn timeline(read: &TimelineRead) -> (String, Value) {
 }
 
 /// `memory_stats` as text and structured content.
-pub(crate) fn stats(r: &MemoryReport) -> (String, Value) {
+fn stats(r: &MemoryReport) -> (String, Value) {
     let s = &r.stats;
     let now = now_millis();
     let mut text = format!(
@@ -375,8 +629,8 @@ pub(crate) fn stats(r: &MemoryReport) -> (String, Value) {
         "save_error": r.save_error,
         "load_warning": r.load_warning,
         "bounds": {
-            "state_bytes_max": deskpilot_engine::MAX_STATE_BYTES,
-            "timeline_bytes_max": 2 * deskpilot_engine::TIMELINE_ROTATE_BYTES,
+            "state_bytes_max": MAX_STATE_BYTES,
+            "timeline_bytes_max": 2 * TIMELINE_ROTATE_BYTES,
         },
     });
     (text, structured)

@@ -72,7 +72,7 @@ where
     // The timeline names the tool the call came from.
     let tool = CALLING.try_with(Clone::clone).ok();
     let f = move || match tool {
-        Some(tool) => deskpilot_engine::traced(&tool, f),
+        Some(tool) => deskpilot_memory::traced(&tool, f),
         None => f(),
     };
     match tokio::time::timeout(timeout, tokio::task::spawn_blocking(f)).await {

@@ -1,19 +1,19 @@
 //! `perceive` (the window list checked against the pixels, worded through `kit::perceive`) and
 //! `memory_recall`, `memory_timeline`, `memory_stats`, `memory_clear`: what deskpilot remembers
-//! of this desktop, worded through `kit::memory`.
+//! of this desktop, the kit's memory tools (`kit::memory`) in deskpilot's words.
 
+use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::screenshot::{FormatArg, format};
-use super::wording::WORDING;
 use super::wording::image_result;
-use super::{DeskpilotServer, done, error};
-use crate::kit::report::{self, Body, Step};
-use crate::kit::{Parameters, memory, perceive, render};
-use deskpilot_engine::{Check, PerceiveRequest, VerifyTarget};
+use super::{Deskpilot, DeskpilotServer, done, error};
+use crate::kit::memory::{self, MemoryProfile, MemoryWording};
+use crate::kit::{Parameters, perceive, render};
+use deskpilot_engine::PerceiveRequest;
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -31,33 +31,31 @@ pub struct PerceiveArgs {
     pub own_pixels: bool,
 }
 
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RecallArgs {
-    /// App, title words, or "刚才那个按钮".
-    pub query: String,
+impl MemoryProfile for Deskpilot {
+    const MEMORY: MemoryWording = MemoryWording {
+        recall: "Find a window or control seen before (app, title, \"that window\"); says if minimized or gone.",
+        recall_title: "Recall from memory",
+        query: "App, title words, or \"刚才那个按钮\".",
+        timeline: "What deskpilot saw and did, oldest first.",
+        timeline_title: "Memory timeline",
+        limit: "Newest entries (1-500).",
+        since: "Only entries from this Unix time (ms) on.",
+        stats: "Memory's counts, disk size, path; saves pending changes first.",
+        clear: "Forget all remembered windows, controls and timeline.",
+        focus: "window focus",
+        window: |id| id.to_string(),
+        window_key: None,
+    };
 }
 
-fn default_limit() -> usize {
-    20
+impl DeskpilotServer {
+    /// `perceive` and the memory tools.
+    pub(crate) fn memory_router() -> ToolRouter<Self> {
+        Self::perceive_router() + memory::tools::<Deskpilot>()
+    }
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TimelineArgs {
-    /// Newest entries (1-500).
-    #[serde(default = "default_limit")]
-    pub limit: usize,
-    /// Only entries from this Unix time (ms) on.
-    #[serde(default)]
-    pub since: u64,
-}
-
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoArgs {}
-
-#[tool_router(router = memory_router, vis = "pub(crate)")]
+#[tool_router(router = perceive_router)]
 impl DeskpilotServer {
     /// Check windows against the pixels: each consistent, minimized, hidden, offscreen, covered (by
     /// whom) or blank.
@@ -103,127 +101,5 @@ impl DeskpilotServer {
             }
             Err(e) => error(&e),
         }
-    }
-
-    /// Find a window or control seen before (app, title, "that window"); says if minimized or gone.
-    #[tool(
-        name = "memory_recall",
-        annotations(
-            title = "Recall from memory",
-            read_only_hint = true,
-            destructive_hint = false,
-            open_world_hint = false
-        )
-    )]
-    pub async fn memory_recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
-        let session = self.session();
-        let query = a.query.clone();
-        match render::blocking(self.request_timeout(), "memory recall", move || {
-            session.memory_recall(&query)
-        })
-        .await
-        {
-            Ok(r) => {
-                let (text, structured) =
-                    memory::recall(&a.query, &r, "window focus", |id| id.to_string());
-                done(text, structured)
-            }
-            Err(e) => error(&e),
-        }
-    }
-
-    /// What deskpilot saw and did, oldest first.
-    #[tool(
-        name = "memory_timeline",
-        annotations(
-            title = "Memory timeline",
-            read_only_hint = true,
-            destructive_hint = false,
-            open_world_hint = false
-        )
-    )]
-    pub async fn memory_timeline(&self, Parameters(a): Parameters<TimelineArgs>) -> CallToolResult {
-        let session = self.session();
-        let since = (a.since > 0).then_some(a.since);
-        match render::blocking(self.request_timeout(), "memory timeline", move || {
-            session.memory_timeline(a.limit, since)
-        })
-        .await
-        {
-            Ok(read) => {
-                let (text, structured) = memory::timeline(&read);
-                done(text, structured)
-            }
-            Err(e) => error(&e),
-        }
-    }
-
-    /// Memory's counts, disk size, path; saves pending changes first.
-    #[tool(
-        name = "memory_stats",
-        annotations(
-            title = "Memory statistics",
-            read_only_hint = true,
-            destructive_hint = false,
-            open_world_hint = false
-        )
-    )]
-    pub async fn memory_stats(&self, Parameters(_): Parameters<NoArgs>) -> CallToolResult {
-        let session = self.session();
-        match render::blocking(self.request_timeout(), "memory stats", move || {
-            session.memory_stats()
-        })
-        .await
-        {
-            Ok(r) => {
-                let (text, structured) = memory::stats(&r);
-                done(text, structured)
-            }
-            Err(e) => error(&e),
-        }
-    }
-
-    /// Forget all remembered windows, controls and timeline.
-    #[tool(
-        name = "memory_clear",
-        annotations(
-            title = "Clear memory",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    pub async fn memory_clear(&self, Parameters(_): Parameters<NoArgs>) -> CallToolResult {
-        report::act(
-            self.session(),
-            &WORDING,
-            Step {
-                what: "memory clear",
-                timeout: self.request_timeout(),
-                check: Check::default(),
-                target: VerifyTarget::Screen,
-            },
-            |s| s.memory_clear(),
-            |o| {
-                let b = &o.before;
-                Body::new(
-                    format!(
-                        "Memory cleared: forgot {} window(s), {} control(s), {} focus change(s) and {} bytes of timeline.",
-                        b.windows, b.elements, b.focus_entries, b.timeline_bytes
-                    ),
-                    serde_json::json!({
-                        "forgot": {
-                            "windows": b.windows,
-                            "elements": b.elements,
-                            "focus_entries": b.focus_entries,
-                            "timeline_bytes": b.timeline_bytes,
-                        },
-                        "dir": b.dir.display().to_string(),
-                    }),
-                )
-            },
-        )
-        .await
     }
 }

@@ -2,8 +2,9 @@
 //! list waiting to be applied, the saver thread, the window listing that feeds it
 //! ([`Watched`]), and the per-thread trace of the tool call running ([`traced`]).
 //!
-//! Plain machinery: it knows no session and no engine (those hooks live in `remember`), so the
-//! engine can hold a [`Store`] without an import circle.
+//! Plain machinery: it knows no session and no engine (the engine's hooks that feed it live in
+//! the engine), so the engine holds a [`Store`] and the surfaces run calls [`traced`] without
+//! either knowing the other's internals.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,26 +14,39 @@ use std::time::{Duration, Instant};
 use deskpilot_backend::Windows;
 use deskpilot_types::{Point, WindowId, WindowInfo};
 
-use super::{
-    Aliases, ElementObservation, LoadWarning, Memory, MemoryPrivacy, TimelineEntry, TimelineTarget,
-    TimelineWindow, UnixMillis, WindowObservation, now_millis,
+use crate::{
+    Aliases, ElementObservation, LoadWarning, Memory, MemoryPrivacy, MemorySettings, STATE_FILE,
+    TimelineEntry, TimelineTarget, TimelineWindow, UnixMillis, WindowObservation, now_millis,
 };
-use crate::config::MemorySettings;
-use crate::error::Error;
 
 /// The shortest time between two saves of the state file.
 pub const SAVE_INTERVAL: Duration = Duration::from_secs(1);
 
+/// The state file could not be written (the engine reports it as `MEMORY_UNAVAILABLE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaveError {
+    /// `cannot write <path>: <reason>`.
+    pub message: String,
+}
+
+impl std::fmt::Display for SaveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SaveError {}
+
 /// Memory as the engine holds it.
 #[derive(Debug)]
-pub(crate) struct Store {
+pub struct Store {
     inner: Mutex<Inner>,
     /// The newest complete window list not yet applied.
     pending: Mutex<Option<Listing>>,
     wake: Condvar,
     seq: AtomicU64,
     /// Why the state file could not be loaded at start, when it could not.
-    pub(crate) warning: Option<LoadWarning>,
+    pub warning: Option<LoadWarning>,
 }
 
 #[derive(Debug)]
@@ -42,18 +56,21 @@ struct Listing {
     windows: Vec<WindowInfo>,
 }
 
+/// The locked state: memory itself and what the saver needs to know about it.
 #[derive(Debug)]
-pub(crate) struct Inner {
-    pub(crate) memory: Memory,
+pub struct Inner {
+    /// Memory itself.
+    pub memory: Memory,
     applied: u64,
-    pub(crate) dirty: bool,
+    /// Something changed since the last save (the saver writes it within [`SAVE_INTERVAL`]).
+    pub dirty: bool,
     last_save: Option<Instant>,
     save_error: Option<String>,
 }
 
 impl Store {
     /// Opens memory as `settings` say; `None` when it is off or has no directory.
-    pub(crate) fn open(settings: &MemorySettings, blocklist: &[String]) -> Option<Arc<Store>> {
+    pub fn open(settings: &MemorySettings, blocklist: &[String]) -> Option<Arc<Store>> {
         if !settings.enabled {
             return None;
         }
@@ -93,7 +110,8 @@ impl Store {
         Some(store)
     }
 
-    pub(crate) fn inner(&self) -> MutexGuard<'_, Inner> {
+    /// The locked state as it is (a pending window list not applied).
+    pub fn inner(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -109,7 +127,7 @@ impl Store {
     }
 
     /// Applies the pending window list, if any; returns the locked state.
-    pub(crate) fn current(&self) -> MutexGuard<'_, Inner> {
+    pub fn current(&self) -> MutexGuard<'_, Inner> {
         let listing = self
             .pending
             .lock()
@@ -132,7 +150,7 @@ impl Store {
     }
 
     /// Saves when something changed and the last save is `interval` old.
-    fn save_if_due(&self, interval: Duration) -> Result<(), Error> {
+    fn save_if_due(&self, interval: Duration) -> Result<(), SaveError> {
         let mut inner = self.current();
         if !inner.dirty || inner.last_save.is_some_and(|t| t.elapsed() < interval) {
             return Ok(());
@@ -150,17 +168,18 @@ impl Store {
                     tracing::warn!(dir = %inner.memory.dir().display(), "memory: cannot save: {e}");
                 }
                 inner.save_error = Some(e.to_string());
-                Err(Error::Memory {
+                Err(SaveError {
                     message: format!(
                         "cannot write {}: {e}",
-                        inner.memory.dir().join(crate::memory::STATE_FILE).display()
+                        inner.memory.dir().join(STATE_FILE).display()
                     ),
                 })
             }
         }
     }
 
-    pub(crate) fn flush(&self) -> Result<(), Error> {
+    /// Saves now if anything changed since the last save.
+    pub fn flush(&self) -> Result<(), SaveError> {
         self.save_if_due(Duration::ZERO)
     }
 }
@@ -185,9 +204,17 @@ impl Drop for Store {
 }
 
 /// The backend's window listing, with every complete list offered to memory.
-pub(crate) struct Watched {
-    pub(crate) inner: Arc<dyn Windows>,
-    pub(crate) store: Weak<Store>,
+pub struct Watched {
+    /// The backend's own listing.
+    pub inner: Arc<dyn Windows>,
+    /// The memory fed; weak, so the listing never keeps memory alive.
+    pub store: Weak<Store>,
+}
+
+impl std::fmt::Debug for Watched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watched").finish_non_exhaustive()
+    }
 }
 
 impl Windows for Watched {
@@ -206,23 +233,30 @@ impl Windows for Watched {
 
 /// What one tool call resolved and did, gathered on its thread.
 #[derive(Debug)]
-pub(crate) struct Trace {
+pub struct Trace {
     tool: String,
-    pub(crate) store: Option<Arc<Store>>,
-    pub(crate) window: Option<WindowInfo>,
-    pub(crate) target: Option<Target>,
-    pub(crate) route: Option<&'static str>,
-    pub(crate) effect: Option<String>,
+    /// The memory the entry goes to; `None` when the call touched nothing worth an entry.
+    pub store: Option<Arc<Store>>,
+    /// The window the call looked at first.
+    pub window: Option<WindowInfo>,
+    /// What the call acted on first.
+    pub target: Option<Target>,
+    /// How the action went (the engine's route name).
+    pub route: Option<&'static str>,
+    /// What the action did (the engine's effect name, or `refused: CODE`).
+    pub effect: Option<String>,
 }
 
+/// What a call acted on: a physical point, or a control.
 #[derive(Debug, Clone)]
-pub(crate) enum Target {
+pub enum Target {
     Point(Point),
     Element(ElementObservation),
 }
 
 thread_local! {
-    pub(crate) static TRACE: RefCell<Vec<Trace>> = const { RefCell::new(Vec::new()) };
+    /// The traces of the calls running on this thread, innermost last.
+    pub static TRACE: RefCell<Vec<Trace>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Runs one tool call (`tool`: its name on the surface) so that what it resolves and does is
@@ -278,7 +312,8 @@ pub fn traced<T>(tool: &str, f: impl FnOnce() -> T) -> T {
     f()
 }
 
-pub(crate) fn with_trace(f: impl FnOnce(&mut Trace)) {
+/// Runs `f` on the innermost running call's trace; nothing outside [`traced`].
+pub fn with_trace(f: impl FnOnce(&mut Trace)) {
     TRACE.with(|t| {
         if let Some(trace) = t.borrow_mut().last_mut() {
             f(trace)

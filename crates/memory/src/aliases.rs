@@ -6,7 +6,7 @@
 //! whole Latin word of the query ("edge" is not found in "knowledge", "wechat" is in "打开wechat");
 //! a CJK term matches anywhere, since Chinese has no spaces between words.
 
-use crate::matcher::fold;
+use deskpilot_types::fold;
 
 /// The built-in groups: each row names one app several ways.
 pub const DEFAULT_ALIASES: &[&[&str]] = &[

@@ -2,10 +2,12 @@
 //! a window index (with a dHash of each window's pixels), an element index, the focus history,
 //! an append-only timeline, and recall of phrases such as "that window" or "刚才那个按钮".
 //!
-//! This module is pure logic plus file persistence: it takes plain observations and Unix
+//! [`Memory`] is pure logic plus file persistence: it takes plain observations and Unix
 //! millisecond times from its caller and never talks to a backend. It does not decide *when*
-//! to observe or save; the session that owns a [`Memory`] does. Nothing here is worded for an
-//! agent: results are typed facts a profile renders.
+//! to observe or save; the engine that owns it does, through [`live`] (the store behind a lock,
+//! its saver thread, the watched window listing and the per-call trace). This crate knows no
+//! session and no engine. Nothing here is worded for an agent: results are typed facts a
+//! profile renders.
 //!
 //! Invariants:
 //! - every collection is bounded by the `MAX_*` consts below and every stored text by
@@ -18,10 +20,12 @@
 
 mod aliases;
 mod dhash;
-pub(crate) mod live;
+pub mod live;
 mod persist;
 mod recall;
 mod store;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod timeline;
 
 use std::ffi::OsString;
@@ -32,6 +36,7 @@ use deskpilot_types::WindowId;
 
 pub use aliases::{AliasHit, Aliases, DEFAULT_ALIASES};
 pub use dhash::{Dhash, HASH_THRESHOLD, dhash, hamming};
+pub use live::{SAVE_INTERVAL, SaveError, traced};
 pub use persist::{LoadWarning, MAX_STATE_BYTES, SCHEMA_VERSION, STATE_FILE};
 pub use recall::{
     Deixis, Field, MAX_CANDIDATES, Presence, Recall, RecallCandidate, Recalled, Why, deixis,
@@ -43,6 +48,21 @@ pub use store::{
 pub use timeline::{
     TIMELINE_ROTATE_BYTES, TimelineEntry, TimelineRead, TimelineTarget, TimelineWindow,
 };
+
+/// Deployment settings of memory. The default has memory off (no directory), so tests and
+/// one-shot tools never write into a user's state directory by accident; the binary turns it
+/// on with the platform's default directory ([`default_dir`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MemorySettings {
+    /// `memory` (default on in the binary).
+    pub enabled: bool,
+    /// `memoryDir` / `DESKPILOT_MEMORY_DIR`; `None` leaves memory off.
+    pub dir: Option<PathBuf>,
+    /// `memoryNeverRemember`: process or class names never indexed.
+    pub never_remember: Vec<String>,
+    /// `memoryAliases`: extra groups of names for one app (`["飞书", "feishu", "lark"]`).
+    pub aliases: Vec<Vec<String>>,
+}
 
 /// Milliseconds since the Unix epoch.
 pub type UnixMillis = u64;
@@ -334,36 +354,11 @@ impl Memory {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
+    use crate::testing::TempDir;
     use deskpilot_types::{Rect, Role};
     use store::tests::obs;
-
-    /// A fresh directory under the system temp dir, removed on drop.
-    pub struct TempDir(PathBuf);
-
-    impl TempDir {
-        pub fn new(name: &str) -> TempDir {
-            let p = std::env::temp_dir().join(format!(
-                "deskpilot-memory-{name}-{}-{}",
-                std::process::id(),
-                now_millis()
-            ));
-            let _ = std::fs::remove_dir_all(&p);
-            std::fs::create_dir_all(&p).unwrap();
-            TempDir(p)
-        }
-
-        pub fn path(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 
     #[test]
     fn default_dir_follows_each_convention() {

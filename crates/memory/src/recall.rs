@@ -11,7 +11,7 @@ use deskpilot_types::{Point, Rect, Role, WindowId};
 use super::aliases::{Aliases, holds};
 use super::store::{ElementRecord, Recognition, WindowRecord};
 use super::{MemoryState, UnixMillis};
-use crate::matcher::fold;
+use deskpilot_types::fold;
 
 /// Candidates returned at most.
 pub const MAX_CANDIDATES: usize = 5;
@@ -422,8 +422,8 @@ fn sort(c: &mut [RecallCandidate]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::store::ElementObservation;
-    use crate::memory::store::tests::obs;
+    use crate::store::ElementObservation;
+    use crate::store::tests::obs;
     use deskpilot_types::WindowId;
 
     /// mousepad (1), xterm (2) and kcalc (3) seen; focus went 1 → 2 → 1 → 3; an OK button was

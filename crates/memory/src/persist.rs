@@ -246,8 +246,8 @@ pub fn load(dir: &Path, now: UnixMillis) -> Loaded {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::store::tests::obs;
-    use crate::memory::tests::TempDir;
+    use crate::store::tests::obs;
+    use crate::testing::TempDir;
     use deskpilot_types::WindowId;
 
     fn sample() -> MemoryState {

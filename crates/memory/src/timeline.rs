@@ -170,7 +170,7 @@ impl Timeline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::tests::TempDir;
+    use crate::testing::TempDir;
 
     fn entry(at: UnixMillis, tool: &str) -> TimelineEntry {
         TimelineEntry {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dhash::{Dhash, HASH_THRESHOLD};
 use super::{MAX_ELEMENTS, MAX_FOCUS, MAX_TEXT_CHARS, MAX_WINDOWS, UnixMillis, clip};
-use crate::matcher::fold;
+use deskpilot_types::fold;
 
 /// One top-level window as the window list reported it.
 #[derive(Debug, Clone, PartialEq)]
