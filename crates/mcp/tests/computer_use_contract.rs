@@ -7,16 +7,13 @@
 //! Everything runs over an in-process MCP client on the fake desktop; the end-to-end tests
 //! (crates/cli/tests/e2e/computer_use.rs) drive the same profile on X11.
 
-use std::sync::Arc;
+mod common;
 
-use deskpilot_backend::fake::FakeWindow;
-use deskpilot_backend::{ElementHandle, ElementStates, FakeDesktop, RawElement, RawTree};
-use deskpilot_engine::{Engine, EngineConfig};
-use deskpilot_mcp::{ComputerUseServer, ServerIdentity, ToolFilter};
+use common::{Client, call, code, ok, quick, text};
+use deskpilot_backend::fake::{FakeElement, FakeWindow, element, tree};
+use deskpilot_backend::{FakeDesktop, RawElement};
+use deskpilot_engine::EngineConfig;
 use deskpilot_types::{Rect, Role, WindowId};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,82 +131,56 @@ const TOOLS: &[(&str, Kind, &[(&str, &str)], &[&str], bool)] = &[
     ),
 ];
 
-/// One element of a fake tree: enabled and on screen unless `states` says otherwise.
-fn element(
-    parent: Option<usize>,
-    depth: u32,
-    role: Role,
-    name: &str,
-    y: i32,
-    actions: &[&str],
-    states: impl FnOnce(&mut ElementStates),
-) -> RawElement {
-    let mut s = ElementStates {
-        enabled: true,
-        onscreen: true,
-        ..Default::default()
-    };
-    states(&mut s);
-    RawElement {
-        parent,
-        depth,
-        role,
-        platform_role: role.as_str().to_lowercase(),
-        name: name.into(),
-        description: String::new(),
-        value: None,
-        states: s,
-        actions: actions.iter().map(|a| a.to_string()).collect(),
-        bounds: Some(Rect::new(20, y, 120, 20)),
-        handle: ElementHandle(format!("h-{name}")),
-    }
+/// One element of the form: 120×20 at (20, `y`), with its platform role name.
+fn at(role: Role, name: &str, y: i32) -> FakeElement {
+    element(role, name)
+        .platform_role(&role.as_str().to_lowercase())
+        .bounds(Rect::new(20, y, 120, 20))
 }
 
 /// A form with every flag, a disabled button, an off-screen group whose check box is still
 /// shown, a nested combo box, an off-screen button and a list item.
 fn form() -> Vec<RawElement> {
-    let mut name = element(Some(0), 1, Role::Edit, "Name", 30, &[], |s| {
-        s.editable = true;
-        s.focusable = true;
-        s.focused = true;
-        s.required = true;
-    });
-    name.value = Some("Ada \"L\"".into());
-    let mut size = element(Some(6), 2, Role::ComboBox, "Size", 150, &["press"], |s| {
-        s.expandable = true
-    });
-    size.value = Some("12".into());
-    let mut root = element(None, 0, Role::Window, "Form", 0, &[], |_| {});
-    root.bounds = Some(Rect::new(0, 0, 400, 300));
     vec![
-        root,
-        name,
-        element(Some(0), 1, Role::Button, "OK", 60, &["click"], |s| {
-            s.focusable = true
-        }),
-        element(Some(0), 1, Role::Button, "Apply", 90, &["click"], |s| {
-            s.enabled = false
-        }),
-        element(Some(0), 1, Role::Group, "Options", 400, &[], |s| {
-            s.onscreen = false
-        }),
-        element(Some(4), 2, Role::CheckBox, "Wrap", 120, &["click"], |_| {}),
-        element(Some(0), 1, Role::Group, "Font", 150, &[], |_| {}),
-        size,
-        element(Some(6), 2, Role::Button, "Hidden", 500, &["click"], |s| {
-            s.onscreen = false
-        }),
-        element(Some(0), 1, Role::ListItem, "Recent", 180, &[], |_| {}),
+        at(Role::Window, "Form", 0).bounds(Rect::new(0, 0, 400, 300)),
+        at(Role::Edit, "Name", 30)
+            .child_of(0, 1)
+            .value("Ada \"L\"")
+            .states(|s| {
+                s.editable = true;
+                s.focusable = true;
+                s.focused = true;
+                s.required = true;
+            }),
+        at(Role::Button, "OK", 60)
+            .child_of(0, 1)
+            .actions(&["click"])
+            .states(|s| s.focusable = true),
+        at(Role::Button, "Apply", 90)
+            .child_of(0, 1)
+            .actions(&["click"])
+            .states(|s| s.enabled = false),
+        at(Role::Group, "Options", 400)
+            .child_of(0, 1)
+            .states(|s| s.onscreen = false),
+        at(Role::CheckBox, "Wrap", 120)
+            .child_of(4, 2)
+            .actions(&["click"]),
+        at(Role::Group, "Font", 150).child_of(0, 1),
+        at(Role::ComboBox, "Size", 150)
+            .child_of(6, 2)
+            .actions(&["press"])
+            .value("12")
+            .states(|s| s.expandable = true),
+        at(Role::Button, "Hidden", 500)
+            .child_of(6, 2)
+            .actions(&["click"])
+            .states(|s| s.onscreen = false),
+        at(Role::ListItem, "Recent", 180).child_of(0, 1),
     ]
-}
-
-fn tree(elements: Vec<RawElement>) -> RawTree {
-    RawTree {
-        elements,
-        source: "fake".into(),
-        complete: true,
-        notes: Vec::new(),
-    }
+    .into_iter()
+    .map(FakeElement::build)
+    .collect()
 }
 
 /// The tree lines `get_window_state` prints for [`form`] (after its `Window …` line).
@@ -233,58 +204,8 @@ fn desktop() -> (FakeDesktop, WindowId) {
     (fake, w)
 }
 
-fn quick() -> EngineConfig {
-    let mut c = EngineConfig::default();
-    c.safety.action_delay = std::time::Duration::ZERO;
-    c
-}
-
-async fn connect(config: EngineConfig, fake: &FakeDesktop) -> RunningService<RoleClient, ()> {
-    let engine = Arc::new(Engine::new(fake.desktop(), config));
-    let server = ComputerUseServer::new(
-        engine,
-        ServerIdentity {
-            name: "deskpilot".into(),
-            version: "test".into(),
-        },
-        &ToolFilter::default(),
-    );
-    let (server_end, client_end) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(service) = server.serve(server_end).await {
-            let _ = service.waiting().await;
-        }
-    });
-    ().serve(client_end).await.expect("handshake")
-}
-
-async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
-    let Value::Object(map) = args else { panic!() };
-    client
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map))
-        .await
-        .unwrap_or_else(|e| panic!("{tool}: {e}"))
-}
-
-fn text(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn code(r: &CallToolResult) -> String {
-    r.structured_content
-        .as_ref()
-        .and_then(|s| s["error"]["code"].as_str())
-        .unwrap_or("")
-        .to_string()
-}
-
-fn ok(r: &CallToolResult) -> Value {
-    assert_ne!(r.is_error, Some(true), "{}", text(r));
-    r.structured_content.clone().unwrap_or_default()
+async fn connect(config: EngineConfig, fake: &FakeDesktop) -> Client {
+    common::connect("computer-use", config, fake).await
 }
 
 /// A property's JSON type: `enum:a,b` for string enums, `object{key:type,…}` for objects.
@@ -346,12 +267,7 @@ async fn tools_list_is_computer_use_mcps_table() {
         ]
     );
     for (name, kind, params, required, windowed) in TOOLS {
-        let t = tools.iter().find(|t| t.name == *name).unwrap();
-        let schema = Value::Object((*t.input_schema).clone());
-        let props = schema["properties"]
-            .as_object()
-            .cloned()
-            .unwrap_or_default();
+        let (t, schema) = common::listed(&tools, name);
         let all: Vec<(&str, &str)> = params
             .iter()
             .chain(if *windowed { WINDOW } else { &[] })
@@ -359,11 +275,9 @@ async fn tools_list_is_computer_use_mcps_table() {
             .collect();
         let mut want: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
         want.sort();
-        let mut got: Vec<&str> = props.keys().map(String::as_str).collect();
-        got.sort();
-        assert_eq!(got, want, "{name}: parameters");
+        assert_eq!(common::param_names(&schema), want, "{name}: parameters");
         for (p, ty) in &all {
-            assert_eq!(&type_of(&props[*p]), ty, "{name}.{p}");
+            assert_eq!(&type_of(&schema["properties"][*p]), ty, "{name}.{p}");
         }
         let mut listed: Vec<&str> = schema["required"]
             .as_array()
@@ -382,16 +296,8 @@ async fn tools_list_is_computer_use_mcps_table() {
                 window_wording(&schema)
             );
         }
-        let read_only = t
-            .annotations
-            .as_ref()
-            .and_then(|a| a.read_only_hint)
-            .unwrap_or(false);
-        assert_eq!(read_only, *kind == Read, "{name}: readOnlyHint");
-        assert!(
-            t.description.as_ref().is_some_and(|d| d.len() > 20),
-            "{name} needs a description"
-        );
+        assert_eq!(common::read_only(t), *kind == Read, "{name}: readOnlyHint");
+        common::assert_described(t);
     }
     // The server answers what the profile exports (and the checked-in snapshot holds).
     let exported = serde_json::to_value(deskpilot_mcp::computer_use_tools_list()).unwrap();
@@ -526,22 +432,13 @@ fn mutations(w: WindowId, shot: &Value) -> Vec<(&'static str, Value)> {
 
 /// Nothing reached the fake desktop: no pointer, key or text input, and the form's state is
 /// what it was (nothing toggled, no value set, no window added).
-async fn nothing_happened(
-    client: &RunningService<RoleClient, ()>,
-    fake: &FakeDesktop,
-    w: WindowId,
-) {
+async fn nothing_happened(client: &Client, fake: &FakeDesktop, w: WindowId) {
     assert!(
         fake.input_log().is_empty(),
         "input reached the desktop: {:?}",
         fake.input_log()
     );
-    assert!(
-        fake.pointer_events().is_empty(),
-        "{:?}",
-        fake.pointer_events()
-    );
-    assert!(fake.key_events().is_empty() && fake.typed().is_empty());
+    common::assert_no_input(fake);
     let r = call(
         client,
         "get_window_state",
@@ -560,7 +457,7 @@ async fn nothing_happened(
 }
 
 /// The screenshot id `get_window_state` gave for `w` (recording the window's state).
-async fn state(client: &RunningService<RoleClient, ()>, w: WindowId) -> Value {
+async fn state(client: &Client, w: WindowId) -> Value {
     let s = ok(&call(client, "get_window_state", json!({ "window_id": w.0 })).await);
     assert!(s["screenshot"]["screenshot_id"].is_u64(), "{s}");
     s["screenshot"]["screenshot_id"].clone()
@@ -575,19 +472,8 @@ async fn every_mutating_tool_stops_at_the_dry_run() {
     let shot = state(&client, w).await;
     for (tool, args) in mutations(w, &shot) {
         let r = call(&client, tool, args.clone()).await;
-        let s = r.structured_content.clone().unwrap_or_default();
-        assert_eq!(
-            s["dry_run"],
-            true,
-            "{tool} {args} was not stopped by the dry run: {}",
-            text(&r)
-        );
-        assert_eq!(s["effect"], "refused", "{tool}");
-        assert!(
-            text(&r).starts_with("[dry run] Would "),
-            "{tool}: {}",
-            text(&r)
-        );
+        common::assert_dry_run(&format!("{tool} {args}"), &r);
+        assert_eq!(r.structured_content.unwrap()["effect"], "refused", "{tool}");
     }
     nothing_happened(&client, &fake, w).await;
     // Bringing a window to the front is answered in a dry run: it changes what is shown, not
@@ -772,10 +658,7 @@ async fn indexes_and_windows_are_refused_in_computer_use_mcps_words() {
     // The window's structure changes (a line appears above "Recent"): an index from before
     // is refused as stale, never re-resolved by position, and nothing is clicked.
     let mut changed = form();
-    changed.insert(
-        9,
-        element(Some(0), 1, Role::Text, "Saved", 170, &[], |_| {}),
-    );
+    changed.insert(9, at(Role::Text, "Saved", 170).child_of(0, 1).build());
     fake.set_tree(w, tree(changed));
     let r = call(
         &client,

@@ -4,16 +4,13 @@
 //! mutating tool proven gated (nothing reaches the desktop or the filesystem) and no read
 //! refused. The end-to-end tests (crates/cli/tests/e2e/desktopos.rs) drive it on X11.
 
-use std::sync::Arc;
+mod common;
 
-use deskpilot_backend::fake::FakeWindow;
-use deskpilot_backend::{ElementHandle, ElementStates, FakeDesktop, RawElement, RawTree};
-use deskpilot_engine::{Engine, EngineConfig, MemorySettings};
-use deskpilot_mcp::{DesktopOsServer, ServerIdentity, ToolFilter};
+use common::{call, connect, text, type_of};
+use deskpilot_backend::FakeDesktop;
+use deskpilot_backend::fake::{FakeWindow, element, tree};
+use deskpilot_engine::{EngineConfig, MemorySettings};
 use deskpilot_types::{Rect, Role, WindowId};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,30 +270,7 @@ const TOOLS: &[(&str, &str, Kind, &[(&str, &str)])] = &[
     ),
 ];
 
-fn element(name: &str, parent: Option<usize>, depth: u32, actions: &[&str]) -> RawElement {
-    RawElement {
-        parent,
-        depth,
-        role: if parent.is_none() {
-            Role::Window
-        } else {
-            Role::Button
-        },
-        platform_role: "push button".into(),
-        name: name.into(),
-        description: String::new(),
-        value: None,
-        states: ElementStates {
-            enabled: true,
-            onscreen: true,
-            ..Default::default()
-        },
-        actions: actions.iter().map(|a| a.to_string()).collect(),
-        bounds: Some(Rect::new(20, 20 + depth as i32 * 30, 60, 20)),
-        handle: ElementHandle(format!("h-{name}")),
-    }
-}
-
+/// A window "Editor" whose one button is "保存并关闭".
 fn desktop() -> (FakeDesktop, WindowId) {
     let fake = FakeDesktop::new(400, 300);
     let w = fake.add_window(FakeWindow {
@@ -305,148 +279,49 @@ fn desktop() -> (FakeDesktop, WindowId) {
     });
     fake.set_tree(
         w,
-        RawTree {
-            elements: vec![
-                element("Editor", None, 0, &[]),
-                element("保存并关闭", Some(0), 1, &["click"]),
-            ],
-            source: "fake".into(),
-            complete: true,
-            notes: Vec::new(),
-        },
+        tree([
+            element(Role::Window, "Editor")
+                .platform_role("push button")
+                .bounds(Rect::new(20, 20, 60, 20)),
+            element(Role::Button, "保存并关闭")
+                .child_of(0, 1)
+                .platform_role("push button")
+                .actions(&["click"])
+                .bounds(Rect::new(20, 50, 60, 20)),
+        ]),
     );
     (fake, w)
-}
-
-async fn connect(config: EngineConfig, fake: &FakeDesktop) -> RunningService<RoleClient, ()> {
-    let engine = Arc::new(Engine::new(fake.desktop(), config));
-    let server = DesktopOsServer::new(
-        engine,
-        ServerIdentity {
-            name: "deskpilot".into(),
-            version: "test".into(),
-        },
-        &ToolFilter::default(),
-    );
-    let (server_end, client_end) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(service) = server.serve(server_end).await {
-            let _ = service.waiting().await;
-        }
-    });
-    ().serve(client_end).await.expect("handshake")
-}
-
-async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
-    let Value::Object(map) = args else { panic!() };
-    client
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map))
-        .await
-        .unwrap_or_else(|e| panic!("{tool}: {e}"))
-}
-
-fn text(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn resolve<'a>(schema: &'a Value, prop: &'a Value) -> &'a Value {
-    let direct = prop.get("$ref").or_else(|| {
-        prop.get("anyOf")
-            .and_then(|a| a.get(0))
-            .and_then(|v| v.get("$ref"))
-    });
-    match direct.and_then(Value::as_str) {
-        Some(r) => &schema["$defs"][r.trim_start_matches("#/$defs/")],
-        None => prop,
-    }
-}
-
-fn type_of(schema: &Value, prop: &Value) -> String {
-    let p = resolve(schema, prop);
-    if let Some(e) = p.get("enum").and_then(Value::as_array) {
-        let names: Vec<&str> = e.iter().filter_map(Value::as_str).collect();
-        return format!("enum:{}", names.join(","));
-    }
-    if let Some(one) = p.get("oneOf").and_then(Value::as_array) {
-        let names: Vec<&str> = one
-            .iter()
-            .filter_map(|v| {
-                v.get("const")
-                    .or_else(|| v.get("enum").and_then(|e| e.get(0)))
-            })
-            .filter_map(Value::as_str)
-            .collect();
-        return format!("enum:{}", names.join(","));
-    }
-    let ty = match &p["type"] {
-        Value::String(s) => s.clone(),
-        // Optional: ["integer", "null"].
-        Value::Array(a) => a
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null")
-            .unwrap_or("?")
-            .to_string(),
-        _ => "?".to_string(),
-    };
-    if ty == "object"
-        && let Some(required) = p["required"].as_array().filter(|r| !r.is_empty())
-    {
-        let mut required: Vec<&str> = required.iter().filter_map(Value::as_str).collect();
-        let order = ["x", "y", "w", "h"];
-        required.sort_by_key(|k| order.iter().position(|o| o == k));
-        return format!("object:{}", required.join(","));
-    }
-    ty
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_list_is_desktoposs_table() {
     let (fake, _) = desktop();
-    let client = connect(EngineConfig::default(), &fake).await;
+    let client = connect("desktopos", EngineConfig::default(), &fake).await;
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), 33);
     assert_eq!(TOOLS.len(), 33);
     for (name, _, kind, params) in TOOLS {
-        let t = tools
-            .iter()
-            .find(|t| t.name == *name)
-            .unwrap_or_else(|| panic!("{name} is missing"));
-        let schema = Value::Object((*t.input_schema).clone());
-        let props = schema["properties"]
-            .as_object()
-            .cloned()
-            .unwrap_or_default();
+        let (t, schema) = common::listed(&tools, name);
         let mut want: Vec<&str> = params
             .iter()
             .map(|(n, _)| n.trim_start_matches('+'))
             .collect();
         want.sort();
-        let mut got: Vec<&str> = props.keys().map(String::as_str).collect();
-        got.sort();
-        assert_eq!(got, want, "{name}: parameters");
+        assert_eq!(common::param_names(&schema), want, "{name}: parameters");
         for (p, ty) in *params {
             let p = p.trim_start_matches('+');
-            assert_eq!(&type_of(&schema, &props[p]), ty, "{name}.{p}");
+            assert_eq!(
+                &type_of(&schema, &schema["properties"][p]),
+                ty,
+                "{name}.{p}"
+            );
         }
-        let read_only = t
-            .annotations
-            .as_ref()
-            .and_then(|a| a.read_only_hint)
-            .unwrap_or(false);
         assert_eq!(
-            read_only,
+            common::read_only(t),
             *kind == Read && *name != "desktop_focus_window",
             "{name}: readOnlyHint"
         );
-        assert!(
-            t.description.as_ref().is_some_and(|d| d.len() > 20),
-            "{name} needs a description"
-        );
+        common::assert_described(t);
     }
     // The groups are DesktopOS's table.
     let groups = deskpilot_mcp::profile("desktopos").unwrap().groups;
@@ -477,7 +352,7 @@ async fn every_mutating_tool_passes_the_gates_and_no_read_is_refused() {
     };
     config.safety.dry_run = true;
     config.safety.action_delay = std::time::Duration::ZERO;
-    let client = connect(config, &fake).await;
+    let client = connect("desktopos", config, &fake).await;
     let touched = dir.join("touched");
     let region = json!({ "x": 0, "y": 0, "w": 100, "h": 100 });
     let calls: &[(&str, Value)] = &[
@@ -509,25 +384,9 @@ async fn every_mutating_tool_passes_the_gates_and_no_read_is_refused() {
     ];
     for (tool, args) in calls {
         let r = call(&client, tool, args.clone()).await;
-        let s = r.structured_content.clone().unwrap_or_default();
-        assert_eq!(
-            s["dry_run"],
-            true,
-            "{tool} was not stopped by the dry run: {}",
-            text(&r)
-        );
-        assert!(
-            text(&r).starts_with("[dry run] Would "),
-            "{tool}: {}",
-            text(&r)
-        );
+        common::assert_dry_run(tool, &r);
     }
-    assert!(
-        fake.pointer_events().is_empty(),
-        "{:?}",
-        fake.pointer_events()
-    );
-    assert!(fake.key_events().is_empty() && fake.typed().is_empty());
+    common::assert_no_input(&fake);
     assert!(!touched.exists(), "a shell command ran in a dry run");
     // Reads answer in a dry run.
     let reads: &[(&str, Value)] = &[

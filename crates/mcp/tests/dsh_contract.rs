@@ -3,16 +3,13 @@
 //! and compared with `tools/list` and with calls over an in-process MCP client on a fake
 //! desktop. The end-to-end tests (crates/cli/tests/e2e/dsh.rs) drive the same profile on X11.
 
-use std::sync::Arc;
+mod common;
 
-use deskpilot_backend::fake::{FakeWindow, PointerEvent};
-use deskpilot_backend::{ElementHandle, ElementStates, FakeDesktop, RawElement, RawTree};
-use deskpilot_engine::{Engine, EngineConfig};
-use deskpilot_mcp::{DshServer, ServerIdentity, ToolFilter};
+use common::{Client, call, code, ok, quick, text, type_of};
+use deskpilot_backend::fake::{FakeElement, FakeWindow, PointerEvent, element};
+use deskpilot_backend::{FakeDesktop, RawTree};
+use deskpilot_engine::EngineConfig;
 use deskpilot_types::{ErrorCode, Rect, Role, WindowId};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,43 +195,25 @@ const CODES: &[(&str, bool)] = &[
     ("SKILLS_RELOAD_FAILED", true),
 ];
 
-fn element(name: &str, parent: Option<usize>, depth: u32, actions: &[&str]) -> RawElement {
-    RawElement {
-        parent,
-        depth,
-        role: if parent.is_none() {
-            Role::Window
-        } else {
-            Role::Button
-        },
-        platform_role: "push button".into(),
-        name: name.into(),
-        description: String::new(),
-        value: None,
-        states: ElementStates {
-            enabled: true,
-            onscreen: true,
-            ..Default::default()
-        },
-        actions: actions.iter().map(|a| a.to_string()).collect(),
-        bounds: Some(Rect::new(20, 20 + depth as i32 * 30, 60, 20)),
-        handle: ElementHandle(format!("h-{name}")),
-    }
+/// A button `name` of the root, with `actions`.
+fn button(name: &str, actions: &[&str]) -> FakeElement {
+    element(Role::Button, name)
+        .child_of(0, 1)
+        .platform_role("push button")
+        .actions(actions)
+        .bounds(Rect::new(20, 50, 60, 20))
 }
 
 /// A window whose tree is a root, `first` and `second` (buttons), and a label without actions.
 fn tree(first: &str, second: &str) -> RawTree {
-    RawTree {
-        elements: vec![
-            element("Editor", None, 0, &[]),
-            element(first, Some(0), 1, &["click"]),
-            element(second, Some(0), 1, &["click"]),
-            element("Label", Some(0), 1, &[]),
-        ],
-        source: "fake".into(),
-        complete: true,
-        notes: Vec::new(),
-    }
+    deskpilot_backend::fake::tree([
+        element(Role::Window, "Editor")
+            .platform_role("push button")
+            .bounds(Rect::new(20, 20, 60, 20)),
+        button(first, &["click"]),
+        button(second, &["click"]),
+        button("Label", &[]),
+    ])
 }
 
 fn desktop() -> (FakeDesktop, WindowId) {
@@ -247,99 +226,8 @@ fn desktop() -> (FakeDesktop, WindowId) {
     (fake, w)
 }
 
-async fn connect(config: EngineConfig, fake: &FakeDesktop) -> RunningService<RoleClient, ()> {
-    let engine = Arc::new(Engine::new(fake.desktop(), config));
-    let server = DshServer::new(
-        engine,
-        ServerIdentity {
-            name: "deskpilot".into(),
-            version: "test".into(),
-        },
-        &ToolFilter::default(),
-    );
-    let (server_end, client_end) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(service) = server.serve(server_end).await {
-            let _ = service.waiting().await;
-        }
-    });
-    ().serve(client_end).await.expect("handshake")
-}
-
-fn quick() -> EngineConfig {
-    let mut c = EngineConfig::default();
-    c.safety.action_delay = std::time::Duration::ZERO;
-    c
-}
-
-async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
-    let Value::Object(map) = args else { panic!() };
-    client
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map))
-        .await
-        .unwrap_or_else(|e| panic!("{tool}: {e}"))
-}
-
-fn text(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn code(r: &CallToolResult) -> String {
-    r.structured_content
-        .as_ref()
-        .and_then(|s| s["error"]["code"].as_str())
-        .unwrap_or("")
-        .to_string()
-}
-
-fn ok(r: &CallToolResult) -> Value {
-    assert_ne!(r.is_error, Some(true), "{}", text(r));
-    r.structured_content.clone().unwrap_or_default()
-}
-
-/// The property's schema with a `$ref` into `$defs` followed.
-fn resolve<'a>(schema: &'a Value, prop: &'a Value) -> &'a Value {
-    match prop.get("$ref").and_then(Value::as_str) {
-        Some(r) => {
-            let name = r.trim_start_matches("#/$defs/");
-            &schema["$defs"][name]
-        }
-        None => prop,
-    }
-}
-
-fn type_of(schema: &Value, prop: &Value) -> String {
-    let p = resolve(schema, prop);
-    if let Some(e) = p.get("enum").and_then(Value::as_array) {
-        let names: Vec<&str> = e.iter().filter_map(Value::as_str).collect();
-        return format!("enum:{}", names.join(","));
-    }
-    if let Some(one) = p.get("oneOf").and_then(Value::as_array) {
-        let names: Vec<&str> = one
-            .iter()
-            .filter_map(|v| {
-                v.get("const")
-                    .or_else(|| v.get("enum").and_then(|e| e.get(0)))
-            })
-            .filter_map(Value::as_str)
-            .collect();
-        return format!("enum:{}", names.join(","));
-    }
-    let ty = p["type"].as_str().unwrap_or("?");
-    if ty == "object" {
-        let mut required: Vec<&str> = p["required"]
-            .as_array()
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let order = ["x", "y", "width", "height"];
-        required.sort_by_key(|k| order.iter().position(|o| o == k));
-        return format!("object:{}", required.join(","));
-    }
-    ty.to_string()
+async fn connect(config: EngineConfig, fake: &FakeDesktop) -> Client {
+    common::connect("dsh", config, fake).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -361,8 +249,7 @@ async fn tools_list_is_dsh_computer_uses_tables() {
     );
     assert_eq!(ACTIONS.iter().map(|(_, a)| a.len()).sum::<usize>(), 38);
     for (tool, params) in PARAMS {
-        let t = tools.iter().find(|t| t.name == *tool).unwrap();
-        let schema = Value::Object((*t.input_schema).clone());
+        let (_, schema) = common::listed(&tools, tool);
         let props = schema["properties"].as_object().unwrap();
         for (name, want) in *params {
             let prop = props
@@ -384,8 +271,7 @@ async fn tools_list_is_dsh_computer_uses_tables() {
         assert_eq!(schema["required"], json!(["action"]), "{tool}");
     }
     for (tool, actions) in ACTIONS {
-        let t = tools.iter().find(|t| t.name == *tool).unwrap();
-        let schema = Value::Object((*t.input_schema).clone());
+        let (_, schema) = common::listed(&tools, tool);
         let listed = type_of(&schema, &schema["properties"]["action"]);
         let want: Vec<&str> = actions.iter().map(|(a, _)| *a).collect();
         // Every tool declares its actions as an enum, in dsh-computer-use's order.
@@ -459,8 +345,7 @@ async fn every_mutating_action_passes_the_gates_and_no_read_does() {
             }
         }
     }
-    assert!(fake.pointer_events().is_empty(), "dry run sent input");
-    assert_eq!(fake.typed(), "");
+    common::assert_no_input(&fake);
     assert!(
         !dir.join("contract-test.md").exists(),
         "dry run wrote a skill"

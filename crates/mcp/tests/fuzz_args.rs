@@ -11,17 +11,17 @@
 //! `DESKPILOT_FUZZ_SECS` sets the random phase's time per profile (default 2 s: CI's bounded
 //! pass); `DESKPILOT_FUZZ_SEED` replays a run. `scripts/fuzz` runs it longer.
 
-use std::sync::Arc;
+mod common;
+
 use std::time::{Duration, Instant};
 
+use common::Client;
 use deskpilot_backend::FakeDesktop;
 use deskpilot_backend::fake::FakeWindow;
-use deskpilot_engine::{Engine, EngineConfig};
-use deskpilot_mcp::{PROFILES, ServerIdentity, ToolFilter};
+use deskpilot_engine::EngineConfig;
+use deskpilot_mcp::PROFILES;
 use deskpilot_types::Rect;
 use rmcp::model::{CallToolRequestParams, Tool};
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
 
 /// How long one call may take before it counts as a hang.
@@ -168,32 +168,13 @@ fn fake() -> FakeDesktop {
     fake
 }
 
-async fn connect(
-    profile: &deskpilot_mcp::Profile,
-    dry_run: bool,
-    dir: &std::path::Path,
-) -> RunningService<RoleClient, ()> {
+async fn connect(profile: &deskpilot_mcp::Profile, dry_run: bool, dir: &std::path::Path) -> Client {
     let mut config = EngineConfig::default();
     config.safety.dry_run = dry_run;
     config.safety.action_delay = Duration::ZERO;
     config.memory.enabled = true;
     config.memory.dir = Some(dir.join("memory"));
-    let engine = Arc::new(Engine::new(fake().desktop(), config));
-    let surface = (profile.build)(
-        engine,
-        ServerIdentity {
-            name: "deskpilot".into(),
-            version: "fuzz".into(),
-        },
-        &ToolFilter::default(),
-    );
-    let (server_end, client_end) = tokio::io::duplex(1 << 22);
-    tokio::spawn(async move {
-        if let Ok(service) = surface.service.serve(server_end).await {
-            let _ = service.waiting().await;
-        }
-    });
-    ().serve(client_end).await.expect("handshake")
+    common::connect(profile.name, config, &fake()).await
 }
 
 /// Tools that may start processes, open a browser or write files: fuzzed in dry run only.
@@ -216,7 +197,7 @@ fn reaches_outside(tool: &str) -> bool {
 
 /// One call: answered within the deadline, as a result or a JSON-RPC error (both fine); a
 /// transport failure means the server died.
-async fn one(client: &RunningService<RoleClient, ()>, profile: &str, tool: &str, args: Value) {
+async fn one(client: &Client, profile: &str, tool: &str, args: Value) {
     let shown = args.to_string();
     let map = match args {
         Value::Object(m) => Some(m),
@@ -231,17 +212,8 @@ async fn one(client: &RunningService<RoleClient, ()>, profile: &str, tool: &str,
         Err(_) => panic!("{profile} {tool}: no answer within {DEADLINE:?}"),
         Ok(Ok(r)) => {
             // A panic inside a desktop call comes back as the internal error: a finding too.
-            let code = r
-                .structured_content
-                .as_ref()
-                .and_then(|s| s["error"]["code"].as_str())
-                .unwrap_or_default()
-                .to_ascii_uppercase();
-            let text: String = r
-                .content
-                .iter()
-                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-                .collect();
+            let code = common::code(&r).to_ascii_uppercase();
+            let text = common::text(&r);
             assert!(
                 code != "INTERNAL" && !text.contains("panicked"),
                 "{profile} {tool} {shown:.300}: {text:.500}"

@@ -2,20 +2,22 @@
 //! its own session: screenshot ids and element tokens do not cross, approvals go to the
 //! client that made the call, and one Esc stops both.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
-use deskpilot_backend::fake::FakeWindow;
-use deskpilot_backend::{ElementHandle, ElementStates, FakeDesktop, RawElement, RawTree};
+use common::{Client, call, code, ok};
+use deskpilot_backend::FakeDesktop;
+use deskpilot_backend::fake::{FakeWindow, element, tree};
 use deskpilot_engine::{Engine, EngineConfig};
-use deskpilot_mcp::{DeskpilotServer, ServerIdentity, ToolFilter};
 use deskpilot_types::{Rect, Role};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
-    ElicitResult, ElicitationAction, Implementation,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation,
 };
-use rmcp::service::{RequestContext, RunningService};
-use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
-use serde_json::{Value, json};
+use rmcp::service::RequestContext;
+use rmcp::{ClientHandler, ErrorData, RoleClient};
+use serde_json::json;
 
 /// A client whose human accepts every question and remembers it.
 #[derive(Clone, Default)]
@@ -45,46 +47,9 @@ impl ClientHandler for Human {
     }
 }
 
-async fn connect(engine: Arc<Engine>, human: Human) -> RunningService<RoleClient, Human> {
-    let server = DeskpilotServer::new(
-        engine,
-        ServerIdentity {
-            name: "deskpilot".into(),
-            version: "test".into(),
-        },
-        &ToolFilter::default(),
-    );
-    let (server_end, client_end) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(service) = server.serve(server_end).await {
-            let _ = service.waiting().await;
-        }
-    });
-    human.serve(client_end).await.expect("handshake")
-}
-
-async fn call(
-    client: &RunningService<RoleClient, Human>,
-    tool: &str,
-    args: Value,
-) -> CallToolResult {
-    let Value::Object(map) = args else { panic!() };
-    client
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map))
-        .await
-        .unwrap_or_else(|e| panic!("{tool}: {e}"))
-}
-
-fn code(r: &CallToolResult) -> String {
-    r.structured_content.as_ref().unwrap()["error"]["code"]
-        .as_str()
-        .unwrap_or("")
-        .to_string()
-}
-
-fn ok(r: &CallToolResult) -> Value {
-    assert_ne!(r.is_error, Some(true), "{:?}", r.content);
-    r.structured_content.clone().unwrap()
+/// `human`'s client of the deskpilot profile over `engine`.
+async fn connect(engine: Arc<Engine>, human: Human) -> Client<Human> {
+    common::connect_to("deskpilot", engine, human).await
 }
 
 fn desktop() -> FakeDesktop {
@@ -93,32 +58,12 @@ fn desktop() -> FakeDesktop {
         pid: 7,
         ..FakeWindow::new("Editor", Rect::new(0, 0, 400, 300))
     });
-    let button = RawElement {
-        parent: None,
-        depth: 0,
-        role: Role::Button,
-        platform_role: "push button".into(),
-        name: "OK".into(),
-        description: String::new(),
-        value: None,
-        states: ElementStates {
-            enabled: true,
-            onscreen: true,
-            ..Default::default()
-        },
-        actions: vec!["click".into()],
-        bounds: Some(Rect::new(10, 10, 50, 20)),
-        handle: ElementHandle("ok".into()),
-    };
-    fake.set_tree(
-        w,
-        RawTree {
-            elements: vec![button],
-            source: "fake".into(),
-            complete: true,
-            notes: Vec::new(),
-        },
-    );
+    let button = element(Role::Button, "OK")
+        .platform_role("push button")
+        .actions(&["click"])
+        .bounds(Rect::new(10, 10, 50, 20))
+        .handle("ok");
+    fake.set_tree(w, tree([button]));
     fake
 }
 
