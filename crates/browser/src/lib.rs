@@ -1,8 +1,9 @@
 //! deskpilot's Chromium channel: a thin DevTools protocol client ([`cdp`]), finding, launching
-//! and attaching to a browser ([`launch`]), page snapshots with refs ([`snapshot`]), and the
-//! typed protocol calls the engine makes, one module per concern: the browser's pages
-//! ([`target`]), a page's frames, trees, navigation and pixels ([`page`]), its nodes ([`dom`]),
-//! input ([`input`]) and the JavaScript deskpilot runs in it ([`script`], kept in `.js` files).
+//! and attaching to a browser ([`launch`]), page snapshots with refs ([`snapshot`]) and the
+//! views an agent asks of them (scope, query, diff, parts: [`view`]), and the typed protocol
+//! calls the engine makes, one module per concern: the browser's pages ([`target`]), a page's
+//! frames, trees, navigation and pixels ([`page`]), its nodes ([`dom`]), input ([`input`]) and
+//! the JavaScript deskpilot runs in it ([`script`], kept in `.js` files).
 //!
 //! Every DevTools method name and every line of page JavaScript deskpilot uses lives in this
 //! crate; the engine keeps the session logic (which page, which ref, gates, effects).
@@ -12,7 +13,8 @@
 //! the responses it asks for and ignores events it does not use.
 //!
 //! Modules use [`cdp`] and the crate's [`Error`], never each other, except [`page`] reading into
-//! [`snapshot`]'s `FrameTree`: no import circle (`tests/no_import_cycle.rs` holds it so).
+//! [`snapshot`]'s `FrameTree` and [`view`] shaping its `Rendered`: no import circle
+//! (`tests/no_import_cycle.rs` holds it so).
 
 pub mod cdp;
 pub mod dom;
@@ -22,6 +24,7 @@ pub mod page;
 pub mod script;
 pub mod snapshot;
 pub mod target;
+pub mod view;
 
 use std::time::Duration;
 

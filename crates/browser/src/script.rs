@@ -1,6 +1,7 @@
 //! The JavaScript deskpilot runs in a page's main world, and the agent's own scripts. Each
 //! script is a `.js` file beside this one (`js/`), pulled in with `include_str!`, so it reads
-//! (and lints) as JavaScript; an argument is passed as JSON, never spliced into the source.
+//! (and lints) as JavaScript; an argument is passed as JSON, never spliced into the source
+//! (the agent's own expression is the one exception: it is source).
 
 use serde_json::{Value, json};
 
@@ -11,6 +12,10 @@ use crate::{CALL, Error};
 const PAGE_STATE: &str = include_str!("js/page_state.js");
 /// `true` once the document has loaded.
 const LOADED: &str = include_str!("js/loaded.js");
+/// `true` once the document has loaded and is not the blank page a browser starts on.
+const LOADED_PAST_BLANK: &str = include_str!("js/loaded_past_blank.js");
+/// `(value) => value`, a promise replaced by [`PROMISE`].
+const UNAWAITED: &str = include_str!("js/unawaited.js");
 /// `(text) => bool`: the page's text contains `text`.
 const HAS_TEXT: &str = include_str!("js/has_text.js");
 /// `(selector) => bool`: a CSS selector matches an element.
@@ -31,6 +36,26 @@ pub enum Evaluated {
 
 /// Runs the agent's `expression` in the page, awaiting a promise, and returns its JSON value.
 pub fn evaluate(cdp: &Connection, session: &str, expression: &str) -> Result<Evaluated, Error> {
+    evaluate_with(cdp, session, expression, true)
+}
+
+/// What a promise the page was not asked to await comes back as.
+pub const PROMISE: &str = "[object Promise]";
+
+/// Runs the agent's `expression` in the page and returns its JSON value; a promise it returns
+/// is awaited when `await_promise`, else it comes back as [`PROMISE`] (by value, a promise
+/// would be an empty object).
+pub fn evaluate_with(
+    cdp: &Connection,
+    session: &str,
+    expression: &str,
+    await_promise: bool,
+) -> Result<Evaluated, Error> {
+    let expression = if await_promise {
+        expression.to_string()
+    } else {
+        unawaited(expression)
+    };
     let r = cdp.call(
         "Runtime.evaluate",
         json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
@@ -42,6 +67,12 @@ pub fn evaluate(cdp: &Connection, session: &str, expression: &str) -> Result<Eva
         return Ok(Evaluated::Threw(message.to_string()));
     }
     Ok(Evaluated::Value(r["result"]["value"].clone()))
+}
+
+/// The agent's `expression` with a promise it returns replaced by [`PROMISE`]. The expression
+/// is the agent's own source, so it is the one text that goes into a script as it is.
+fn unawaited(expression: &str) -> String {
+    format!("({})(({expression}\n))", UNAWAITED.trim())
 }
 
 /// The value of one of deskpilot's own expressions; `None` when it threw or the page is gone.
@@ -91,6 +122,12 @@ const STATE_CALL: std::time::Duration = std::time::Duration::from_secs(3);
 /// The document has finished loading.
 pub fn loaded(cdp: &Connection, session: &str) -> bool {
     value(cdp, session, LOADED).and_then(|v| v.as_bool()) == Some(true)
+}
+
+/// The document has finished loading and is not `about:blank`: a page given a URL shows the
+/// blank page, loaded, before it starts on the URL.
+pub fn loaded_past_blank(cdp: &Connection, session: &str) -> bool {
+    value(cdp, session, LOADED_PAST_BLANK).and_then(|v| v.as_bool()) == Some(true)
 }
 
 /// The page's text (`innerText`) contains `text`.
@@ -181,6 +218,15 @@ mod tests {
             applied("(t) => t.length\n", "a\"b"),
             r#"((t) => t.length)("a\"b")"#
         );
+    }
+
+    #[test]
+    fn an_unawaited_expression_is_applied_whole() {
+        assert_eq!(
+            unawaited("fetch(u) // the page's"),
+            format!("({})((fetch(u) // the page's\n))", UNAWAITED.trim())
+        );
+        assert!(UNAWAITED.contains(PROMISE));
     }
 
     #[test]

@@ -93,6 +93,8 @@ pub struct Target {
     pub walker: bool,
     pub role: String,
     pub name: String,
+    /// The depth of its line in the rendered text (0: the top).
+    pub depth: usize,
 }
 
 /// A rendered snapshot.
@@ -175,9 +177,9 @@ impl<'a> Renderer<'a> {
             .unwrap_or_default()
     }
 
-    /// A line for `node` (without indentation): role, name, flags, value; its ref when it is
-    /// interactive (recorded as a target).
-    fn line(&mut self, frame: &FrameTree, node: &Value) -> String {
+    /// A line for `node` (without indentation) at `depth`: role, name, flags, value; its ref
+    /// when it is interactive (recorded as a target).
+    fn line(&mut self, frame: &FrameTree, node: &Value, depth: usize) -> String {
         let role = str_of(node, &["role", "value"]);
         let name = str_of(node, &["name", "value"]).trim();
         let mut line = String::new();
@@ -212,6 +214,7 @@ impl<'a> Renderer<'a> {
                 walker: frame.walker,
                 role: role.to_string(),
                 name: name.to_string(),
+                depth,
             });
         }
         line
@@ -229,13 +232,14 @@ impl<'a> Renderer<'a> {
         self.out.lines += 1;
     }
 
-    /// A table row of plain cells on one line: `row: "Q47" link "Q47" [ref=e3] | "1.20"`; `None`
-    /// when a cell holds more than its text or one control.
+    /// A table row of plain cells on one line at `depth`: `row: "Q47" link "Q47" [ref=e3] |
+    /// "1.20"`; `None` when a cell holds more than its text or one control.
     fn inline_row(
         &mut self,
         frame: &FrameTree,
         index: &HashMap<&str, &Value>,
         row: &Value,
+        depth: usize,
     ) -> Option<String> {
         let cells = self.children(index, row);
         if cells.is_empty() {
@@ -278,7 +282,7 @@ impl<'a> Renderer<'a> {
         for (i, (control, text)) in parts.into_iter().enumerate() {
             line.push_str(if i == 0 { " " } else { " | " });
             match control {
-                Some(c) => line.push_str(&self.line(frame, c)),
+                Some(c) => line.push_str(&self.line(frame, c, depth)),
                 None => line.push_str(&text),
             }
         }
@@ -335,12 +339,12 @@ impl<'a> Renderer<'a> {
             }
             if matches!(role, "row")
                 && name.is_empty()
-                && let Some(line) = self.inline_row(frame, index, node)
+                && let Some(line) = self.inline_row(frame, index, node, depth)
             {
                 self.emit(depth, &format!("{prefix}{line}"));
                 return;
             }
-            let line = self.line(frame, node);
+            let line = self.line(frame, node, depth);
             self.emit(depth, &format!("{prefix}{line}"));
             next_depth = depth + 1;
             own_name = name;
@@ -400,240 +404,6 @@ pub fn render(frames: &[FrameTree], refs: &mut RefTable, max_lines: usize) -> Re
         r.render_frame(top, 0);
     }
     r.out
-}
-
-fn depth_of(line: &str) -> usize {
-    (line.len() - line.trim_start().len()) / 2
-}
-
-/// The part of `text` under the line carrying `[ref=…]` (that line and its descendants,
-/// moved to depth 0) when `root` is given, cut below `depth` levels when given (a line whose
-/// children were cut ends in ` …`). `None` when `root` is on no line.
-pub fn scope(text: &str, root: Option<&str>, depth: Option<usize>) -> Option<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let (start, end, base) = match root.map(str::trim).filter(|r| !r.is_empty()) {
-        Some(r) => {
-            let tag = format!("[ref={r}]");
-            let start = lines.iter().position(|l| l.contains(&tag))?;
-            let base = depth_of(lines[start]);
-            let end = lines[start + 1..]
-                .iter()
-                .position(|l| depth_of(l) <= base)
-                .map_or(lines.len(), |n| start + 1 + n);
-            (start, end, base)
-        }
-        None => (0, lines.len(), 0),
-    };
-    let mut out = String::new();
-    for i in start..end {
-        let d = depth_of(lines[i]) - base;
-        if depth.is_some_and(|max| d >= max) {
-            continue;
-        }
-        out.push_str(&lines[i][base * 2..]);
-        let cut_below = depth.is_some_and(|max| d + 1 == max)
-            && lines
-                .get(i + 1)
-                .is_some_and(|n| i + 1 < end && depth_of(n) > depth_of(lines[i]));
-        if cut_below {
-            out.push_str(" …");
-        }
-        out.push('\n');
-    }
-    Some(out)
-}
-
-/// `text` with every page text longer than `max_chars` characters (a `text: "…"` line: prose,
-/// never a control's name) cut at a word boundary before it and ended with `…`; and how many
-/// were cut.
-pub fn shorten(text: &str, max_chars: usize) -> (String, usize) {
-    let mut cut = 0;
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        let body = line.trim_start();
-        let indent = &line[..line.len() - body.len()];
-        let prose = body
-            .strip_prefix("- text: \"")
-            .and_then(|t| t.strip_suffix('"'));
-        match prose {
-            Some(p) if p.chars().count() > max_chars => {
-                let end = p.char_indices().nth(max_chars).map_or(p.len(), |(i, _)| i);
-                let head = &p[..end];
-                let head = head.rfind(' ').map_or(head, |space| &head[..space]);
-                out.push_str(&format!("{indent}- text: \"{}…\"\n", head.trim_end()));
-                cut += 1;
-            }
-            _ => {
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-    }
-    (out, cut)
-}
-
-/// The first `max_lines` lines of `text`, and how many were left out.
-pub fn limit(text: &str, max_lines: usize) -> (String, usize) {
-    let total = text.lines().count();
-    if total <= max_lines {
-        return (text.to_string(), 0);
-    }
-    let mut out: String = text
-        .lines()
-        .take(max_lines)
-        .flat_map(|l| [l, "\n"])
-        .collect();
-    if out.is_empty() {
-        out.push('\n');
-    }
-    (out, total - max_lines)
-}
-
-/// The lines of `text` that contain `query` (case-insensitive), with their ancestors (by
-/// indentation) so each match keeps its place; `None` when nothing matches.
-pub fn project(text: &str, query: &str) -> Option<String> {
-    let q = query.trim().to_lowercase();
-    if q.is_empty() {
-        return Some(text.to_string());
-    }
-    with_ancestors(text, |l| l.to_lowercase().contains(&q))
-}
-
-/// The lines of `text` that `pick` chooses, each with its ancestors (by indentation);
-/// `None` when it chooses none.
-fn with_ancestors(text: &str, mut pick: impl FnMut(&str) -> bool) -> Option<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let depth = depth_of;
-    let mut keep = vec![false; lines.len()];
-    let mut stack: Vec<usize> = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        while stack.last().is_some_and(|&j| depth(lines[j]) >= depth(l)) {
-            stack.pop();
-        }
-        if pick(l) {
-            keep[i] = true;
-            for &a in &stack {
-                keep[a] = true;
-            }
-        }
-        stack.push(i);
-    }
-    let kept: Vec<&str> = lines
-        .iter()
-        .zip(&keep)
-        .filter(|(_, k)| **k)
-        .map(|(l, _)| *l)
-        .collect();
-    (!kept.is_empty()).then(|| kept.join("\n") + "\n")
-}
-
-/// What changed from snapshot text `old` to `new`: the lines of `new` that `old` does not
-/// have (new, or changed in name, value, state or place), each with its ancestors so it can
-/// be placed, and how many lines of `old` are gone. Lines are compared whole, counted (a line
-/// twice in `new` and once in `old` is new once).
-pub fn changes(old: &str, new: &str) -> (Option<String>, usize) {
-    let mut before: HashMap<&str, usize> = HashMap::new();
-    for l in old.lines() {
-        *before.entry(l).or_default() += 1;
-    }
-    let diff = with_ancestors(new, |l| match before.get_mut(l) {
-        Some(n) if *n > 0 => {
-            *n -= 1;
-            false
-        }
-        _ => true,
-    });
-    (diff, before.values().sum())
-}
-
-/// One page of `text`: whole lines from line `from`, at most `max_lines` of them and at most
-/// `max_bytes` bytes (at least one line, so a page always moves on), and the line the next page
-/// starts at when something is left.
-pub fn page(
-    text: &str,
-    from: usize,
-    max_lines: usize,
-    max_bytes: usize,
-) -> (String, Option<usize>) {
-    let mut out = String::new();
-    for (shown, l) in text.lines().skip(from).enumerate() {
-        if shown >= max_lines.max(1) || (shown > 0 && out.len() + l.len() + 1 > max_bytes) {
-            return (out, Some(from + shown));
-        }
-        out.push_str(l);
-        out.push('\n');
-    }
-    (out, None)
-}
-
-#[cfg(test)]
-mod paging_tests {
-    use super::*;
-
-    #[test]
-    fn changes_keep_their_ancestors_and_count_what_went() {
-        let old = "- form\n  - textbox \"Name\" [ref=e1]\n  - textbox \"City\" [ref=e2]\n- link \"Home\" [ref=e3]\n";
-        let new = "- form\n  - textbox \"Name\" value=\"Ada\" [ref=e1]\n  - textbox \"City\" [ref=e2]\n- link \"Home\" [ref=e3]\n";
-        let (diff, gone) = changes(old, new);
-        assert_eq!(
-            diff.as_deref(),
-            Some("- form\n  - textbox \"Name\" value=\"Ada\" [ref=e1]\n")
-        );
-        assert_eq!(gone, 1, "the old line of the changed field");
-        assert_eq!(changes(new, new), (None, 0));
-    }
-
-    #[test]
-    fn pages_cut_between_lines_and_lose_none() {
-        let text: String = (0..10)
-            .map(|i| format!("- link \"L{i}\" [ref=e{i}]\n"))
-            .collect();
-        let mut from = 0;
-        let mut seen = String::new();
-        let mut pages = 0;
-        loop {
-            let (part, next) = page(&text, from, usize::MAX, 60);
-            assert!(part.len() <= 60, "{part}");
-            seen.push_str(&part);
-            pages += 1;
-            match next {
-                Some(n) => from = n,
-                None => break,
-            }
-        }
-        assert_eq!(seen, text, "every line once, in order");
-        assert!(pages > 3);
-        // One line longer than the budget still goes out whole.
-        assert_eq!(
-            page(&text, 0, 5, 3),
-            ("- link \"L0\" [ref=e0]\n".into(), Some(1))
-        );
-    }
-}
-
-#[cfg(test)]
-mod shorten_tests {
-    #[test]
-    fn long_prose_is_cut_at_a_word_and_said() {
-        let long = "word ".repeat(60);
-        let text = format!(
-            "- main\n  - text: \"{}\"\n  - text: \"short\"\n  - link \"{}\" [ref=e1]\n",
-            long.trim(),
-            long.trim()
-        );
-        let (out, cut) = super::shorten(&text, 20);
-        assert_eq!(cut, 1);
-        assert!(
-            out.contains("  - text: \"word word word word…\"\n"),
-            "{out}"
-        );
-        assert!(out.contains("- text: \"short\""), "{out}");
-        // A control's name is never cut.
-        assert!(
-            out.contains(&format!("link \"{}\" [ref=e1]", long.trim())),
-            "{out}"
-        );
-    }
 }
 
 #[cfg(test)]
@@ -698,6 +468,8 @@ mod tests {
         );
         assert_eq!(r.targets.len(), 3);
         assert_eq!(r.targets[2].frame, "child");
+        let depths: Vec<usize> = r.targets.iter().map(|t| t.depth).collect();
+        assert_eq!(depths, [1, 1, 2], "the depth of each ref's line");
         // The same nodes keep their refs; a new node gets a new one.
         let mut again = page();
         again[0]
@@ -754,42 +526,11 @@ mod tests {
         );
         assert_eq!(r.targets.len(), 5);
         assert_eq!(r.targets[3].backend, 14);
-    }
-
-    #[test]
-    fn a_query_keeps_matches_and_their_ancestors() {
-        let mut refs = RefTable::default();
-        let r = render(&page(), &mut refs, 100);
+        let link = &r.targets[0];
         assert_eq!(
-            project(&r.text, "next").unwrap(),
-            "- RootWebArea \"Fixture\"\n  - Iframe\n    - link \"Next page\" [ref=e3]\n"
+            (link.role.as_str(), link.name.as_str(), link.depth),
+            ("link", "Story", 1)
         );
-        assert_eq!(project(&r.text, "nothing like it"), None);
-    }
-
-    #[test]
-    fn scoping_by_ref_and_depth_keeps_the_subtree() {
-        let text = "- main\n  - form \"Sign in\" [ref=e1]\n    - textbox \"Name\" [ref=e12]\n    - group \"More\"\n      - checkbox \"Stay\" [ref=e13]\n  - link \"Help\" [ref=e2]\n";
-        assert_eq!(
-            scope(text, Some("e1"), None).unwrap(),
-            "- form \"Sign in\" [ref=e1]\n  - textbox \"Name\" [ref=e12]\n  - group \"More\"\n    - checkbox \"Stay\" [ref=e13]\n"
-        );
-        assert_eq!(
-            scope(text, Some("e1"), Some(2)).unwrap(),
-            "- form \"Sign in\" [ref=e1]\n  - textbox \"Name\" [ref=e12]\n  - group \"More\" …\n"
-        );
-        assert_eq!(scope(text, None, Some(1)).unwrap(), "- main …\n");
-        assert_eq!(scope(text, Some("e9"), None), None);
-        // "e1" is not a prefix match of "e12".
-        assert_eq!(
-            scope(text, Some("e12"), None).unwrap(),
-            "- textbox \"Name\" [ref=e12]\n"
-        );
-        assert_eq!(
-            limit(text, 2),
-            ("- main\n  - form \"Sign in\" [ref=e1]\n".into(), 4)
-        );
-        assert_eq!(limit(text, 10).1, 0);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The client against Debian's real chromium, headless: launch, attach to the page, read its
-//! accessibility tree into a snapshot with refs, evaluate, and the browser gone with its
-//! profile once dropped; a page whose tree is over 16 MiB of JSON read whole, with the
-//! connection still answering after it. Skips (visibly) without a browser, except under
-//! `CI=true`.
+//! accessibility tree into a snapshot with refs, evaluate (a promise awaited or not), and the
+//! browser gone with its profile once dropped; a page whose tree is over 16 MiB of JSON read
+//! whole, with the connection still answering after it. Skips (visibly) without a browser,
+//! except under `CI=true`.
 
 use std::time::{Duration, Instant};
 
@@ -81,6 +81,17 @@ fn a_launched_chromium_is_read_into_a_snapshot_with_refs() {
         script::evaluate(&cdp, &session, "document.title").expect("eval"),
         Evaluated::Value(json!("probe"))
     );
+    // A promise is awaited, or named when it is not to be.
+    let promise = "new Promise(r => setTimeout(() => r(7), 10))";
+    assert_eq!(
+        script::evaluate(&cdp, &session, promise).expect("eval"),
+        Evaluated::Value(json!(7))
+    );
+    assert_eq!(
+        script::evaluate_with(&cdp, &session, promise, false).expect("eval"),
+        Evaluated::Value(json!(script::PROMISE))
+    );
+    assert!(script::loaded(&cdp, &session) && script::loaded_past_blank(&cdp, &session));
     let pid = launched.pid();
     drop(cdp);
     drop(launched);

@@ -59,8 +59,8 @@ pub use action::{ActionReport, Check, Effect, Evidence, Outcome, Route, refused_
 pub use apps::{AppList, Found, RunningApp};
 pub use browser::{
     BrowserInfo, BrowserOutcome, Click, ConsoleMessage, Emulation, FormField, Go, PROSE_CHARS,
-    PageControl, PageInfo, PageShot, PageSnapshot, Request, RequestDetail, SnapshotView, Until,
-    browser_modifier, devtools_ports,
+    PageControl, PageInfo, PageShot, PageSnapshot, Request, RequestDetail, SNAPSHOT_LINES,
+    SnapshotAfter, SnapshotView, Until, browser_modifier, devtools_ports,
 };
 pub use capture::{CaptureTarget, Change, Screenshot, ScreenshotRequest};
 pub use clipboard::{ClipboardWrite, MAX_CLIPBOARD_BYTES};

@@ -82,6 +82,11 @@ pub(crate) fn clamp_duration(limit: Limit, d: Duration) -> Duration {
     Duration::from_millis(limit.clamp(ms))
 }
 
+// The browser channel's waits.
+
+/// How long a browser launch waits for its first page to load, in milliseconds (clamped).
+pub const PAGE_LOAD_MS: Limit = Limit { lo: 0, hi: 30_000 };
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,8 @@ use deskpilot_browser::input::{self, Key};
 use deskpilot_types::ErrorCode;
 use serde_json::{Value, json};
 
-use super::{BrowserOutcome, coded, dialog_after, unavailable};
+use super::effects::dialog_after;
+use super::{BrowserOutcome, coded, unavailable};
 use crate::{Error, Mutation, Session};
 
 /// One field to fill: its ref and what goes in it.

@@ -7,7 +7,8 @@ use deskpilot_browser::cdp::{ConsoleMessage, Request};
 use deskpilot_browser::page as cdp_page;
 use deskpilot_types::ErrorCode;
 
-use super::{BrowserOutcome, PageInfo, coded, dialog_words, unavailable};
+use super::effects::dialog_words;
+use super::{BrowserOutcome, PageInfo, coded, unavailable};
 use crate::{Error, Mutation, Session};
 
 /// Console levels from the most to the least severe; a level filter keeps its own and those

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use deskpilot_browser::input;
 
-use super::{BrowserOutcome, SETTLE, hit_point, judged};
+use super::BrowserOutcome;
+use super::effects::{SETTLE, judged};
+use super::refs::hit_point;
 use crate::{Error, Mutation, Session};
 
 /// How long a hover's effect is looked for.

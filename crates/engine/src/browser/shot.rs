@@ -128,7 +128,7 @@ impl Session {
             .is_some_and(|b| b.headless);
         let box_css = match &element {
             None => None,
-            Some(t) => Some(super::visible_quad(&cdp, &session, t, "to show")?.bounds()),
+            Some(t) => Some(super::refs::visible_quad(&cdp, &session, t, "to show")?.bounds()),
         };
         let geometry = script::metrics(&cdp, &session).map(Geometry);
         let png = cdp_page::capture_png(&cdp, &session, DRAW).map_err(|e| match e {

@@ -1,6 +1,6 @@
-//! A browser's tabs (new, select, close), a page's history (back, forward, reload) and how a
-//! page is shown (viewport size, colour scheme, reduced motion, print media), each read back
-//! from the browser or the page after it is done.
+//! A browser's tabs (new, select, close), where a page goes (a URL, back, forward, reload)
+//! and how a page is shown (viewport size, colour scheme, reduced motion, print media), each
+//! read back from the browser or the page after it is done.
 
 use std::time::{Duration, Instant};
 
@@ -9,7 +9,9 @@ use deskpilot_browser::{script, target as cdp_target};
 use deskpilot_types::ErrorCode;
 use serde_json::json;
 
-use super::{BrowserOutcome, coded, lock, pages_of, unavailable, wait_loaded};
+use super::launch::wait_loaded;
+use super::pages::pages_of;
+use super::{BrowserOutcome, coded, lock, unavailable};
 use crate::{Error, Mutation, Session};
 
 /// Where `browser_navigate` goes when it is not to a URL.
@@ -24,6 +26,36 @@ pub enum Go {
 const CLOSING: Duration = Duration::from_secs(5);
 
 impl Session {
+    /// Loads `url` in the page and waits for it to finish loading.
+    pub fn browser_navigate(&self, page: Option<&str>, url: &str) -> Result<BrowserOutcome, Error> {
+        let (cdp, session, info) = self.page(page)?;
+        self.gate(
+            Mutation::Other,
+            &format!(
+                "navigate \"{}\" ({}) to {}",
+                info.title,
+                info.url,
+                crate::safety::quoted(url)
+            ),
+        )?;
+        if let Some(e) = cdp_page::navigate(&cdp, &session, url).map_err(unavailable)? {
+            return Err(coded(ErrorCode::BrowserUnavailable, format!("{url}: {e}")));
+        }
+        wait_loaded(&cdp, &session);
+        self.with_page(info.browser, &info.id, |p| {
+            p.invalidate(format!("the page navigated to {url}"));
+        });
+        let now = self.page(Some(&info.id))?.2;
+        Ok(BrowserOutcome {
+            changed: Some(now.url != info.url || now.title != info.title),
+            detail: format!("navigated to {}", now.url),
+            page: now,
+            value: None,
+            snapshot: None,
+            mutation: true,
+        })
+    }
+
     /// Opens a new tab on `url` in the browser this client used last and makes it the
     /// current page.
     pub fn browser_tab_new(&self, url: &str) -> Result<BrowserOutcome, Error> {
@@ -190,8 +222,7 @@ impl Session {
         }
         wait_loaded(&cdp, &session);
         self.with_page(info.browser, &info.id, |p| {
-            p.latest.clear();
-            p.invalidated = Some(format!("the page went {}", verb.trim_start_matches("go ")));
+            p.invalidate(format!("the page went {}", verb.trim_start_matches("go ")));
         });
         let now = self.page_any(Some(&info.id))?.2;
         Ok(BrowserOutcome {

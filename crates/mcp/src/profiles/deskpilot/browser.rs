@@ -7,8 +7,8 @@
 //! snapshot comes with them only when asked (`snapshot: true`, or `"diff"` for what changed).
 
 use deskpilot_engine::{
-    BrowserInfo, BrowserOutcome, Check, Go, PageInfo, PageSnapshot, Session, SnapshotView, Until,
-    VerifyTarget,
+    BrowserInfo, BrowserOutcome, Check, Go, PageInfo, PageSnapshot, SnapshotAfter, SnapshotView,
+    Until, VerifyTarget,
 };
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
@@ -64,6 +64,16 @@ impl<'de> Deserialize<'de> for After {
             other => Err(serde::de::Error::custom(format!(
                 "snapshot: true, false or \"diff\" (only what changed), not {other}"
             ))),
+        }
+    }
+}
+
+impl From<After> for SnapshotAfter {
+    fn from(a: After) -> SnapshotAfter {
+        match a {
+            After::Nothing => SnapshotAfter::Nothing,
+            After::Snapshot => SnapshotAfter::Whole,
+            After::Diff => SnapshotAfter::Diff,
         }
     }
 }
@@ -322,28 +332,29 @@ fn browser_body(verb: &str, b: &BrowserInfo) -> Body {
 
 /// The lines a snapshot result shows.
 fn snapshot_text(s: &PageSnapshot) -> String {
-    let what = match (s.since, &s.whole_because) {
-        (Some(since), _) if s.text.trim().is_empty() => {
+    let v = &s.shown;
+    let what = match (v.since, &v.whole_because) {
+        (Some(since), _) if v.text.trim().is_empty() => {
             format!(", nothing changed since snapshot {since}")
         }
         (Some(since), _) => format!(
             ", only what changed since snapshot {since} (with the lines that place it; {} line(s) of it gone)",
-            s.gone
+            v.gone
         ),
         (None, Some(why)) => format!(", the whole page: {why}"),
         (None, None) => String::new(),
     };
-    let cut = match s.next {
+    let cut = match v.next {
         Some((n, line)) => format!(
             "\n{} more line(s) cut by the budget: browser_snapshot {{cursor: \"{n}:{line}\"}} (same other arguments) goes on.",
-            s.omitted
+            v.omitted
         ),
         None => String::new(),
     };
-    let cut = if s.shortened > 0 {
+    let cut = if v.shortened > 0 {
         format!(
             "{cut}\n{} long text(s) shortened to {} characters (…); scope or query shows them whole.",
-            s.shortened,
+            v.shortened,
             deskpilot_engine::PROSE_CHARS
         )
     } else {
@@ -351,20 +362,21 @@ fn snapshot_text(s: &PageSnapshot) -> String {
     };
     format!(
         "Snapshot {} of {} — {} refs{what}:\n{}{cut}\nRefs hold until the page changes; act with browser_click / browser_type.",
-        s.snapshot,
+        v.snapshot,
         page_line(&s.page),
         s.refs,
-        s.text.trim_end()
+        v.text.trim_end()
     )
 }
 
 fn snapshot_json(s: &PageSnapshot) -> serde_json::Value {
+    let v = &s.shown;
     json!({
-        "page": s.page, "snapshot": s.snapshot, "refs": s.refs,
-        "lines": s.lines, "omitted": s.omitted, "text": s.text,
-        "next_cursor": s.next.map(|(n, line)| format!("{n}:{line}")),
-        "since": s.since, "gone": s.gone, "whole_because": s.whole_because,
-        "shortened": s.shortened,
+        "page": s.page, "snapshot": v.snapshot, "refs": s.refs,
+        "lines": v.lines, "omitted": v.omitted, "text": v.text,
+        "next_cursor": v.next.map(|(n, line)| format!("{n}:{line}")),
+        "since": v.since, "gone": v.gone, "whole_because": v.whole_because,
+        "shortened": v.shortened,
     })
 }
 
@@ -386,46 +398,8 @@ pub(super) fn outcome_body(o: &BrowserOutcome) -> Body {
     )
 }
 
-/// Adds the page's snapshot (whole, or only what changed since its latest one) to an
-/// action's outcome, as `after` asks. `before` is the number of the page's latest snapshot
-/// before the action.
-pub(super) fn then_snapshot(
-    s: &Session,
-    after: After,
-    before: u64,
-    outcome: Result<BrowserOutcome, deskpilot_engine::Error>,
-) -> Result<BrowserOutcome, deskpilot_engine::Error> {
-    let mut o = outcome?;
-    if after != After::Nothing {
-        let since = (after == After::Diff && before != 0).then_some(before);
-        o.snapshot = s
-            .browser_snapshot(
-                Some(&o.page.id),
-                &SnapshotView {
-                    max_lines: DEFAULT_LINES,
-                    since,
-                    ..SnapshotView::default()
-                },
-            )
-            .ok();
-    }
-    Ok(o)
-}
-
-/// The number of the latest snapshot of the page an action works on, when the action's
-/// answer is to be a diff against it (0: none, unknown, or no diff asked for). Looked up only
-/// then: it costs a round trip to the browser.
-pub(super) fn latest_snapshot(s: &Session, after: After, page: &str) -> u64 {
-    if after != After::Diff {
-        return 0;
-    }
-    s.browser_page(Some(page))
-        .map(|p| s.browser_snapshot_number(&p))
-        .unwrap_or(0)
-}
-
 /// Lines a snapshot shows unless told otherwise.
-const DEFAULT_LINES: usize = 2000;
+const DEFAULT_LINES: usize = deskpilot_engine::SNAPSHOT_LINES;
 
 impl DeskpilotServer {
     pub(super) fn browser_step(&self, what: &'static str) -> report::Step {
@@ -515,22 +489,22 @@ impl DeskpilotServer {
             &WORDING,
             self.browser_step("browser_navigate"),
             move |s| {
-                let before = latest_snapshot(s, a.snapshot, &a.page);
-                let done = match (a.go, a.url.trim().is_empty()) {
-                    (Some(go), true) => s.browser_go(
-                        Some(&a.page),
-                        match go {
-                            GoArg::Back => Go::Back,
-                            GoArg::Forward => Go::Forward,
-                            GoArg::Reload => Go::Reload,
-                        },
-                    ),
-                    (None, false) => s.browser_navigate(Some(&a.page), &a.url),
-                    _ => Err(deskpilot_engine::Error::InvalidArgument {
-                        message: "give url or go (back, forward, reload), one of them".into(),
-                    }),
-                };
-                then_snapshot(s, a.snapshot, before, done)
+                s.browser_then(Some(&a.page), a.snapshot.into(), |s| {
+                    match (a.go, a.url.trim().is_empty()) {
+                        (Some(go), true) => s.browser_go(
+                            Some(&a.page),
+                            match go {
+                                GoArg::Back => Go::Back,
+                                GoArg::Forward => Go::Forward,
+                                GoArg::Reload => Go::Reload,
+                            },
+                        ),
+                        (None, false) => s.browser_navigate(Some(&a.page), &a.url),
+                        _ => Err(deskpilot_engine::Error::InvalidArgument {
+                            message: "give url or go (back, forward, reload), one of them".into(),
+                        }),
+                    }
+                })
             },
             outcome_body,
         )
@@ -605,8 +579,8 @@ impl DeskpilotServer {
             &WORDING,
             self.browser_step("browser_click"),
             move |s| {
-                let before = latest_snapshot(s, a.snapshot, "");
-                let done = a.click().and_then(|how| {
+                s.browser_then(None, a.snapshot.into(), |s| {
+                    let how = a.click()?;
                     if a.hover {
                         s.browser_hover(&a.element)
                     } else if !a.to.trim().is_empty() {
@@ -614,8 +588,7 @@ impl DeskpilotServer {
                     } else {
                         s.browser_click_with(&a.element, &how)
                     }
-                });
-                then_snapshot(s, a.snapshot, before, done)
+                })
             },
             outcome_body,
         )
@@ -639,13 +612,9 @@ impl DeskpilotServer {
             &WORDING,
             self.browser_step("browser_type"),
             move |s| {
-                let before = latest_snapshot(s, a.snapshot, "");
-                then_snapshot(
-                    s,
-                    a.snapshot,
-                    before,
-                    s.browser_type(&a.element, &a.text, a.submit),
-                )
+                s.browser_then(None, a.snapshot.into(), |s| {
+                    s.browser_type(&a.element, &a.text, a.submit)
+                })
             },
             outcome_body,
         )
@@ -718,13 +687,9 @@ impl DeskpilotServer {
             &WORDING,
             self.browser_step("browser_press_key"),
             move |s| {
-                let before = latest_snapshot(s, a.snapshot, &a.page);
-                then_snapshot(
-                    s,
-                    a.snapshot,
-                    before,
-                    s.browser_press_key(Some(&a.page), &a.keys),
-                )
+                s.browser_then(Some(&a.page), a.snapshot.into(), |s| {
+                    s.browser_press_key(Some(&a.page), &a.keys)
+                })
             },
             outcome_body,
         )

@@ -9,7 +9,7 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::browser::{After, latest_snapshot, outcome_body, page_line, then_snapshot};
+use super::browser::{After, outcome_body, page_line};
 use super::wording::WORDING;
 use super::{DeskpilotServer, done, error};
 use crate::kit::report;
@@ -282,10 +282,7 @@ impl DeskpilotServer {
             self.session(),
             &WORDING,
             self.browser_step("browser_fill"),
-            move |s| {
-                let before = latest_snapshot(s, a.snapshot, "");
-                then_snapshot(s, a.snapshot, before, s.browser_fill(&fields))
-            },
+            move |s| s.browser_then(None, a.snapshot.into(), |s| s.browser_fill(&fields)),
             outcome_body,
         )
         .await

@@ -7,9 +7,10 @@
 //! button's own text is not a second control) — and clicked by name: an ambiguous name lists
 //! the candidates and clicks nothing.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine as _;
+use deskpilot_engine::limits::PAGE_LOAD_MS;
 use deskpilot_engine::pipeline::ImageFormat;
 use deskpilot_engine::{BrowserOutcome, Error, PageControl, PageInfo, Session};
 use deskpilot_types::ErrorCode;
@@ -293,7 +294,7 @@ impl DesktopOsServer {
         Parameters(a): Parameters<LaunchArgs>,
     ) -> CallToolResult {
         let session = self.session();
-        let wait = Duration::from_millis(a.wait_ms.min(30_000));
+        let wait = Duration::from_millis(PAGE_LOAD_MS.clamp(a.wait_ms));
         let (url, headless, path, port) = (a.url.clone(), a.headless, a.browser_path, a.port);
         let run = render::blocking(
             self.request_timeout() + wait + SLACK,
@@ -301,22 +302,11 @@ impl DesktopOsServer {
             move || {
                 let program = path.as_deref().map(std::path::Path::new);
                 let info = session.browser_launch_with(&url, headless, program, port)?;
-                // Until the first page has loaded, or waitMs.
-                let deadline = Instant::now() + wait;
-                let page = info.pages.first().map(|p| p.id.clone());
-                // A page shows about:blank, complete, before it starts loading its URL.
-                let blank_ok = url.trim().is_empty() || url.trim() == "about:blank";
-                while Instant::now() < deadline {
-                    let ready = session
-                        .browser_eval(page.as_deref(), "[document.readyState, location.href]")
-                        .ok()
-                        .and_then(|o| o.value)
-                        .is_some_and(|v| v[0] == "complete" && (blank_ok || v[1] != "about:blank"));
-                    if ready {
-                        break;
-                    }
-                    std::thread::sleep(Duration::from_millis(50));
-                }
+                // Until the first page has loaded (its URL, not the blank page before it), or
+                // waitMs.
+                let page = info.pages.first().map(|p| p.id.as_str());
+                let blank = url.trim().is_empty() || url.trim() == "about:blank";
+                session.browser_wait_loaded(page, wait, !blank);
                 Ok::<_, Error>(info)
             },
         )
@@ -644,17 +634,15 @@ impl DesktopOsServer {
     pub async fn desktop_cdp_eval(&self, Parameters(a): Parameters<EvalArgs>) -> CallToolResult {
         let session = self.session();
         let await_promise = a.await_promise;
-        let run = render::blocking(self.request_timeout() + SLACK, "desktop_cdp_eval", move || {
-            let cdp = page_of(&session, &a.session)?;
-            // Without awaitPromise a promise comes back as the promise, not its value.
-            let expression = if await_promise {
-                a.expression.clone()
-            } else {
-                format!("(() => {{ const v = ({}); return v instanceof Promise ? '[object Promise]' : v; }})()", a.expression)
-            };
-            let o = session.browser_eval(Some(&cdp.page), &expression)?;
-            Ok((cdp.id, o))
-        })
+        let run = render::blocking(
+            self.request_timeout() + SLACK,
+            "desktop_cdp_eval",
+            move || {
+                let cdp = page_of(&session, &a.session)?;
+                let o = session.browser_eval_with(Some(&cdp.page), &a.expression, await_promise)?;
+                Ok((cdp.id, o))
+            },
+        )
         .await;
         match run {
             Ok((sid, o)) => {

@@ -1,0 +1,1 @@
+(v) => v instanceof Promise ? '[object Promise]' : v
