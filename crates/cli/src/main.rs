@@ -152,6 +152,7 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,deskpilot=info")),
         )
         .init();
+    deskpilot_mcp::set_spill_root(std::env::temp_dir());
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Serve {

@@ -17,8 +17,7 @@ use deskpilot_types::WindowInfo;
 
 use crate::{Error, Mutation, Session};
 
-/// Longest a launch may wait for a window.
-pub const MAX_LAUNCH_WAIT: Duration = Duration::from_secs(60);
+pub use crate::limits::MAX_LAUNCH_WAIT;
 /// How much of a launched program's stderr is kept.
 const STDERR_TAIL: usize = 2000;
 const POLL: Duration = Duration::from_millis(25);

@@ -1,7 +1,8 @@
 //! The numeric limits of engine requests, each defined and checked once here (ripgrep's flag
 //! definitions hold their own ranges): how many clicks a click makes, how long `wait_for
 //! stable` wants the pixels quiet, how long a tree read may take, how long a shell command
-//! may run and how often a verified one is retried.
+//! may run and how often a verified one is retried, and every pause and wait cap (a `wait`
+//! tool's pause, a `wait_for`'s deadline, a launch's wait for its window, a page wait).
 //!
 //! A request type applies its limit (a count out of range is refused with [`OutOfRange`]; a
 //! duration is clamped, as it always was); a profile only words the range, taking the bounds
@@ -76,6 +77,25 @@ pub const SHELL_TIMEOUT_MS: Limit = Limit { lo: 1, hi: 600_000 };
 /// How many times `shell_exec_verified` may run its command again (refused outside).
 pub const SHELL_RETRIES: Limit = Limit { lo: 0, hi: 5 };
 
+/// How long a `wait` tool pauses, in seconds (refused outside; fractions are taken).
+pub const PAUSE_SECONDS: Limit = Limit { lo: 0, hi: 30 };
+
+/// Longest `timeout` a `wait_for` accepts (longer ones are cut to it).
+pub const MAX_WAIT: Duration = Duration::from_secs(60);
+
+/// Longest a launch may wait for its window (refused beyond).
+pub const MAX_LAUNCH_WAIT: Duration = Duration::from_secs(60);
+
+/// How long a page wait (`browser_wait_for`) may take, in milliseconds (clamped).
+pub const PAGE_WAIT_MS: Limit = Limit { lo: 1, hi: 60_000 };
+
+impl Limit {
+    /// Whether a fractional `value` (seconds of a pause) lies inside.
+    pub fn contains_f64(self, value: f64) -> bool {
+        (self.lo as f64..=self.hi as f64).contains(&value)
+    }
+}
+
 /// A duration clamped to a millisecond limit.
 pub(crate) fn clamp_duration(limit: Limit, d: Duration) -> Duration {
     let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
@@ -109,6 +129,11 @@ mod tests {
         assert_eq!(SHELL_RETRIES.check(5), Ok(5));
         assert!(SHELL_RETRIES.check(6).is_err());
         assert_eq!(STABLE_MS.clamp(10), 50);
+        assert!(PAUSE_SECONDS.contains_f64(0.5) && PAUSE_SECONDS.contains_f64(30.0));
+        assert!(!PAUSE_SECONDS.contains_f64(30.5) && !PAUSE_SECONDS.contains_f64(-0.1));
+        assert!(!PAUSE_SECONDS.contains_f64(f64::NAN));
+        assert_eq!(PAUSE_SECONDS.words(), "0–30");
+        assert_eq!(PAGE_WAIT_MS.clamp(90_000), 60_000);
         assert_eq!(
             clamp_duration(TREE_TIMEOUT_MS, Duration::from_secs(3600)),
             Duration::from_secs(30)

@@ -19,8 +19,7 @@ use crate::signature::{Signature, difference};
 use crate::tree::TreeRequest;
 use crate::{Error, Session, WindowRef};
 
-/// Longest `timeout` a wait accepts.
-pub const MAX_WAIT: Duration = Duration::from_secs(60);
+pub use crate::limits::MAX_WAIT;
 /// What to wait for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WaitKind {

@@ -2,10 +2,12 @@
 //! carry it and every profile's tool argument parses into it (`"left"`, `"right"`,
 //! `"middle"`), each profile wording the argument in its own field description.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-/// A mouse button; `left` when a tool argument leaves it out.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// A mouse button; `left` when a tool argument leaves it out. Parsed, never serialized (a
+/// result names it with [`MouseButton::name`]), so a schema states no default the profile's
+/// own field description does not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MouseButton {
     #[default]

@@ -15,10 +15,12 @@ pub(crate) mod capture;
 pub(crate) mod clipboard;
 pub(crate) mod context;
 pub(crate) mod filter;
+pub(crate) mod image;
 pub(crate) mod memory;
 pub use filter::ToolFilter;
 pub(crate) mod perceive;
 pub(crate) mod pick;
+pub(crate) mod pointer;
 pub(crate) mod progress;
 pub(crate) mod render;
 pub(crate) mod report;
@@ -26,6 +28,7 @@ pub(crate) mod schema;
 pub(crate) mod server;
 pub(crate) mod shell;
 pub(crate) mod skills;
+pub(crate) mod spill;
 
 pub use args::Parameters;
 
@@ -54,4 +57,13 @@ pub trait Wording: Send + Sync + 'static {
     /// The text + image + structured result for a screenshot (`kind`: "Screenshot",
     /// "Observation", …; `what`: what it shows).
     fn image(&self, kind: &str, shot: &Screenshot, what: &str) -> CallToolResult;
+    /// Fields this profile's answers carry beside the engine's screen verdict of an action
+    /// whose check sampled `target` (an object, added to `structuredContent`): none by default.
+    fn verdict_fields(
+        &self,
+        _verdict: &deskpilot_engine::Verdict,
+        _target: deskpilot_engine::VerifyTarget,
+    ) -> serde_json::Value {
+        serde_json::Value::Null
+    }
 }

@@ -101,6 +101,17 @@ pub(crate) fn perception(
     focus: &str,
     id: fn(WindowId) -> String,
 ) -> (String, Value) {
+    perception_with(p, focus, id, |_| Value::Null)
+}
+
+/// [`perception`] with the fields a profile adds to each window's object (its own names for
+/// the id and the frame), made from the typed window rather than the rendered JSON.
+pub(crate) fn perception_with(
+    p: &Perception,
+    focus: &str,
+    id: fn(WindowId) -> String,
+    window_fields: impl Fn(&deskpilot_types::WindowInfo) -> Value,
+) -> (String, Value) {
     let counts: Vec<String> = WindowVerdict::ALL
         .iter()
         .filter(|v| **v != WindowVerdict::Consistent)
@@ -140,7 +151,7 @@ pub(crate) fn perception(
         .iter()
         .map(|w| {
             let win = &w.window;
-            json!({
+            let mut v = json!({
                 "id": win.id,
                 "title": win.title,
                 "process": win.process,
@@ -163,7 +174,11 @@ pub(crate) fn perception(
                 "stddev": w.stddev,
                 "own_pixels": w.own.as_ref().map(own_json),
                 "evidence": evidence(w, focus, id),
-            })
+            });
+            if let (Value::Object(m), Value::Object(more)) = (&mut v, window_fields(win)) {
+                m.extend(more);
+            }
+            v
         })
         .collect();
     let counts: serde_json::Map<String, Value> = WindowVerdict::ALL

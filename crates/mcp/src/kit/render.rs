@@ -5,7 +5,7 @@
 //! here, each profile passing its own words.
 
 use deskpilot_engine::{Effect, Error, Note, refused_effect};
-use deskpilot_types::{Monitor, WindowState};
+use deskpilot_types::{ErrorCode, Monitor, WindowState};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
@@ -103,6 +103,22 @@ pub(crate) fn masks_and_notes(
         text.push_str("\nNote: ");
         text.push_str(&note.to_string());
     }
+}
+
+/// The hint several profiles give in the same words — an argument to fix, an approval refused,
+/// a bug — for a profile's [`Wording::hint`] to answer first; `None` for the codes each
+/// profile words itself.
+pub(crate) fn common_hint(code: ErrorCode) -> Option<&'static str> {
+    Some(match code {
+        ErrorCode::InvalidArgument => "Fix the argument named in the message and call again.",
+        ErrorCode::ApprovalUnavailable | ErrorCode::ApprovalDenied => {
+            "Nothing was performed. Ask the human to approve, or operate differently."
+        }
+        ErrorCode::Internal => {
+            "This is a deskpilot bug: retry once, then report it with the message."
+        }
+        _ => return None,
+    })
 }
 
 /// One indented line per monitor: `  0 HDMI-1 1920x1080+0+0 primary`.

@@ -60,17 +60,18 @@ where
     match run {
         Ok(report) => {
             let b = body(&report.outcome);
-            render(report, b, wording)
+            render(report, b, wording, target)
         }
         Err(e) => render::error(&e, wording),
     }
 }
 
-/// The result of a mutating action that succeeded.
+/// The result of a mutating action that succeeded; `target` is what its check sampled.
 pub(crate) fn render<T>(
     report: ActionReport<T>,
     body: Body,
     wording: &dyn Wording,
+    target: VerifyTarget,
 ) -> CallToolResult {
     let Body {
         mut text,
@@ -110,6 +111,11 @@ pub(crate) fn render<T>(
             "waited_ms": waited,
             "target": v.what,
         });
+        if let (Value::Object(s), Value::Object(more)) =
+            (&mut structured, wording.verdict_fields(&v, target))
+        {
+            s.extend(more);
+        }
         if let Some(shot) = &v.screenshot {
             let image = wording.image("Observation", shot, &v.what);
             structured["observation"] = image.structured_content.unwrap_or_default();

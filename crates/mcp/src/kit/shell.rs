@@ -304,7 +304,7 @@ impl<P: ProfileSpec> Server<P> {
         match self.shell_report(what, budget, f).await {
             Ok(report) => {
                 let body = body(&report.outcome.done);
-                report::render(report, body, P::wording())
+                report::render(report, body, P::wording(), VerifyTarget::Screen)
             }
             Err(e) => shell_failure(session, &e, P::wording()),
         }
@@ -558,7 +558,7 @@ impl<P: ProfileSpec> Server<P> {
             Ok(report) => match &report.outcome.done {
                 ShellDone::Verified(run) if run.passed => {
                     let body = verified_body(run, &a.session, &a.command);
-                    report::render(report, body, P::wording())
+                    report::render(report, body, P::wording(), VerifyTarget::Screen)
                 }
                 ShellDone::Verified(run) => {
                     render_verified_failure(run, &a.session, &a.command, P::wording())

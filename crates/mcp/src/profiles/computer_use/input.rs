@@ -26,26 +26,6 @@ use super::{ComputerUseServer, MAX_EDGE, error};
 use crate::kit::Parameters;
 use crate::kit::report::{self, Body};
 
-/// `left`, `right` or `middle`.
-#[derive(Debug, Clone, Copy, Default, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum MouseButton {
-    #[default]
-    Left,
-    Right,
-    Middle,
-}
-
-impl From<MouseButton> for Button {
-    fn from(b: MouseButton) -> Button {
-        match b {
-            MouseButton::Left => Button::Left,
-            MouseButton::Right => Button::Right,
-            MouseButton::Middle => Button::Middle,
-        }
-    }
-}
-
 /// `up`, `down`, `left` or `right`.
 #[derive(Debug, Clone, Copy, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -80,8 +60,9 @@ pub struct ClickArgs {
     /// 1–3 (default 1).
     #[serde(default = "one")]
     pub click_count: u8,
+    /// `left`, `right` or `middle`.
     #[serde(default)]
-    pub mouse_button: MouseButton,
+    pub mouse_button: Button,
 }
 
 fn one() -> u8 {
@@ -170,8 +151,9 @@ pub struct DragArgs {
     pub to_element_index: Option<usize>,
     #[serde(default)]
     pub screenshot_id: Option<u64>,
+    /// `left`, `right` or `middle`.
     #[serde(default)]
-    pub mouse_button: MouseButton,
+    pub mouse_button: Button,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -414,19 +396,9 @@ fn keyboard_body(first: String, o: &KeyboardOutcome) -> Body {
 
 /// Parses "ctrl+s" / "Return" / "+" into keys.
 fn parse_key(key: &str) -> Result<Vec<Key>, Error> {
-    let parts: Vec<&str> = if key.chars().count() > 1 && key.contains('+') {
-        key.split('+').collect()
-    } else {
-        vec![key]
-    };
-    parts
-        .into_iter()
-        .map(|p| {
-            p.parse::<Key>().map_err(|e| Error::InvalidArgument {
-                message: e.to_string(),
-            })
-        })
-        .collect()
+    Key::parse_chord(key).map_err(|e| Error::InvalidArgument {
+        message: e.unknown().to_string(),
+    })
 }
 
 fn step(what: &'static str, timeout: std::time::Duration) -> report::Step {
@@ -453,7 +425,7 @@ impl ComputerUseServer {
         )
     )]
     pub async fn click(&self, Parameters(a): Parameters<ClickArgs>) -> CallToolResult {
-        let button = Button::from(a.mouse_button);
+        let button = a.mouse_button;
         let count = a.click_count;
         match (a.element_index, a.x, a.y) {
             (Some(i), None, None) => {
@@ -662,7 +634,7 @@ impl ComputerUseServer {
         )
     )]
     pub async fn drag(&self, Parameters(a): Parameters<DragArgs>) -> CallToolResult {
-        let button = Button::from(a.mouse_button);
+        let button = a.mouse_button;
         report::act(
             self.session(),
             &WORDING,

@@ -158,7 +158,7 @@ pub struct ClickArgs {
     #[serde(rename = "ref")]
     pub element: String,
     #[serde(default)]
-    pub button: Option<ButtonArg>,
+    pub button: Option<deskpilot_types::MouseButton>,
     /// 2: double.
     #[serde(default)]
     pub count: Option<u32>,
@@ -173,14 +173,6 @@ pub struct ClickArgs {
     pub to: String,
     #[serde(default)]
     pub snapshot: After,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ButtonArg {
-    Left,
-    Right,
-    Middle,
 }
 
 impl ClickArgs {
@@ -207,11 +199,7 @@ impl ClickArgs {
             return Err(bad("hover or to (drag), not both".to_string()));
         }
         Ok(deskpilot_engine::Click {
-            button: match self.button {
-                Some(ButtonArg::Right) => "right",
-                Some(ButtonArg::Middle) => "middle",
-                _ => "left",
-            },
+            button: self.button.unwrap_or_default().name(),
             count,
             modifiers,
         })
@@ -710,7 +698,7 @@ impl DeskpilotServer {
     pub async fn browser_wait_for(&self, Parameters(a): Parameters<WaitArgs>) -> CallToolResult {
         let timeout = std::time::Duration::from_millis(match a.timeout_ms {
             0 => 10_000,
-            t => t.min(60_000),
+            t => deskpilot_engine::limits::PAGE_WAIT_MS.clamp(t),
         });
         let until = match (a.text.is_empty(), a.selector.is_empty(), a.until) {
             (false, true, None) => Until::Text(a.text),

@@ -61,20 +61,13 @@ fn keyboard_body(text: String, o: &KeyboardOutcome, mut structured: serde_json::
     Body::new(text, structured)
 }
 
-/// Parses key names; "ctrl+s" splits on '+', while "+" alone is the plus key.
+/// The keys of every entry, each a chord of its own ("ctrl+s", or "+" for the plus key).
 fn parse_keys(names: &[String]) -> Result<Vec<Key>, Error> {
     let mut keys = Vec::new();
     for name in names {
-        let parts: Vec<&str> = if name.chars().count() > 1 && name.contains('+') {
-            name.split('+').collect()
-        } else {
-            vec![name]
-        };
-        for part in parts {
-            keys.push(part.parse::<Key>().map_err(|e| Error::InvalidArgument {
-                message: e.to_string(),
-            })?);
-        }
+        keys.extend(Key::parse_chord(name).map_err(|e| Error::InvalidArgument {
+            message: e.unknown().to_string(),
+        })?);
     }
     Ok(keys)
 }

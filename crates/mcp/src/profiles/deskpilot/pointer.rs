@@ -41,15 +41,6 @@ pub enum HitTestArg {
     Off,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ButtonArg {
-    #[default]
-    Left,
-    Right,
-    Middle,
-}
-
 /// A point and how to read it.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -98,7 +89,7 @@ pub struct ClickArgs {
     pub hit_test: Option<HitTestArg>,
     /// Default left.
     #[serde(default)]
-    pub button: ButtonArg,
+    pub button: Button,
     /// Clicks, 1–3 (default 1).
     #[serde(default = "one")]
     pub count: u8,
@@ -154,7 +145,7 @@ pub struct DragArgs {
     pub steps: u32,
     /// Default left.
     #[serde(default)]
-    pub button: ButtonArg,
+    pub button: Button,
     /// 0: last.
     #[serde(default)]
     pub screenshot_id: u64,
@@ -237,38 +228,19 @@ fn modifiers(names: &[String]) -> Result<Vec<Key>, Error> {
         .collect()
 }
 
-fn button(b: ButtonArg) -> Button {
-    match b {
-        ButtonArg::Left => Button::Left,
-        ButtonArg::Right => Button::Right,
-        ButtonArg::Middle => Button::Middle,
-    }
-}
-
 /// An action's outcome in words: what was done, where it landed, what is under it.
 fn body(label: &str, o: &PointerOutcome) -> Body {
-    let r = &o.receipt;
-    let mut text = format!(
-        "{label} at physical ({}, {}); pointer landed at ({}, {}){}.",
-        o.point.x,
-        o.point.y,
-        r.x,
-        r.y,
-        if r.retried { " after one retry" } else { "" }
-    );
-    if let Some(w) = &o.window {
-        text.push_str(&format!("\nUnder the point: {} {}.", w.id, w.label()));
-    }
-    for w in &o.warnings {
-        text.push_str("\nWarning: ");
-        text.push_str(&w.to_string());
-    }
-    Body::new(
-        text,
+    crate::kit::pointer::body(
+        &format!(
+            "{label} at physical ({}, {}); pointer ",
+            o.point.x, o.point.y
+        ),
+        o,
+        |w| format!("{} {}", w.id, w.label()),
         json!({
             "action": label,
             "point": o.point,
-            "receipt": r,
+            "receipt": o.receipt,
             "window": o.window,
             "warnings": o.warnings,
         }),
@@ -330,7 +302,7 @@ impl DeskpilotServer {
                             .to_string(),
                     });
                 }
-                let (b, count, m) = (button(a.button), a.count, self.mode(a.hit_test));
+                let (b, count, m) = (a.button, a.count, self.mode(a.hit_test));
                 let check = Check::new(a.verify, a.observe);
                 return self
                     .click_element(a.element.trim().to_string(), b, count, m, check)
@@ -345,7 +317,7 @@ impl DeskpilotServer {
             }
         };
         let t = self.target(x, y, a.screenshot_id, a.coordinates);
-        let (b, count, m) = (button(a.button), a.count, self.mode(a.hit_test));
+        let (b, count, m) = (a.button, a.count, self.mode(a.hit_test));
         self.run_pointer(
             "click",
             &a.modifiers,
@@ -466,7 +438,7 @@ impl DeskpilotServer {
     pub async fn drag(&self, Parameters(a): Parameters<DragArgs>) -> CallToolResult {
         let from = self.target(a.from_x, a.from_y, a.screenshot_id, a.coordinates);
         let to = self.target(a.to_x, a.to_y, a.screenshot_id, a.coordinates);
-        let (b, steps, m) = (button(a.button), a.steps, self.mode(a.hit_test));
+        let (b, steps, m) = (a.button, a.steps, self.mode(a.hit_test));
         self.run_pointer(
             "drag",
             &a.modifiers,

@@ -152,7 +152,7 @@ impl DeskpilotServer {
         };
         text.push_str(&format!(
             "\nHost: {}. Overlay: {} (mode {}{}){}. Kill switch: {kill_switch}. Approval: {}. Mutating actions so far: {}. Coordinates: x/y are read in the last screenshot's image pixels unless coordinates = \"physical\".",
-            if g.stop.as_ref().is_some_and(|s| s.reason.name() == "host-exited") {
+            if g.stop.as_ref().is_some_and(|s| matches!(s.reason, deskpilot_engine::StopReason::HostExited(_))) {
                 "exited"
             } else {
                 "running"
@@ -206,7 +206,7 @@ impl DeskpilotServer {
             "blocklist_entries": safety.blocklist.len(),
             "allow_launch": safety.allow_launch,
             "allow_close_window": safety.allow_close_window,
-            "host": if g.stop.as_ref().is_some_and(|s| s.reason.name() == "host-exited") { "exited" } else { "running" },
+            "host": if g.stop.as_ref().is_some_and(|s| matches!(s.reason, deskpilot_engine::StopReason::HostExited(_))) { "exited" } else { "running" },
             "overlay": {
                 "mode": safety.overlay.as_str(),
                 "visible": g.overlay_visible,

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::kit::Parameters;
+use deskpilot_engine::limits::PAUSE_SECONDS;
 use deskpilot_engine::{Error, MAX_WAIT, WaitKind, WaitRequest};
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
@@ -82,9 +83,9 @@ impl DeskpilotServer {
         Parameters(a): Parameters<WaitArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        if !(0.0..=30.0).contains(&a.seconds) {
+        if !PAUSE_SECONDS.contains_f64(a.seconds) {
             return error(&Error::InvalidArgument {
-                message: format!("seconds {} must be 0–30", a.seconds),
+                message: format!("seconds {} must be {}", a.seconds, PAUSE_SECONDS.words()),
             });
         }
         let length = Duration::from_secs_f64(a.seconds);

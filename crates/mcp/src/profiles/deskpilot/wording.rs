@@ -1,14 +1,12 @@
 //! How the `deskpilot` profile words what the kit renders: hints that name this profile's
 //! tools and parameters, the advice for an unverified effect, and the screenshot text.
 
-use base64::Engine as _;
 use deskpilot_engine::Screenshot;
-use deskpilot_engine::pipeline::ImageFormat;
 use deskpilot_types::ErrorCode;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
-use crate::kit::Wording;
+use crate::kit::{Wording, image};
 
 /// The `deskpilot` profile's wording.
 #[derive(Debug)]
@@ -23,11 +21,13 @@ pub(crate) fn error(e: &deskpilot_engine::Error) -> CallToolResult {
 
 impl Wording for Deskpilot {
     fn hint(&self, code: ErrorCode) -> &'static str {
+        if let Some(hint) = crate::kit::render::common_hint(code) {
+            return hint;
+        }
         if let Some(hint) = crate::kit::context::pick_hint(code) {
             return hint;
         }
         match code {
-            ErrorCode::InvalidArgument => "Fix the argument named in the message and call again.",
             ErrorCode::WindowNotFound => {
                 "The window is gone or the id is wrong: call list_windows and use an id from its answer."
             }
@@ -134,9 +134,6 @@ impl Wording for Deskpilot {
             ErrorCode::ResumeTooSoon => {
                 "Ask the human first, then retry: the delay exists so the agent cannot immediately undo a human stop."
             }
-            ErrorCode::ApprovalUnavailable | ErrorCode::ApprovalDenied => {
-                "Nothing was performed. Ask the human to approve, or operate differently."
-            }
             ErrorCode::ShellUnavailable => {
                 "Shell tools cannot work on this machine: install bash (or PowerShell on Windows), or do the step another way."
             }
@@ -170,9 +167,6 @@ impl Wording for Deskpilot {
             ErrorCode::SkillsReloadFailed => {
                 "The skill directory could not be read (the message says why); call app_skill again without refresh, or ask the human to fix the directory."
             }
-            ErrorCode::Internal => {
-                "This is a deskpilot bug: retry once, then report it with the message."
-            }
             ErrorCode::MemoryUnavailable => {
                 "Work without memory: list_windows and get_window_state show what is there now; the message says how a human can turn memory on or fix its directory."
             }
@@ -204,11 +198,8 @@ pub(crate) fn done(text: String, structured: serde_json::Value) -> CallToolResul
 /// The text + image + structured result every image-returning tool shares.
 pub(crate) fn image_result(kind: &str, shot: &Screenshot, what: &str) -> CallToolResult {
     let v = &shot.view;
-    let format = match shot.image.format {
-        ImageFormat::Jpeg { .. } => "jpeg",
-        ImageFormat::Png => "png",
-    };
-    let mut text = format!(
+    let format = image::format_name(shot.image.format);
+    let head = format!(
         "{kind} {id}: {w}x{h} {fmt} ({kb} KB) of {what} at {cap}, scale {scale:.4}.\n\
          Coordinates: x/y read off this image map to physical = ({cx}, {cy}) + image / {scale:.4}; \
          pass screenshot_id {id} with them.",
@@ -223,27 +214,22 @@ pub(crate) fn image_result(kind: &str, shot: &Screenshot, what: &str) -> CallToo
         cx = v.capture.x,
         cy = v.capture.y,
     );
-    crate::kit::render::masks_and_notes(&mut text, shot.masked_regions, &shot.notes, |n| {
-        format!("{n} privacy-masked regions are blacked out.")
-    });
-    let data = base64::engine::general_purpose::STANDARD.encode(&shot.image.bytes);
-    let mut result = CallToolResult::success(vec![
-        ContentBlock::text(text),
-        ContentBlock::image(data, shot.image.format.mime_type()),
-    ]);
-    result.structured_content = Some(json!({
-        "screenshot_id": shot.id,
-        "view": v,
-        "format": format,
-        "bytes": shot.image.bytes.len(),
-        "window": shot.window,
-        "masked_regions": shot.masked_regions,
-        "notes": shot.notes,
-        "timings_ms": {
-            "capture": shot.capture_time.as_secs_f64() * 1e3,
-            "resize": shot.image.resize_time.as_secs_f64() * 1e3,
-            "encode": shot.image.encode_time.as_secs_f64() * 1e3,
-        },
-    }));
-    result
+    image::answer(
+        head,
+        shot,
+        json!({
+            "screenshot_id": shot.id,
+            "view": v,
+            "format": format,
+            "bytes": shot.image.bytes.len(),
+            "window": shot.window,
+            "masked_regions": shot.masked_regions,
+            "notes": shot.notes,
+            "timings_ms": {
+                "capture": shot.capture_time.as_secs_f64() * 1e3,
+                "resize": shot.image.resize_time.as_secs_f64() * 1e3,
+                "encode": shot.image.encode_time.as_secs_f64() * 1e3,
+            },
+        }),
+    )
 }

@@ -14,16 +14,16 @@ use deskpilot_engine::{
     CaptureTarget, Check, CoordinateSpace, Error, PerceiveRequest, PointerOutcome, PointerTarget,
     ScreenshotRequest, VerifyTarget, WindowAction, WindowFilter, WindowRef,
 };
-use deskpilot_types::{Key, Rect, WindowId, WindowInfo};
+use deskpilot_types::{ChordErrorKind, Key, Rect, WindowId, WindowInfo};
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
-use super::wording::{WORDING, image_result};
+use super::wording::{WORDING, image_json, image_result};
 use super::{DesktopOsServer, error};
 use crate::kit::report::{self, Body, Step};
-use crate::kit::{Parameters, perceive, render};
+use crate::kit::{Parameters, perceive, pointer, render};
 
 /// A window handle as DesktopOS hands it out: a number (a numeric or `0x` string is taken too).
 pub(crate) fn handle<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
@@ -84,15 +84,6 @@ pub struct MoveArgs {
     pub verify: bool,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ButtonArg {
-    #[default]
-    Left,
-    Right,
-    Middle,
-}
-
 fn one() -> u8 {
     1
 }
@@ -108,7 +99,7 @@ pub struct ClickArgs {
     pub count: u8,
     /// left (default), right, middle.
     #[serde(default)]
-    pub button: ButtonArg,
+    pub button: Button,
     /// Compare before and after: diffRatio, scope.
     #[serde(default)]
     pub verify: bool,
@@ -215,32 +206,13 @@ pub(crate) fn window_line(w: &WindowInfo) -> String {
     )
 }
 
-/// What `verify` / `verifyRegion` sample, and DesktopOS's name for it.
-pub(crate) fn verify_target(
-    verify: bool,
-    region: Option<RegionArg>,
-) -> (Check, VerifyTarget, &'static str) {
+/// What `verify` / `verifyRegion` sample (DesktopOS's `scope` beside the verdict is the
+/// wording's, from the target).
+pub(crate) fn verify_target(verify: bool, region: Option<RegionArg>) -> (Check, VerifyTarget) {
     match region {
-        Some(r) => (
-            Check::new(true, false),
-            VerifyTarget::Region(r.rect()),
-            "region",
-        ),
-        None => (Check::new(verify, false), VerifyTarget::Screen, "screen"),
+        Some(r) => (Check::new(true, false), VerifyTarget::Region(r.rect())),
+        None => (Check::new(verify, false), VerifyTarget::Screen),
     }
-}
-
-/// Adds DesktopOS's `diffRatio`, `changed` and `scope` beside the engine's verdict.
-pub(crate) fn seed_verify(mut r: CallToolResult, scope: &'static str) -> CallToolResult {
-    if let Some(Value::Object(s)) = r.structured_content.as_mut()
-        && let Some(ratio) = s.get("verify").and_then(|v| v.get("ratio")).cloned()
-    {
-        let changed = s["verify"]["changed"].clone();
-        s.insert("diffRatio".into(), ratio);
-        s.insert("changed".into(), changed);
-        s.insert("scope".into(), json!(scope));
-    }
-    r
 }
 
 fn physical(x: i32, y: i32) -> PointerTarget {
@@ -252,54 +224,33 @@ fn physical(x: i32, y: i32) -> PointerTarget {
 }
 
 fn pointer_body(verb: String, o: &PointerOutcome) -> Body {
-    let r = &o.receipt;
-    let mut text = format!(
-        "{verb} at ({}, {}). Pointer receipt: landed at ({}, {}){}.",
-        o.point.x,
-        o.point.y,
-        r.x,
-        r.y,
-        if r.retried { " after one retry" } else { "" }
-    );
-    if let Some(w) = &o.window {
-        text.push_str(&format!("\nUnder the point: {}.", window_line(w)));
-    }
-    for w in &o.warnings {
-        text.push_str(&format!("\nWarning: {w}"));
-    }
-    Body::new(
-        text,
+    pointer::body(
+        &format!(
+            "{verb} at ({}, {}). Pointer receipt: ",
+            o.point.x, o.point.y
+        ),
+        o,
+        window_line,
         json!({
             "x": o.point.x,
             "y": o.point.y,
-            "receipt": r,
+            "receipt": o.receipt,
             "window": o.window.as_ref().map(window_json),
             "warnings": o.warnings,
         }),
     )
 }
 
+/// The combo's keys, or its bad part in DesktopOS's words.
 fn parse_combo(combo: &str) -> Result<Vec<Key>, Error> {
-    let parts: Vec<&str> = if combo.chars().count() > 1 && combo.contains('+') {
-        combo.split('+').map(str::trim).collect()
-    } else {
-        vec![combo.trim()]
-    };
-    if parts.iter().any(|p| p.is_empty()) {
-        return Err(Error::InvalidArgument {
-            message: format!(
-                "combo \"{combo}\" has an empty key; write keys as ctrl+c, alt+tab, enter"
-            ),
-        });
-    }
-    parts
-        .iter()
-        .map(|p| {
-            p.parse::<Key>().map_err(|e| Error::InvalidArgument {
-                message: format!("combo \"{combo}\": {e}"),
-            })
-        })
-        .collect()
+    Key::parse_chord(combo).map_err(|e| Error::InvalidArgument {
+        message: match e.kind {
+            ChordErrorKind::Empty => {
+                format!("combo \"{combo}\" has an empty key; write keys as ctrl+c, alt+tab, enter")
+            }
+            ChordErrorKind::Unknown(u) => format!("combo \"{combo}\": {u}"),
+        },
+    })
 }
 
 /// DesktopOS's wheel `delta` as engine notches (positive = down): negative delta scrolls down.
@@ -409,23 +360,16 @@ impl DesktopOsServer {
         .await
         {
             Ok(p) => {
-                let (text, mut structured) =
-                    perceive::perception(&p, "desktop_focus_window", |id| {
-                        format!("handle={}", id.0)
-                    });
-                if let Some(windows) = structured["windows"].as_array_mut() {
-                    for (w, seen) in windows.iter_mut().zip(&p.windows) {
-                        w["handle"] = json!(seen.window.id.0);
-                        w["rect"] = rect_json(seen.window.frame);
-                    }
-                }
+                let (text, mut structured) = perceive::perception_with(
+                    &p,
+                    "desktop_focus_window",
+                    |id| format!("handle={}", id.0),
+                    |w| json!({ "handle": w.id.0, "rect": rect_json(w.frame) }),
+                );
                 let mut r = match &p.screenshot {
                     Some(shot) => {
-                        let mut r = image_result("Screenshot", shot, "the screen");
-                        if let Some(Value::Object(m)) = r.structured_content.take() {
-                            structured["screenshot"] = Value::Object(m);
-                        }
-                        r
+                        structured["screenshot"] = image_json(shot);
+                        image_result("Screenshot", shot, "the screen")
                     }
                     None => CallToolResult::success(vec![]),
                 };
@@ -474,9 +418,9 @@ impl DesktopOsServer {
         )
     )]
     pub async fn desktop_move(&self, Parameters(a): Parameters<MoveArgs>) -> CallToolResult {
-        let (check, target, scope) = verify_target(a.verify, None);
+        let (check, target) = verify_target(a.verify, None);
         let to = physical(a.x, a.y);
-        let r = report::act(
+        report::act(
             self.session(),
             &WORDING,
             Step {
@@ -488,8 +432,7 @@ impl DesktopOsServer {
             move |s| s.move_cursor(to),
             |o| pointer_body("Moved the pointer".to_string(), o),
         )
-        .await;
-        seed_verify(r, scope)
+        .await
     }
 
     /// 点击 / 双击 / 右键 / Click at screen x/y (count 2: double, button right); passes the gates and the hit test and names the window it landed on. verify/verifyRegion: diffRatio, scope.
@@ -504,15 +447,11 @@ impl DesktopOsServer {
         )
     )]
     pub async fn desktop_click(&self, Parameters(a): Parameters<ClickArgs>) -> CallToolResult {
-        let (check, target, scope) = verify_target(a.verify, a.verify_region);
-        let button = match a.button {
-            ButtonArg::Left => Button::Left,
-            ButtonArg::Right => Button::Right,
-            ButtonArg::Middle => Button::Middle,
-        };
+        let (check, target) = verify_target(a.verify, a.verify_region);
+        let button = a.button;
         let (count, at) = (a.count, physical(a.x, a.y));
         let mode = self.session.config().hit_test;
-        let r = report::act(
+        report::act(
             self.session(),
             &WORDING,
             Step {
@@ -524,14 +463,13 @@ impl DesktopOsServer {
             move |s| s.click(at, button, count, &[], mode),
             move |o| {
                 let verb = match count {
-                    1 => format!("Clicked {}", format!("{button:?}").to_lowercase()),
-                    n => format!("Clicked {} {n} times", format!("{button:?}").to_lowercase()),
+                    1 => format!("Clicked {}", button.name()),
+                    n => format!("Clicked {} {n} times", button.name()),
                 };
                 pointer_body(verb, o)
             },
         )
-        .await;
-        seed_verify(r, scope)
+        .await
     }
 
     /// 输入文本,支持中文 / Type text into the focused window. Unicode (中文, emoji) is typed directly; unlike DesktopOS on Windows the clipboard is left alone.
@@ -546,9 +484,9 @@ impl DesktopOsServer {
         )
     )]
     pub async fn desktop_type(&self, Parameters(a): Parameters<TypeArgs>) -> CallToolResult {
-        let (check, target, scope) = verify_target(a.verify, a.verify_region);
+        let (check, target) = verify_target(a.verify, a.verify_region);
         let text = a.text.clone();
-        let r = report::act(
+        report::act(
             self.session(),
             &WORDING,
             Step {
@@ -576,8 +514,7 @@ impl DesktopOsServer {
                 )
             },
         )
-        .await;
-        seed_verify(r, scope)
+        .await
     }
 
     /// 组合键 / Press a key combination in the focused window: ctrl+c, alt+tab, enter, tab, f5.
@@ -596,9 +533,9 @@ impl DesktopOsServer {
             Ok(k) => k,
             Err(e) => return error(&e),
         };
-        let (check, target, scope) = verify_target(a.verify, a.verify_region);
+        let (check, target) = verify_target(a.verify, a.verify_region);
         let combo = a.combo.clone();
-        let r = report::act(
+        report::act(
             self.session(),
             &WORDING,
             Step {
@@ -623,8 +560,7 @@ impl DesktopOsServer {
                 )
             },
         )
-        .await;
-        seed_verify(r, scope)
+        .await
     }
 
     /// 滚轮滚动 / Scroll at screen x/y: delta negative scrolls down, positive up, 120 a notch.
@@ -643,11 +579,11 @@ impl DesktopOsServer {
             Ok(n) => n,
             Err(e) => return error(&e),
         };
-        let (check, target, scope) = verify_target(a.verify, a.verify_region);
+        let (check, target) = verify_target(a.verify, a.verify_region);
         let at = physical(a.x, a.y);
         let mode = self.session.config().hit_test;
         let delta = a.delta;
-        let r = report::act(
+        report::act(
             self.session(),
             &WORDING,
             Step {
@@ -670,8 +606,7 @@ impl DesktopOsServer {
                 b
             },
         )
-        .await;
-        seed_verify(r, scope)
+        .await
     }
 
     /// 把窗口切到前台(最小化时先还原)/ Bring a window to the front by handle, restoring it when minimized.
@@ -689,9 +624,9 @@ impl DesktopOsServer {
         &self,
         Parameters(a): Parameters<FocusArgs>,
     ) -> CallToolResult {
-        let (check, target, scope) = verify_target(a.verify, None);
+        let (check, target) = verify_target(a.verify, None);
         let id = WindowId(a.handle);
-        let r = report::act(
+        report::act(
             self.session(),
             &WORDING,
             Step {
@@ -720,8 +655,7 @@ impl DesktopOsServer {
                 )
             },
         )
-        .await;
-        seed_verify(r, scope)
+        .await
     }
 }
 

@@ -11,7 +11,7 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::desktop::{RegionArg, handle, rect_json, seed_verify, verify_target, window_line};
+use super::desktop::{RegionArg, handle, rect_json, verify_target, window_line};
 use super::wording::WORDING;
 use super::{DesktopOsServer, error};
 use crate::kit::report::{self, Body, Step};
@@ -237,10 +237,10 @@ impl DesktopOsServer {
         &self,
         Parameters(a): Parameters<ClickElementArgs>,
     ) -> CallToolResult {
-        let (check, target, scope) = verify_target(a.verify, a.verify_region);
+        let (check, target) = verify_target(a.verify, a.verify_region);
         let (window, name) = (WindowId(a.handle), a.name.clone());
         let mode = self.session.config().hit_test;
-        let r = report::act(
+        report::act(
             self.session(),
             &WORDING,
             Step {
@@ -282,7 +282,6 @@ impl DesktopOsServer {
                 )
             },
         )
-        .await;
-        seed_verify(r, scope)
+        .await
     }
 }

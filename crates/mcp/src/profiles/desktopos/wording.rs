@@ -2,14 +2,12 @@
 //! parameters (`handle`, `desktop_perceive`, `desktop_focus_window`), and its screenshot result
 //! (`width`, `height`, `format`, the image).
 
-use base64::Engine as _;
-use deskpilot_engine::Screenshot;
-use deskpilot_engine::pipeline::ImageFormat;
+use deskpilot_engine::{Screenshot, Verdict, VerifyTarget};
 use deskpilot_types::ErrorCode;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use serde_json::json;
 
-use crate::kit::Wording;
+use crate::kit::{Wording, image};
 
 /// The `desktopos` profile's wording.
 #[derive(Debug)]
@@ -24,8 +22,10 @@ pub(crate) fn error(e: &deskpilot_engine::Error) -> CallToolResult {
 
 impl Wording for DesktopOsWording {
     fn hint(&self, code: ErrorCode) -> &'static str {
+        if let Some(hint) = crate::kit::render::common_hint(code) {
+            return hint;
+        }
         match code {
-            ErrorCode::InvalidArgument => "Fix the argument named in the message and call again.",
             ErrorCode::WindowNotFound | ErrorCode::TargetWindowGone => {
                 "The handle is stale or wrong: call desktop_list_windows (or desktop_perceive) and use a handle from its answer."
             }
@@ -83,9 +83,6 @@ impl Wording for DesktopOsWording {
             ErrorCode::StoppedByHuman => {
                 "Stop, report what you were doing, and wait until the human asks you to continue."
             }
-            ErrorCode::ApprovalUnavailable | ErrorCode::ApprovalDenied => {
-                "Nothing was performed. Ask the human to approve, or operate differently."
-            }
             ErrorCode::ShellUnavailable => {
                 "Shell tools cannot work on this machine: install bash (or PowerShell on Windows), or do the step another way."
             }
@@ -103,9 +100,6 @@ impl Wording for DesktopOsWording {
             }
             ErrorCode::MemoryUnavailable => {
                 "Work without memory: desktop_perceive shows what is there now; the message says how a human can turn memory on."
-            }
-            ErrorCode::Internal => {
-                "This is a deskpilot bug: retry once, then report it with the message."
             }
             _ => {
                 "Read the message and the diagnosis; retry once only when it says retrying can help."
@@ -127,42 +121,44 @@ impl Wording for DesktopOsWording {
     fn image(&self, kind: &str, shot: &Screenshot, what: &str) -> CallToolResult {
         image_result(kind, shot, what)
     }
+
+    /// DesktopOS's `diffRatio`, `changed` and `scope` (what `verifyRegion` made it sample).
+    fn verdict_fields(&self, verdict: &Verdict, target: VerifyTarget) -> serde_json::Value {
+        let scope = match target {
+            VerifyTarget::Region(_) => "region",
+            _ => "screen",
+        };
+        json!({ "diffRatio": verdict.ratio, "changed": verdict.changed, "scope": scope })
+    }
 }
 
 /// DesktopOS's screenshot answer: the image with its size and format, and how its pixels map
 /// to the screen.
 pub(crate) fn image_result(kind: &str, shot: &Screenshot, what: &str) -> CallToolResult {
     let v = &shot.view;
-    let format = match shot.image.format {
-        ImageFormat::Jpeg { .. } => "jpeg",
-        ImageFormat::Png => "png",
-    };
-    let mut text = format!(
+    let head = format!(
         "{kind}: {w}x{h} {f} of {what} (screen area {cap}, scale {scale:.4}: screen = ({cx}, {cy}) + image / scale).",
         w = v.width,
         h = v.height,
-        f = format.to_uppercase(),
+        f = image::format_name(shot.image.format).to_uppercase(),
         cap = v.capture,
         scale = v.scale,
         cx = v.capture.x,
         cy = v.capture.y,
     );
-    crate::kit::render::masks_and_notes(&mut text, shot.masked_regions, &shot.notes, |n| {
-        format!("{n} privacy-masked regions are blacked out.")
-    });
-    let data = base64::engine::general_purpose::STANDARD.encode(&shot.image.bytes);
-    let mut result = CallToolResult::success(vec![
-        ContentBlock::text(text),
-        ContentBlock::image(data, shot.image.format.mime_type()),
-    ]);
-    result.structured_content = Some(json!({
+    image::answer(head, shot, image_json(shot))
+}
+
+/// The structured part of DesktopOS's screenshot answer: size, format and the mapping.
+pub(crate) fn image_json(shot: &Screenshot) -> serde_json::Value {
+    let v = &shot.view;
+    json!({
         "width": v.width,
         "height": v.height,
-        "format": format,
+        "format": image::format_name(shot.image.format),
         "bytes": shot.image.bytes.len(),
         "screenArea": v.capture,
         "scale": v.scale,
         "screenshotId": shot.id,
-    }));
-    result
+    })
 }

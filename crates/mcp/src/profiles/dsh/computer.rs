@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use deskpilot_backend::Button;
-use deskpilot_engine::limits::CLICK_COUNT;
+use deskpilot_engine::limits::{CLICK_COUNT, PAUSE_SECONDS};
 use deskpilot_engine::{
     CaptureTarget, Check, CoordinateSpace, Error, KeyboardOutcome, OcrRequest, OutlineMode,
     PointerOutcome, PointerTarget, ScreenshotRequest, Session, VerifyTarget, WaitKind, WaitRequest,
@@ -48,15 +48,6 @@ pub enum ComputerAction {
     Ocr,
     WaitFor,
     Resume,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ButtonArg {
-    #[default]
-    Left,
-    Right,
-    Middle,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
@@ -108,7 +99,7 @@ pub struct ComputerArgs {
     /// drag end point.
     pub to_y: Option<i32>,
     /// click / drag button, default left.
-    pub button: Option<ButtonArg>,
+    pub button: Option<Button>,
     /// click count 1–3.
     pub count: Option<i64>,
     /// Held during click, drag, scroll, key: ctrl, alt, shift, win.
@@ -175,38 +166,21 @@ fn invalid(message: impl Into<String>) -> Error {
     }
 }
 
-fn button(b: ButtonArg) -> Button {
-    match b {
-        ButtonArg::Left => Button::Left,
-        ButtonArg::Right => Button::Right,
-        ButtonArg::Middle => Button::Middle,
-    }
-}
-
-fn button_name(b: Button) -> &'static str {
-    match b {
-        Button::Left => "left",
-        Button::Right => "right",
-        Button::Middle => "middle",
-    }
-}
-
-/// Names to keys; `modifiers_only` refuses anything but ctrl, alt, shift and win.
+/// Names to keys (an entry may be a chord of its own, "ctrl+c"); `modifiers_only` refuses
+/// anything but ctrl, alt, shift and win.
 fn keys(names: &[String], field: &str, modifiers_only: bool) -> Result<Vec<Key>, Error> {
-    names
-        .iter()
-        .map(|n| {
-            let key: Key = n
-                .parse()
-                .map_err(|e: deskpilot_types::UnknownKey| invalid(format!("{field}: {e}")))?;
-            if modifiers_only && !key.is_modifier() {
-                return Err(invalid(format!(
-                    "{field}: \"{n}\" is not a modifier; modifiers are ctrl, alt, shift and win"
-                )));
-            }
-            Ok(key)
-        })
-        .collect()
+    let mut keys = Vec::new();
+    for n in names {
+        let chord =
+            Key::parse_chord(n).map_err(|e| invalid(format!("{field}: {}", e.unknown())))?;
+        if modifiers_only && chord.iter().any(|k| !k.is_modifier()) {
+            return Err(invalid(format!(
+                "{field}: \"{n}\" is not a modifier; modifiers are ctrl, alt, shift and win"
+            )));
+        }
+        keys.extend(chord);
+    }
+    Ok(keys)
 }
 
 /// The languages of a `lang` string (`eng+chi_sim`, `eng,chi_sim`).
@@ -307,38 +281,24 @@ fn where_words(asked: Option<PointerTarget>, physical: Point) -> String {
 }
 
 fn pointer_body(verb: String, o: &PointerOutcome, extra: serde_json::Value) -> Body {
-    let r = &o.receipt;
-    let mut text = format!(
-        "{verb}. Pointer receipt: landed at ({}, {}){}.",
-        r.x,
-        r.y,
-        if r.retried { " after one retry" } else { "" }
-    );
-    if let Some(w) = &o.window {
-        text.push_str(&format!(
-            "\nUnder the point: {}.",
-            envelope::window_words(w)
-        ));
+    let mut v =
+        json!({ "x": o.point.x, "y": o.point.y, "receipt": o.receipt, "warnings": o.warnings });
+    if let (Some(obj), serde_json::Value::Object(more)) = (v.as_object_mut(), extra) {
+        obj.extend(more);
     }
-    for w in &o.warnings {
-        text.push_str("\nWarning: ");
-        text.push_str(&w.to_string());
-    }
-    let mut v = json!({ "x": o.point.x, "y": o.point.y, "receipt": r, "warnings": o.warnings });
-    if let (Some(obj), Some(more)) = (v.as_object_mut(), extra.as_object()) {
-        obj.extend(more.clone());
-    }
-    Body::new(text, v)
+    crate::kit::pointer::body(
+        &format!("{verb}. Pointer receipt: "),
+        o,
+        envelope::window_words,
+        v,
+    )
 }
 
 fn keyboard_lines(text: &mut String, o: &KeyboardOutcome) {
     if let Some(w) = &o.active {
         text.push_str(&format!("\nFocused window: {}.", envelope::window_words(w)));
     }
-    for w in &o.warnings {
-        text.push_str("\nWarning: ");
-        text.push_str(&w.to_string());
-    }
+    crate::kit::pointer::warnings(text, &o.warnings);
 }
 
 #[tool_router(router = computer_router, vis = "pub(crate)")]
@@ -546,7 +506,7 @@ impl DshServer {
         };
         let check = a.check();
         let mode = self.session.config().hit_test;
-        let b = button(a.button.unwrap_or_default());
+        let b = a.button.unwrap_or_default();
         let (what, count): (&'static str, u8) = match a.action {
             ComputerAction::Click => {
                 let count = match CLICK_COUNT.check(a.count.unwrap_or(1)) {
@@ -571,7 +531,7 @@ impl DshServer {
         let b = match a.action {
             ComputerAction::RightClick => Button::Right,
             ComputerAction::MiddleClick => Button::Middle,
-            ComputerAction::DoubleClick => a.button.map_or(Button::Left, button),
+            ComputerAction::DoubleClick => a.button.unwrap_or_default(),
             _ => b,
         };
         if a.action == ComputerAction::Move && !mods.is_empty() {
@@ -603,12 +563,12 @@ impl DshServer {
                         pointer_body(
                             format!(
                                 "Dragged {} to physical ({},{})",
-                                button_name(b),
+                                b.name(),
                                 o.point.x,
                                 o.point.y
                             ),
                             o,
-                            json!({ "to": o.point, "button": button_name(b) }),
+                            json!({ "to": o.point, "button": b.name() }),
                         )
                     },
                 )
@@ -673,7 +633,7 @@ impl DshServer {
                         pointer_body(
                             format!(
                                 "Clicked {}{} at {}",
-                                button_name(b),
+                                b.name(),
                                 match count {
                                     2 => " twice",
                                     3 => " three times",
@@ -682,7 +642,7 @@ impl DshServer {
                                 where_words(from, o.point)
                             ),
                             o,
-                            json!({ "count": count, "button": button_name(b) }),
+                            json!({ "count": count, "button": b.name() }),
                         )
                     },
                 )
@@ -922,8 +882,11 @@ impl DshServer {
 /// `wait`: 0–30 s (default 1), a pause that touches nothing.
 async fn wait(seconds: Option<f64>) -> CallToolResult {
     let s = seconds.unwrap_or(1.0);
-    if !(0.0..=30.0).contains(&s) {
-        return error(&invalid(format!("seconds: {s} is outside 0–30")));
+    if !PAUSE_SECONDS.contains_f64(s) {
+        return error(&invalid(format!(
+            "seconds: {s} is outside {}",
+            PAUSE_SECONDS.words()
+        )));
     }
     tokio::time::sleep(Duration::from_secs_f64(s)).await;
     let mut r = CallToolResult::success(vec![ContentBlock::text(format!("Waited {s} s."))]);

@@ -1,13 +1,12 @@
 //! dsh-computer-use's screenshot envelope: one canonical JSON object (`structuredContent`) rendered as a
 //! text block plus an optional image block. It carries the coordinate mapping, the pointer in
 //! physical and image pixels, the foreground window, the `uiSummary` outline, the change
-//! verdict and the skill hint; with `screenshot.inline = false` the bytes go to a per-user
-//! temporary directory instead (`screenshot.saveToDisk`) and `savedPath` says where.
+//! verdict and the skill hint; with `screenshot.inline = false` the bytes go to the kit's
+//! per-user spill directory instead (`screenshot.saveToDisk`) and `savedPath` says where.
 
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use base64::Engine as _;
 use deskpilot_engine::pipeline::ImageFormat;
 use deskpilot_engine::{ImageDelivery, Outline, Screenshot};
 use deskpilot_types::{Point, WindowInfo};
@@ -15,9 +14,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
 use crate::kit::capture::Captured;
-
-/// Screenshot files kept in the temporary directory (older ones are removed).
-const KEPT_FILES: u64 = 64;
+use crate::kit::image;
 
 /// The window as dsh-computer-use's `app_window list` shows it.
 pub(crate) fn window_json(w: &WindowInfo) -> Value {
@@ -56,60 +53,14 @@ fn view_json(shot: &Screenshot) -> Value {
     })
 }
 
-/// Where this user's spilled screenshots go: `<temp>/dsh-computer-use-<uid>/screenshots` on
-/// Unix (created 0700, refused when someone else owns it), `%TEMP%\dsh-computer-use\screenshots`
-/// on Windows (a per-user directory already).
-fn spill_dir() -> std::io::Result<PathBuf> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-        // SAFETY: getuid has no preconditions and cannot fail.
-        let uid = unsafe { libc::getuid() };
-        let base = std::env::temp_dir().join(format!("dsh-computer-use-{uid}"));
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true).mode(0o700);
-        builder.create(&base)?;
-        let meta = std::fs::symlink_metadata(&base)?;
-        if meta.uid() != uid || !meta.is_dir() || meta.mode() & 0o077 != 0 {
-            return Err(std::io::Error::other(format!(
-                "{} is not a private directory of this user",
-                base.display()
-            )));
-        }
-        let dir = base.join("screenshots");
-        builder.create(&dir)?;
-        Ok(dir)
-    }
-    #[cfg(not(unix))]
-    {
-        let dir = std::env::temp_dir()
-            .join("dsh-computer-use")
-            .join("screenshots");
-        std::fs::create_dir_all(&dir)?;
-        Ok(dir)
-    }
-}
-
-/// Writes the screenshot's bytes to the spill directory; the path, or why not.
+/// Writes the screenshot's bytes to this user's private spill directory (the kit's); the
+/// path, or why not.
 fn spill(shot: &Screenshot) -> Result<PathBuf, String> {
     let ext = match shot.image.format {
         ImageFormat::Jpeg { .. } => "jpg",
         ImageFormat::Png => "png",
     };
-    let dir = spill_dir().map_err(|e| e.to_string())?;
-    let path = dir.join(format!("screenshot-{}.{ext}", shot.id));
-    let tmp = dir.join(format!(".screenshot-{}.tmp", shot.id));
-    std::fs::write(&tmp, &shot.image.bytes)
-        .and_then(|()| std::fs::rename(&tmp, &path))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    if shot.id > KEPT_FILES {
-        for old in ["jpg", "png"] {
-            let _ = std::fs::remove_file(
-                dir.join(format!("screenshot-{}.{old}", shot.id - KEPT_FILES)),
-            );
-        }
-    }
-    Ok(path)
+    crate::kit::spill::write("dsh-computer-use", shot.id, ext, &shot.image.bytes)
 }
 
 /// The image block, or where the bytes went: `(blocks, image, savedPath, line)`.
@@ -119,9 +70,8 @@ fn deliver(
 ) -> (Vec<ContentBlock>, Value, Value, Option<String>) {
     let mime = shot.image.format.mime_type();
     if delivery.inline {
-        let data = base64::engine::general_purpose::STANDARD.encode(&shot.image.bytes);
         return (
-            vec![ContentBlock::image(data, mime)],
+            vec![image::block(shot)],
             json!({ "mimeType": mime, "bytes": shot.image.bytes.len() }),
             Value::Null,
             None,
@@ -166,23 +116,17 @@ fn mapping_line(shot: &Screenshot) -> String {
 
 fn head(kind: &str, shot: &Screenshot, what: &str) -> String {
     let v = &shot.view;
-    let format = match shot.image.format {
-        ImageFormat::Jpeg { .. } => "JPEG",
-        ImageFormat::Png => "PNG",
-    };
-    let mut text = format!(
-        "{kind} {}: {}x{} {format} ({} KB) of {what}, capture {}.\n{}",
+    let head = format!(
+        "{kind} {}: {}x{} {} ({} KB) of {what}, capture {}.\n{}",
         shot.id,
         v.width,
         v.height,
+        image::format_name(shot.image.format).to_uppercase(),
         shot.image.bytes.len().div_ceil(1024),
         v.capture,
         mapping_line(shot)
     );
-    crate::kit::render::masks_and_notes(&mut text, shot.masked_regions, &shot.notes, |n| {
-        format!("{n} privacy-masked regions are blacked out.")
-    });
-    text
+    image::text(head, shot)
 }
 
 /// An observation image (`observe: true`) or any image without the screenshot extras.

@@ -32,8 +32,10 @@ impl Wording for Dsh {
     }
 
     fn hint(&self, code: ErrorCode) -> &'static str {
+        if let Some(hint) = crate::kit::render::common_hint(code) {
+            return hint;
+        }
         match code {
-            ErrorCode::InvalidArgument => "Fix the argument named in the message and call again.",
             ErrorCode::DesktopRestarting => {
                 "Nothing was performed. A fresh desktop is coming up after the old one died: take a screenshot in a few seconds; element paths and coordinates from before are gone."
             }
@@ -51,9 +53,6 @@ impl Wording for Dsh {
             }
             ErrorCode::BlockedTarget => {
                 "This is the deployment's decision, not a bug. Stop and tell the human; do not try to reach the same target another way."
-            }
-            ErrorCode::ApprovalUnavailable | ErrorCode::ApprovalDenied => {
-                "Nothing was performed. Ask the human to approve, or operate differently."
             }
             ErrorCode::PatternUnsupported
             | ErrorCode::ActionUnsupported
@@ -152,9 +151,6 @@ impl Wording for Dsh {
                 "Retry once; if it fails again run `deskpilot doctor` and report its output."
             }
             ErrorCode::ForeignReference => "Take your own screenshot on this connection, then act.",
-            ErrorCode::Internal => {
-                "This is a deskpilot bug: retry once, then report it with the message."
-            }
             _ => "Read the message; retry once, then report it.",
         }
     }
