@@ -85,7 +85,7 @@ impl ViewGeometry {
 
     /// Maps a point read off the image to the physical pixel it shows.
     ///
-    /// Fails with `InvalidArgument` when the point is outside the image.
+    /// Fails with [`Error::OutsideImage`] when the point is outside the image.
     pub fn image_to_physical(&self, x: f64, y: f64) -> Result<Point, Error> {
         if !(x.is_finite() && y.is_finite())
             || x < 0.0
@@ -93,14 +93,21 @@ impl ViewGeometry {
             || x >= self.width as f64
             || y >= self.height as f64
         {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "point ({x}, {y}) is outside the {}x{} image; image coordinates run from (0, 0) to ({}, {})",
-                    self.width,
-                    self.height,
-                    self.width.saturating_sub(1),
-                    self.height.saturating_sub(1)
+            // Where the point would be on screen (a coordinate that is no number counts as 0).
+            let at = |i: f64, scale: f64, origin: i32| {
+                let i = if i.is_finite() { i } else { 0.0 };
+                (origin as f64 + i / scale.max(1e-9)).round() as i32
+            };
+            return Err(Error::OutsideImage {
+                x,
+                y,
+                width: self.width,
+                height: self.height,
+                point: Point::new(
+                    at(x, self.scale, self.capture.x),
+                    at(y, self.scale_y, self.capture.y),
                 ),
+                capture: self.capture,
             });
         }
         Ok(Point::new(

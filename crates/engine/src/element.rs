@@ -25,15 +25,10 @@ use deskpilot_types::{Key, Point, Rect, Role, WindowInfo};
 use crate::action::{Effect, Outcome, Route};
 use crate::pointer::Receipt;
 use crate::registry::Pin;
-use crate::snapshots::same_element;
+use crate::snapshots::{ElementRef, same_element};
 use crate::tree::Element;
 use crate::verify::VerifyTarget;
 use crate::{Error, HitTestMode, Mutation, Session};
-
-/// Action names that mean "click", best first.
-const CLICK_ACTIONS: &[&str] = &[
-    "click", "press", "activate", "jump", "toggle", "open", "select", "invoke", "check", "uncheck",
-];
 
 /// Operations with a meaning of their own, checked against the element's states afterwards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -577,15 +572,15 @@ fn enabled_now(element: &Element) -> Result<(), Error> {
 }
 
 impl Session {
-    /// Resolves `token`, checks its window still exists with the same owner, and re-checks
+    /// Resolves `target`, checks its window still exists with the same owner, and re-checks
     /// the element itself in its application ([`Accessibility::live`]): gone, another role, or
     /// (for an item-like role) another name is `STALE_ELEMENT` saying what it is now; moved
     /// inside the window, it is acted on where it is now and an [`ElementNote::Moved`] says so.
     /// A backend that cannot re-read elements leaves the snapshot's element as it was.
     ///
     /// [`Accessibility::live`]: deskpilot_backend::Accessibility::live
-    fn live_element(&self, token: &str) -> Result<Target, Error> {
-        let (seen, mut element) = self.element(token)?;
+    fn live_element(&self, target: &ElementRef) -> Result<Target, Error> {
+        let (seen, mut element) = self.element(target.clone())?;
         let windows = self.desktop().windows.list_windows()?;
         let now = windows
             .into_iter()
@@ -763,18 +758,19 @@ impl Session {
     /// list or tree item is selected (as a person's click does), never activated.
     pub fn click_element(
         &self,
-        token: &str,
+        target: impl Into<ElementRef>,
         button: Button,
         count: u8,
         mode: HitTestMode,
     ) -> Result<ElementOutcome, Error> {
         crate::pointer::check_count(count)?;
+        let target = target.into();
         let Target {
             seen,
             now,
             element,
             mut notes,
-        } = self.live_element(token)?;
+        } = self.live_element(&target)?;
         enabled_now(&element)?;
         self.gate(Mutation::Other, &label("click", &element, &now))?;
         // The element, and for a row or cell the items holding it (the row a cell's click may
@@ -790,7 +786,7 @@ impl Session {
             }
         }
         let (route, detail, receipt, watch, goal) = self.click_route(
-            token, &seen, &now, &element, button, count, mode, &mut notes,
+            &target, &seen, &now, &element, button, count, mode, &mut notes,
         )?;
         let before = befores
             .into_iter()
@@ -817,7 +813,7 @@ impl Session {
     #[allow(clippy::too_many_arguments)]
     fn click_route(
         &self,
-        token: &str,
+        target: &ElementRef,
         seen: &WindowInfo,
         now: &WindowInfo,
         element: &Element,
@@ -855,7 +851,7 @@ impl Session {
             }
             notes.push(ElementNote::FocusIgnored);
         } else if button == Button::Left && count == 1 {
-            match advertised(element, CLICK_ACTIONS) {
+            match advertised(element, crate::affordance::CLICK) {
                 Some(action) => match self
                     .desktop()
                     .accessibility
@@ -886,7 +882,7 @@ impl Session {
                 }),
             }
         }
-        let receipt = self.click_centre(token, seen, element, button, count, mode)?;
+        let receipt = self.click_centre(target, seen, element, button, count, mode)?;
         Ok((
             Route::Input,
             format!("{} click", format!("{button:?}").to_lowercase()),
@@ -898,7 +894,7 @@ impl Session {
 
     fn click_centre(
         &self,
-        token: &str,
+        target: &ElementRef,
         seen: &WindowInfo,
         element: &Element,
         button: Button,
@@ -907,7 +903,7 @@ impl Session {
     ) -> Result<Receipt, Error> {
         let Some(b) = element.bounds else {
             return Err(Error::ElementNotFound {
-                what: format!("{token} has no position on screen to click"),
+                what: format!("{target} has no position on screen to click"),
             });
         };
         let centre = Point::new(b.x + b.width as i32 / 2, b.y + b.height as i32 / 2);
@@ -944,15 +940,15 @@ impl Session {
     /// Invokes an element through its own activation action (click, press, activate, …) —
     /// never a pointer click: an element that advertises none is `ACTION_UNSUPPORTED`
     /// (dsh-computer-use's `ui_element invoke`, which leaves coordinates to the caller).
-    pub fn invoke_element(&self, token: &str) -> Result<ElementOutcome, Error> {
+    pub fn invoke_element(&self, target: impl Into<ElementRef>) -> Result<ElementOutcome, Error> {
         let Target {
             now,
             element,
             notes,
             ..
-        } = self.live_element(token)?;
+        } = self.live_element(&target.into())?;
         enabled_now(&element)?;
-        let Some(action) = advertised(&element, CLICK_ACTIONS) else {
+        let Some(action) = advertised(&element, crate::affordance::CLICK) else {
             return Err(unsupported(
                 &element,
                 "invoke",
@@ -981,13 +977,17 @@ impl Session {
     }
 
     /// Runs one of the actions the element advertises.
-    pub fn perform_action(&self, token: &str, action: &str) -> Result<ElementOutcome, Error> {
+    pub fn perform_action(
+        &self,
+        target: impl Into<ElementRef>,
+        action: &str,
+    ) -> Result<ElementOutcome, Error> {
         let Target {
             now,
             element,
             notes,
             ..
-        } = self.live_element(token)?;
+        } = self.live_element(&target.into())?;
         enabled_now(&element)?;
         let Some(name) = element
             .actions
@@ -1032,7 +1032,7 @@ impl Session {
     /// plausibly formatted ([`reads_as_formatted`]) is a success with a note.
     pub fn set_element_value(
         &self,
-        token: &str,
+        target: impl Into<ElementRef>,
         value: &str,
     ) -> Result<(ElementOutcome, String), Error> {
         use deskpilot_backend::Error as B;
@@ -1041,7 +1041,7 @@ impl Session {
             now,
             element,
             mut notes,
-        } = self.live_element(token)?;
+        } = self.live_element(&target.into())?;
         enabled_now(&element)?;
         self.gate(
             Mutation::Other,
@@ -1157,7 +1157,7 @@ impl Session {
             Ok(()) => {}
             Err(B::Unsupported { .. }) => {
                 self.click_centre(
-                    &element.token,
+                    &ElementRef::from(&element.token),
                     seen,
                     element,
                     Button::Left,
@@ -1227,8 +1227,8 @@ impl Session {
     }
 
     /// An element's full text (or value) as it is now.
-    pub fn element_text(&self, token: &str) -> Result<(Element, String), Error> {
-        let Target { element, .. } = self.live_element(token)?;
+    pub fn element_text(&self, target: impl Into<ElementRef>) -> Result<(Element, String), Error> {
+        let Target { element, .. } = self.live_element(&target.into())?;
         let text = self
             .desktop()
             .accessibility
@@ -1238,13 +1238,13 @@ impl Session {
     }
 
     /// Gives an element keyboard focus.
-    pub fn focus_element(&self, token: &str) -> Result<ElementOutcome, Error> {
+    pub fn focus_element(&self, target: impl Into<ElementRef>) -> Result<ElementOutcome, Error> {
         let Target {
             now,
             element,
             notes,
             ..
-        } = self.live_element(token)?;
+        } = self.live_element(&target.into())?;
         self.gate(Mutation::Other, &label("focus", &element, &now))?;
         self.desktop()
             .accessibility
@@ -1265,13 +1265,17 @@ impl Session {
     /// Toggles, expands, collapses or selects an element, then watches its states for the
     /// effect. Asking for what already holds (expand an expanded combo box) does nothing and
     /// says so.
-    pub fn element_op(&self, token: &str, op: ElementOp) -> Result<ElementOutcome, Error> {
+    pub fn element_op(
+        &self,
+        target: impl Into<ElementRef>,
+        op: ElementOp,
+    ) -> Result<ElementOutcome, Error> {
         let Target {
             now,
             element,
             notes: moved,
             ..
-        } = self.live_element(token)?;
+        } = self.live_element(&target.into())?;
         enabled_now(&element)?;
         self.gate(Mutation::Other, &label(op.name(), &element, &now))?;
         let accessibility = &self.desktop().accessibility;
@@ -1395,31 +1399,20 @@ impl Session {
 
 #[cfg(test)]
 mod tests {
-    use deskpilot_backend::fake::FakeWindow;
-    use deskpilot_backend::{ElementHandle, FakeDesktop, RawElement, RawTree};
+    use deskpilot_backend::fake::{FakeWindow, element, tree};
+    use deskpilot_backend::{ElementHandle, FakeDesktop, RawElement};
     use deskpilot_types::{ErrorCode, Rect};
 
     use super::*;
     use crate::{EngineConfig, TreeRequest, WindowRef};
 
     fn el(parent: Option<usize>, role: Role, name: &str, actions: &[&str]) -> RawElement {
-        RawElement {
-            parent,
-            depth: parent.map_or(0, |_| 1),
-            role,
-            platform_role: String::new(),
-            name: name.to_string(),
-            description: String::new(),
-            value: None,
-            states: ElementStates {
-                enabled: true,
-                onscreen: true,
-                ..Default::default()
-            },
-            actions: actions.iter().map(|a| a.to_string()).collect(),
-            bounds: Some(Rect::new(10, 10, 40, 20)),
-            handle: ElementHandle(format!("h-{name}")),
-        }
+        element(role, name)
+            .parent(parent)
+            .depth(parent.map_or(0, |_| 1))
+            .actions(actions)
+            .bounds(Rect::new(10, 10, 40, 20))
+            .build()
     }
 
     /// A button greyed out since the snapshot (or in it) is not clicked, and a later enabling
@@ -1430,17 +1423,12 @@ mod tests {
         let w = fake.add_window(FakeWindow::new("Save", Rect::new(0, 0, 400, 300)));
         fake.set_tree(
             w,
-            RawTree {
-                elements: vec![
-                    el(None, Role::Window, "Save", &[]),
-                    el(Some(0), Role::Button, "OK", &["click"]),
-                    el(Some(0), Role::Edit, "Name", &[]),
-                    el(Some(0), Role::Text, "Label", &[]),
-                ],
-                source: "fake".into(),
-                complete: true,
-                notes: vec![],
-            },
+            tree(vec![
+                el(None, Role::Window, "Save", &[]),
+                el(Some(0), Role::Button, "OK", &["click"]),
+                el(Some(0), Role::Edit, "Name", &[]),
+                el(Some(0), Role::Text, "Label", &[]),
+            ]),
         );
         let e = Session::standalone(fake.desktop(), EngineConfig::default());
         let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
@@ -1451,18 +1439,18 @@ mod tests {
             }
         });
         let err = e
-            .click_element(&token(1), Button::Left, 1, HitTestMode::Fail)
+            .click_element(token(1), Button::Left, 1, HitTestMode::Fail)
             .unwrap_err();
         assert_eq!(err.code(), ErrorCode::ElementDisabled, "{err}");
         assert_eq!(crate::refused_effect(&err), Some(Effect::Refused));
-        let err = e.set_element_value(&token(2), "x").unwrap_err();
+        let err = e.set_element_value(token(2), "x").unwrap_err();
         assert_eq!(err.code(), ErrorCode::ElementDisabled, "{err}");
         assert!(fake.actions_done().is_empty(), "{:?}", fake.actions_done());
         assert!(fake.pointer_events().is_empty());
         assert_eq!(fake.typed(), "");
         // Not a control: a text's enabled state says nothing about a click on it.
         assert!(!matches!(
-            e.click_element(&token(3), Button::Left, 1, HitTestMode::Fail),
+            e.click_element(token(3), Button::Left, 1, HitTestMode::Fail),
             Err(Error::ElementDisabled { .. })
         ));
     }
@@ -1473,52 +1461,47 @@ mod tests {
         let w = fake.add_window(FakeWindow::new("Form", Rect::new(0, 0, 400, 300)));
         fake.set_tree(
             w,
-            RawTree {
-                elements: vec![
-                    el(None, Role::Window, "Form", &[]),
-                    el(Some(0), Role::CheckBox, "Logging", &["click"]),
-                    el(Some(0), Role::ComboBox, "Size", &["press"]),
-                    el(Some(0), Role::Button, "Apply", &["click"]),
-                    el(Some(0), Role::Button, "Inert", &["activate"]),
-                    // Gecko's check box, its action named after what it will do.
-                    el(Some(0), Role::CheckBox, "Gift wrap", &["check"]),
-                ],
-                source: "fake".into(),
-                complete: true,
-                notes: vec![],
-            },
+            tree(vec![
+                el(None, Role::Window, "Form", &[]),
+                el(Some(0), Role::CheckBox, "Logging", &["click"]),
+                el(Some(0), Role::ComboBox, "Size", &["press"]),
+                el(Some(0), Role::Button, "Apply", &["click"]),
+                el(Some(0), Role::Button, "Inert", &["activate"]),
+                // Gecko's check box, its action named after what it will do.
+                el(Some(0), Role::CheckBox, "Gift wrap", &["check"]),
+            ]),
         );
         let e = Session::standalone(fake.desktop(), EngineConfig::default());
         let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
         let token = |i: usize| s.elements[i].token.clone();
 
-        let o = e.element_op(&token(1), ElementOp::Toggle).unwrap();
+        let o = e.element_op(token(1), ElementOp::Toggle).unwrap();
         assert_eq!(
             (o.detail.as_str(), o.effect.map(|e| e.0)),
             ("click", Some(Effect::Confirmed))
         );
-        let o = e.element_op(&token(5), ElementOp::Toggle).unwrap();
+        let o = e.element_op(token(5), ElementOp::Toggle).unwrap();
         assert_eq!(
             (o.detail.as_str(), o.effect.map(|e| e.0)),
             ("check", Some(Effect::Confirmed))
         );
-        let o = e.element_op(&token(2), ElementOp::Expand).unwrap();
+        let o = e.element_op(token(2), ElementOp::Expand).unwrap();
         assert_eq!(
             (o.detail.as_str(), o.effect.map(|e| e.0)),
             ("press", Some(Effect::Confirmed))
         );
-        let o = e.element_op(&token(2), ElementOp::Expand).unwrap();
+        let o = e.element_op(token(2), ElementOp::Expand).unwrap();
         assert!(o.detail.contains("already expanded"), "{}", o.detail);
-        let o = e.element_op(&token(2), ElementOp::Collapse).unwrap();
+        let o = e.element_op(token(2), ElementOp::Collapse).unwrap();
         assert_eq!(o.effect.map(|e| e.0), Some(Effect::Confirmed));
         // A button is not expandable; "activate" that changes nothing is a suspected no-op.
-        let err = e.element_op(&token(3), ElementOp::Expand).unwrap_err();
+        let err = e.element_op(token(3), ElementOp::Expand).unwrap_err();
         assert_eq!(err.code(), ErrorCode::ActionUnsupported);
         assert!(err.to_string().contains("[click]"), "{err}");
-        let o = e.element_op(&token(4), ElementOp::Toggle).unwrap();
+        let o = e.element_op(token(4), ElementOp::Toggle).unwrap();
         assert_eq!(o.effect.map(|e| e.0), Some(Effect::SuspectedNoop));
         // No selection interface and no "select" action: say what to do instead.
-        let err = e.element_op(&token(3), ElementOp::Select).unwrap_err();
+        let err = e.element_op(token(3), ElementOp::Select).unwrap_err();
         assert!(err.to_string().contains("click it instead"), "{err}");
     }
 
@@ -1552,15 +1535,7 @@ mod tests {
         cell.depth = 3;
         cell.bounds = Some(Rect::new(10, 250, 100, 20));
         elements.extend([send, field, table, row, cell]);
-        fake.set_tree(
-            w,
-            RawTree {
-                elements,
-                source: "fake".into(),
-                complete: true,
-                notes: vec![],
-            },
-        );
+        fake.set_tree(w, tree(elements));
         let mut config = EngineConfig::default();
         config.safety.action_delay = Duration::ZERO;
         let e = Session::standalone(fake.desktop(), config);

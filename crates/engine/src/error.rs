@@ -180,6 +180,33 @@ pub enum Error {
     /// failure; surfaces render it as "[dry run] Would …".
     #[error("[dry run] Would {would}")]
     DryRun { would: String },
+    /// `WindowRef::App` names an app none of whose windows is open.
+    #[error("no window of an app called \"{app}\" is open")]
+    NoAppWindow { app: String },
+    /// `WindowRef::App` names an app with several windows; `windows` are they.
+    #[error("\"{app}\" has {} windows: {}", windows.len(), windows.iter().map(|w| format!("{} {}", w.id, w.label())).collect::<Vec<_>>().join("; "))]
+    AmbiguousApp {
+        app: String,
+        windows: Vec<deskpilot_types::WindowInfo>,
+    },
+    /// Image coordinates outside the image they were read in; `point` is where they would be
+    /// on screen, `capture` what the image shows.
+    #[error("point ({x}, {y}) is outside the {width}x{height} image; image coordinates run from (0, 0) to ({}, {})", width.saturating_sub(1), height.saturating_sub(1))]
+    OutsideImage {
+        x: f64,
+        y: f64,
+        width: u32,
+        height: u32,
+        point: Point,
+        capture: Rect,
+    },
+    /// `WindowRef::App` with a window id that belongs to another app.
+    #[error("window {id} belongs to {}, not to \"{app}\"", process.as_deref().unwrap_or("an unknown process"))]
+    NotAppWindow {
+        id: WindowId,
+        app: String,
+        process: Option<String>,
+    },
 }
 
 impl Error {
@@ -257,6 +284,10 @@ impl Error {
             Error::ShellFailed { .. } => ErrorCode::CommandFailed,
             // Never rendered as an error; a code is still needed for completeness.
             Error::DryRun { .. } => ErrorCode::InvalidArgument,
+            Error::NoAppWindow { .. } => ErrorCode::WindowNotFound,
+            Error::AmbiguousApp { .. } => ErrorCode::AmbiguousWindow,
+            Error::NotAppWindow { .. } => ErrorCode::InvalidArgument,
+            Error::OutsideImage { .. } => ErrorCode::InvalidArgument,
         }
     }
 

@@ -12,7 +12,7 @@
 //! `annotate`, the window's screenshot is taken after ranking with the candidates drawn on it
 //! as numbered pins (1 = best), so a vision model can pick by number.
 
-use deskpilot_types::{Rect, Role};
+use deskpilot_types::{Rect, Role, WindowInfo};
 use serde::Serialize;
 
 use crate::coords::ViewGeometry;
@@ -541,35 +541,94 @@ impl Session {
     }
 }
 
+/// A control picked by its visible name ([`Session::element_named`]).
+#[derive(Debug, Clone)]
+pub enum ByName {
+    /// The one control so named.
+    One(Element),
+    /// No on-screen control is so named; `activatable` are the named on-screen controls that
+    /// activate, in tree order (what the window offers instead).
+    Missing {
+        window: WindowInfo,
+        activatable: Vec<Element>,
+    },
+    /// Several controls are so named, after preferring those that activate.
+    Several(Vec<Element>),
+}
+
+/// The on-screen elements named `want` (trimmed, lower case): exact names before containing
+/// ones; of several, the ones that activate (a label inside a button with the same name is
+/// the button, not a second control).
+fn named<'a>(elements: &'a [Element], want: &str) -> Vec<&'a Element> {
+    let with = |exact: bool| -> Vec<&Element> {
+        elements
+            .iter()
+            .filter(|e| e.onscreen)
+            .filter(|e| {
+                let n = e.name.trim().to_lowercase();
+                if exact { n == want } else { n.contains(want) }
+            })
+            .collect()
+    };
+    let mut found = with(true);
+    if found.is_empty() {
+        found = with(false);
+    }
+    if found.len() > 1 {
+        let acting: Vec<&Element> = found
+            .iter()
+            .copied()
+            .filter(|e| e.affordance().activates())
+            .collect();
+        if !acting.is_empty() {
+            found = acting;
+        }
+    }
+    found
+}
+
+impl Session {
+    /// The control of a fresh read of `tree.window` whose visible name is `name`
+    /// (case-insensitive): exact names win over containing ones, and of several the ones
+    /// that activate. An empty name is `INVALID_ARGUMENT`.
+    pub fn element_named(&self, tree: &TreeRequest, name: &str) -> Result<ByName, Error> {
+        let snapshot = self.window_state(tree)?;
+        let want = name.trim().to_lowercase();
+        if want.is_empty() {
+            return Err(Error::InvalidArgument {
+                message: "name is empty: pass the control's visible text".to_string(),
+            });
+        }
+        let found = named(&snapshot.elements, &want);
+        Ok(match found.as_slice() {
+            [] => ByName::Missing {
+                activatable: snapshot
+                    .elements
+                    .iter()
+                    .filter(|e| {
+                        e.onscreen && !e.name.trim().is_empty() && e.affordance().activates()
+                    })
+                    .cloned()
+                    .collect(),
+                window: snapshot.window,
+            },
+            [one] => ByName::One((*one).clone()),
+            many => ByName::Several(many.iter().map(|e| (*e).clone()).collect()),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use deskpilot_backend::{ElementHandle, ElementStates};
+    use deskpilot_backend::fake::element;
 
     use super::*;
 
     fn el(index: usize, role: Role, name: &str, enabled: bool) -> Element {
+        let raw = element(role, name).states(|s| s.enabled = enabled).build();
         Element {
-            index,
             token: format!("s1:{index}"),
-            parent: None,
-            depth: 0,
-            role,
-            platform_role: String::new(),
-            name: name.to_string(),
-            description: String::new(),
-            value: None,
-            enabled,
-            focusable: false,
-            focused: false,
-            selected: false,
-            checked: false,
-            expanded: false,
-            editable: false,
-            onscreen: true,
-            actions: Vec::new(),
-            bounds: None,
-            handle: ElementHandle(String::new()),
-            states: ElementStates::default(),
+            ..Element::from_raw(index, raw)
         }
     }
 

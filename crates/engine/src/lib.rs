@@ -14,6 +14,7 @@
 //!   blocking pool.
 
 mod action;
+mod affordance;
 mod apps;
 mod browser;
 mod capture;
@@ -74,7 +75,7 @@ pub use deskpilot_memory::{PathConvention, default_dir};
 pub use element::{ElementNote, ElementOp, ElementOutcome};
 pub use engine::{DesktopRestart, Engine, WindowFilter};
 pub use error::{Error, Unsupported};
-pub use find::{Candidate, FindRequest};
+pub use find::{ByName, Candidate, FindRequest};
 pub use keyboard::{KeyboardNote, KeyboardOutcome, MAX_CHORD, MAX_TEXT_CHARS};
 pub use labels::NameFrom;
 pub use launch::{LaunchOutcome, MAX_LAUNCH_WAIT};
@@ -102,7 +103,8 @@ pub use signature::Difference;
 pub use skills::SkillWrite;
 pub use status::{Readiness, StatusReport};
 pub use tree::{
-    Element, Snapshot, TREE_TIMEOUT, Tokens, TreeRequest, line as tree_line, parse_token,
+    Element, ElementRef, Snapshot, TREE_TIMEOUT, Tokens, TreeRequest, line as tree_line,
+    parse_token,
 };
 pub use verify::{Before, SETTLE, Verdict, VerifyTarget};
 pub use wait::{MAX_WAIT, WaitKind, WaitOutcome, WaitRequest};

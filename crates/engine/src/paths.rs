@@ -39,10 +39,11 @@ pub fn parse(path: &str) -> Result<Vec<usize>, Error> {
     })
 }
 
-/// What each handed-out path pointed at, per window.
+/// What each handed-out path pointed at, per window, and the window handed paths last.
 #[derive(Debug, Default)]
 struct Issued {
     by_window: HashMap<WindowId, HashMap<String, (Role, String)>>,
+    last: Option<WindowId>,
 }
 
 impl Session {
@@ -50,12 +51,18 @@ impl Session {
     pub fn issue_paths(&self, snapshot: &Snapshot) -> Vec<String> {
         let all = paths(&snapshot.elements);
         self.with_slot::<Issued, _>(|issued| {
+            issued.last = Some(snapshot.window.id);
             let seen = issued.by_window.entry(snapshot.window.id).or_default();
             for (p, e) in all.iter().zip(&snapshot.elements) {
                 seen.insert(p.clone(), (e.role, e.name.clone()));
             }
         });
         all
+    }
+
+    /// The window this session was last handed paths for ([`crate::WindowRef::PathsWindow`]).
+    pub(crate) fn paths_window(&self) -> Option<WindowId> {
+        self.with_slot::<Issued, _>(|issued| issued.last)
     }
 
     /// The element at `path` in a fresh read of the window `tree` names, refused when that place
@@ -120,31 +127,20 @@ impl Session {
 
 #[cfg(test)]
 mod tests {
-    use deskpilot_backend::fake::FakeWindow;
-    use deskpilot_backend::{ElementHandle, ElementStates, FakeDesktop, RawElement, RawTree};
+    use deskpilot_backend::fake::{FakeWindow, element};
+    use deskpilot_backend::{FakeDesktop, RawElement, RawTree};
     use deskpilot_types::{ErrorCode, Rect};
 
     use super::*;
     use crate::{EngineConfig, WindowRef};
 
     fn el(parent: Option<usize>, depth: u32, role: Role, name: &str) -> RawElement {
-        RawElement {
-            parent,
-            depth,
-            role,
-            platform_role: String::new(),
-            name: name.to_string(),
-            description: String::new(),
-            value: None,
-            states: ElementStates {
-                enabled: true,
-                onscreen: true,
-                ..Default::default()
-            },
-            actions: vec!["click".into()],
-            bounds: Some(Rect::new(10, 10, 40, 20)),
-            handle: ElementHandle(format!("h-{name}")),
-        }
+        element(role, name)
+            .parent(parent)
+            .depth(depth)
+            .actions(&["click"])
+            .bounds(Rect::new(10, 10, 40, 20))
+            .build()
     }
 
     fn tree(buttons: &[&str]) -> RawTree {
@@ -156,12 +152,7 @@ mod tests {
             elements.push(el(Some(1), 2, Role::Button, b));
         }
         elements.push(el(Some(0), 1, Role::Edit, "Name"));
-        RawTree {
-            elements,
-            source: "fake".into(),
-            complete: true,
-            notes: vec![],
-        }
+        deskpilot_backend::fake::tree(elements)
     }
 
     #[test]

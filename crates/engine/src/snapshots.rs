@@ -49,6 +49,80 @@ pub struct Element {
     pub states: ElementStates,
 }
 
+impl Element {
+    /// Element `index` of a tree read as the backend reported it; the token is given when
+    /// its snapshot is recorded.
+    pub fn from_raw(index: usize, r: deskpilot_backend::RawElement) -> Self {
+        Element {
+            index,
+            token: String::new(),
+            parent: r.parent,
+            depth: r.depth,
+            role: r.role,
+            platform_role: r.platform_role,
+            name: r.name,
+            description: r.description,
+            value: r.value,
+            enabled: r.states.enabled,
+            focusable: r.states.focusable,
+            focused: r.states.focused,
+            selected: r.states.selected,
+            checked: r.states.checked,
+            expanded: r.states.expanded,
+            editable: r.states.editable,
+            onscreen: r.states.onscreen,
+            actions: r.actions,
+            bounds: r.bounds,
+            handle: r.handle,
+            states: r.states,
+        }
+    }
+}
+
+/// Which element of a snapshot an action addresses: a token as handed out, or an index
+/// into a snapshot the caller holds (no token text to build or parse).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ElementRef {
+    /// A token as handed out (`s12:34`); a bare index means the newest snapshot.
+    Token(String),
+    /// Element `index` of snapshot `snapshot`, as that snapshot numbered its elements.
+    At { snapshot: u64, index: usize },
+}
+
+impl From<&str> for ElementRef {
+    fn from(token: &str) -> Self {
+        ElementRef::Token(token.to_string())
+    }
+}
+
+impl From<&String> for ElementRef {
+    fn from(token: &String) -> Self {
+        ElementRef::Token(token.clone())
+    }
+}
+
+impl From<&ElementRef> for ElementRef {
+    fn from(target: &ElementRef) -> Self {
+        target.clone()
+    }
+}
+
+impl From<String> for ElementRef {
+    fn from(token: String) -> Self {
+        ElementRef::Token(token)
+    }
+}
+
+/// As a token: what an error names the element by.
+impl std::fmt::Display for ElementRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ElementRef::Token(token) => f.write_str(token),
+            ElementRef::At { snapshot, index } => write!(f, "s{snapshot}:{index}"),
+        }
+    }
+}
+
 /// One kept snapshot.
 #[derive(Debug)]
 struct Kept {
@@ -56,6 +130,9 @@ struct Kept {
     window: WindowInfo,
     elements: Vec<Element>,
     taken: Instant,
+    /// The read's element and depth limits (a re-read for [`ElementRef::At`] uses the same).
+    max_elements: usize,
+    max_depth: u32,
     /// What changed when a newer snapshot of the same window replaced this one.
     superseded: Option<String>,
 }
@@ -165,6 +242,7 @@ impl Snapshots {
         &mut self,
         window: WindowInfo,
         mut elements: Vec<Element>,
+        (max_elements, max_depth): (usize, u32),
         issue: impl FnOnce() -> u64,
     ) -> (u64, Vec<Element>, bool) {
         let previous = self
@@ -180,6 +258,7 @@ impl Snapshots {
                 k.elements = elements.clone();
                 k.window = window;
                 k.taken = Instant::now();
+                (k.max_elements, k.max_depth) = (max_elements, max_depth);
                 return (k.id, elements, true);
             }
             k.superseded = Some(structure_change(&k.elements, &elements));
@@ -196,6 +275,8 @@ impl Snapshots {
             window,
             elements: elements.clone(),
             taken: Instant::now(),
+            max_elements,
+            max_depth,
             superseded: None,
         });
         (id, elements, false)
@@ -207,30 +288,35 @@ impl Snapshots {
         Some((k.id, k.elements.clone(), k.taken.elapsed()))
     }
 
-    /// The element behind `token` and its window as the snapshot saw it, if its snapshot is
+    /// The element `target` names and its window as the snapshot saw it, if its snapshot is
     /// the newest of its window. `Err(None)` for a snapshot this session does not hold.
-    pub(crate) fn resolve(&self, token: &str) -> Result<(WindowInfo, Element), Option<Error>> {
-        // A bare index means an element of the newest snapshot (of any window).
-        let (snapshot, index) = match token.trim().parse::<usize>() {
-            Ok(index) => match self.kept.back() {
-                Some(k) => (k.id, index),
-                None => {
-                    return Err(Some(Error::ElementNotFound {
-                        what: format!(
-                            "element {index}: no snapshot yet (read the window's tree first)"
-                        ),
-                    }));
-                }
+    pub(crate) fn resolve(
+        &self,
+        target: &ElementRef,
+    ) -> Result<(WindowInfo, Element), Option<Error>> {
+        let (snapshot, index) = match target {
+            ElementRef::At { snapshot, index } => (*snapshot, *index),
+            // A bare index means an element of the newest snapshot (of any window).
+            ElementRef::Token(token) => match token.trim().parse::<usize>() {
+                Ok(index) => match self.kept.back() {
+                    Some(k) => (k.id, index),
+                    None => {
+                        return Err(Some(Error::ElementNotFound {
+                            what: format!(
+                                "element {index}: no snapshot yet (read the window's tree first)"
+                            ),
+                        }));
+                    }
+                },
+                Err(_) => parse_token(token).map_err(Some)?,
             },
-            Err(_) => parse_token(token).map_err(Some)?,
         };
-        let token = format!("s{snapshot}:{index}");
         let Some(k) = self.kept.iter().find(|k| k.id == snapshot) else {
             return Err(None);
         };
         if let Some(why) = &k.superseded {
             return Err(Some(Error::StaleElement {
-                token,
+                token: format!("s{snapshot}:{index}"),
                 why: why.clone(),
             }));
         }
@@ -246,6 +332,12 @@ impl Snapshots {
                     ),
                 })
             })
+    }
+
+    /// The window and read limits of snapshot `id`, while this session holds it.
+    pub(crate) fn read_of(&self, id: u64) -> Option<(WindowInfo, usize, u32)> {
+        let k = self.kept.iter().find(|k| k.id == id)?;
+        Some((k.window.clone(), k.max_elements, k.max_depth))
     }
 }
 

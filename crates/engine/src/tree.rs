@@ -18,7 +18,7 @@ use deskpilot_types::WindowInfo;
 use crate::ids::IdKind;
 use crate::limits::TREE_TIMEOUT_MS;
 use crate::note::{NearlyEmpty, Note};
-pub use crate::snapshots::{Element, parse_token};
+pub use crate::snapshots::{Element, ElementRef, parse_token};
 use crate::window::WindowRef;
 use crate::{CaptureTarget, Error, Screenshot, ScreenshotRequest, Session};
 
@@ -278,34 +278,14 @@ impl Session {
             .elements
             .into_iter()
             .enumerate()
-            .map(|(index, r)| Element {
-                index,
-                token: String::new(),
-                parent: r.parent,
-                depth: r.depth,
-                role: r.role,
-                platform_role: r.platform_role,
-                name: r.name,
-                description: r.description,
-                value: r.value,
-                enabled: r.states.enabled,
-                focusable: r.states.focusable,
-                focused: r.states.focused,
-                selected: r.states.selected,
-                checked: r.states.checked,
-                expanded: r.states.expanded,
-                editable: r.states.editable,
-                onscreen: r.states.onscreen,
-                actions: r.actions,
-                bounds: r.bounds,
-                handle: r.handle,
-                states: r.states,
-            })
+            .map(|(index, r)| Element::from_raw(index, r))
             .collect();
+        let limits = (request.max_elements, request.max_depth);
         let (id, elements, unchanged) =
-            self.snapshots_now().record(window.clone(), elements, || {
-                self.ids.issue(IdKind::Snapshot, self.id())
-            });
+            self.snapshots_now()
+                .record(window.clone(), elements, limits, || {
+                    self.ids.issue(IdKind::Snapshot, self.id())
+                });
         self.observe_window(window.id, "snapshot");
         self.aim_keys(crate::registry::KeyTarget::Window(
             crate::registry::Pin::of(&window),
@@ -361,20 +341,24 @@ impl Session {
         })
     }
 
-    /// The element behind a token of the newest snapshot of its window, with that window as
-    /// the snapshot saw it.
-    pub fn element(&self, token: &str) -> Result<(WindowInfo, Element), Error> {
-        let resolved = self.snapshots_now().resolve(token);
+    /// The element behind a token (or an index of a snapshot) of the newest snapshot of its
+    /// window, with that window as the snapshot saw it.
+    pub fn element(&self, target: impl Into<ElementRef>) -> Result<(WindowInfo, Element), Error> {
+        let target = target.into();
+        let resolved = self.snapshots_now().resolve(&target);
         resolved.map_err(|e| {
             e.unwrap_or_else(|| {
-                let (snapshot, _) = parse_token(token).unwrap_or((0, 0));
+                let snapshot = match &target {
+                    ElementRef::At { snapshot, .. } => *snapshot,
+                    ElementRef::Token(token) => parse_token(token).map_or(0, |(s, _)| s),
+                };
                 if self.foreign(IdKind::Snapshot, snapshot) {
                     Error::ForeignReference {
-                        what: format!("element token {}", token.trim()),
+                        what: format!("element token {}", target.to_string().trim()),
                     }
                 } else if self.ids.issued(IdKind::Snapshot, snapshot) {
                     Error::StaleElement {
-                        token: token.trim().to_string(),
+                        token: target.to_string().trim().to_string(),
                         why: "that snapshot is too old to be remembered".to_string(),
                     }
                 } else {
@@ -385,35 +369,42 @@ impl Session {
             })
         })
     }
+
+    /// Element `index` of snapshot `snapshot` as it is now: the snapshot's window is read again
+    /// first (with the snapshot's own limits, no screenshot), so an unchanged structure keeps
+    /// the snapshot and refreshes its elements, and a changed one supersedes it and the index
+    /// is refused (`STALE_ELEMENT` saying what changed) — never re-resolved by position.
+    pub fn element_at(&self, snapshot: u64, index: usize) -> Result<(WindowInfo, Element), Error> {
+        let read = self.snapshots_now().read_of(snapshot);
+        if let Some((window, max_elements, max_depth)) = read {
+            self.window_state(&TreeRequest {
+                include_screenshot: false,
+                max_elements,
+                max_depth,
+                max_chars: 1,
+                ..TreeRequest::new(WindowRef::Id(window.id))
+            })?;
+        }
+        self.element(ElementRef::At { snapshot, index })
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use deskpilot_backend::fake::FakeWindow;
-    use deskpilot_backend::{ElementHandle, ElementStates, FakeDesktop, RawElement, RawTree};
+    use deskpilot_backend::fake::{FakeWindow, element, tree};
+    use deskpilot_backend::{ElementHandle, FakeDesktop, RawElement, RawTree};
     use deskpilot_types::{ErrorCode, Rect, Role, WindowId};
 
     use super::*;
     use crate::EngineConfig;
 
     fn el(parent: Option<usize>, depth: u32, role: Role, name: &str) -> RawElement {
-        RawElement {
-            parent,
-            depth,
-            role,
-            platform_role: role.as_str().to_lowercase(),
-            name: name.to_string(),
-            description: String::new(),
-            value: None,
-            states: ElementStates {
-                enabled: true,
-                onscreen: true,
-                ..Default::default()
-            },
-            actions: Vec::new(),
-            bounds: Some(Rect::new(10, 10, 50, 20)),
-            handle: ElementHandle(format!("h{name}")),
-        }
+        element(role, name)
+            .parent(parent)
+            .depth(depth)
+            .platform_role(&role.as_str().to_lowercase())
+            .bounds(Rect::new(10, 10, 50, 20))
+            .build()
     }
 
     /// The tree the fake serves for `w` now.
@@ -450,18 +441,13 @@ mod tests {
         entry.states.focused = true;
         fake.set_tree(
             w,
-            RawTree {
-                elements: vec![
-                    el(None, 0, Role::Window, "Editor"),
-                    el(Some(0), 1, Role::Group, ""),
-                    save,
-                    off,
-                    entry,
-                ],
-                source: "fake".into(),
-                complete: true,
-                notes: vec![],
-            },
+            tree(vec![
+                el(None, 0, Role::Window, "Editor"),
+                el(Some(0), 1, Role::Group, ""),
+                save,
+                off,
+                entry,
+            ]),
         );
         let e = Session::standalone(fake.desktop(), EngineConfig::default());
         (fake, e, w)
@@ -522,7 +508,7 @@ mod tests {
         assert!(stale.to_string().contains("1 elements appeared"), "{stale}");
         assert!(e.element(&second.elements[2].token).is_ok());
         assert_eq!(
-            e.element(&format!("s{}:99", second.id)).unwrap_err().code(),
+            e.element(format!("s{}:99", second.id)).unwrap_err().code(),
             ErrorCode::ElementNotFound
         );
         assert_eq!(
@@ -577,15 +563,7 @@ mod tests {
             elements.push(item);
         }
         elements.extend([status, entry]);
-        fake.set_tree(
-            w,
-            RawTree {
-                elements,
-                source: "fake".into(),
-                complete: true,
-                notes: vec![],
-            },
-        );
+        fake.set_tree(w, tree(elements));
         let e = Session::standalone(fake.desktop(), EngineConfig::default());
         let read = || e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
         let first = read();
@@ -710,15 +688,10 @@ mod tests {
         });
         fake.set_tree(
             w,
-            RawTree {
-                elements: vec![
-                    el(None, 0, Role::Window, "Chromium"),
-                    el(Some(0), 1, Role::Group, ""),
-                ],
-                source: "fake".into(),
-                complete: true,
-                notes: vec![],
-            },
+            tree(vec![
+                el(None, 0, Role::Window, "Chromium"),
+                el(Some(0), 1, Role::Group, ""),
+            ]),
         );
         let e = Session::standalone(fake.desktop(), EngineConfig::default());
         let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
@@ -729,15 +702,7 @@ mod tests {
         );
         // A small dialog with few controls is normal.
         let d = fake.add_window(FakeWindow::new("Confirm", Rect::new(0, 0, 250, 120)));
-        fake.set_tree(
-            d,
-            RawTree {
-                elements: vec![el(None, 0, Role::Dialog, "Confirm")],
-                source: "fake".into(),
-                complete: true,
-                notes: vec![],
-            },
-        );
+        fake.set_tree(d, tree(vec![el(None, 0, Role::Dialog, "Confirm")]));
         let s = e.window_state(&TreeRequest::new(WindowRef::Id(d))).unwrap();
         assert!(!s.notes.iter().any(|n| matches!(n, Note::NearlyEmpty(_))));
     }

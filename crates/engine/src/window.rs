@@ -2,8 +2,10 @@
 //! then the window list is polled until the effect shows (or a deadline passes), so the
 //! result always reports the state the window is really in.
 //!
-//! Targets are a window id or a `title_match` that must match exactly one window
-//! (`AMBIGUOUS_WINDOW` lists the candidates otherwise).
+//! Targets are a window id, a `title_match` or an app name that must match exactly one window
+//! (`AMBIGUOUS_WINDOW` lists the candidates otherwise), or the window a session is looking at
+//! ([`WindowRef`]). Which window a reference names is decided here and nowhere else: profiles
+//! hand in a [`WindowRef`] and word the typed refusal.
 
 use crate::action::{Effect, Outcome, Route};
 use std::time::{Duration, Instant};
@@ -32,6 +34,28 @@ pub enum WindowRef {
     Id(WindowId),
     /// Case-insensitive substring of the title or process name; must match exactly one window.
     TitleMatch(String),
+    /// A window of an app, named by its process or window class ([`is_app`]). Without `id` the
+    /// app must have exactly one window (`NoAppWindow` / `AmbiguousApp` otherwise); with `id`
+    /// that window, which must belong to the app (`NotAppWindow`).
+    App {
+        name: String,
+        id: Option<WindowId>,
+    },
+    /// The active window; when none is active, what [`WindowRef::Current`] names.
+    Active,
+    /// The window this session was last handed element paths for
+    /// ([`Session::issue_paths`]), else [`WindowRef::Active`].
+    PathsWindow,
+}
+
+/// Whether `name` names `w`'s app: its process (`.exe` optional) or its window class, compared
+/// case-insensitively — the one rule for naming an app.
+pub(crate) fn is_app(w: &WindowInfo, name: &str) -> bool {
+    let want = name.trim().to_lowercase();
+    let want = want.strip_suffix(".exe").unwrap_or(&want);
+    let process = w.process.as_deref().unwrap_or("").to_lowercase();
+    let process = process.strip_suffix(".exe").unwrap_or(&process);
+    process == want || w.class.to_lowercase() == want
 }
 
 /// What to do to a window.
@@ -157,9 +181,35 @@ impl Session {
         notes: &mut Vec<Note>,
     ) -> Result<WindowInfo, Error> {
         let windows = self.desktop().windows.list_windows()?;
-        if *target != WindowRef::Current {
-            return find(&windows, target);
+        match target {
+            WindowRef::Current => self.current_window(&windows, notes),
+            WindowRef::Active => self.active_window(&windows, notes),
+            WindowRef::PathsWindow => match self.paths_window() {
+                Some(id) => find(&windows, &WindowRef::Id(id)),
+                None => self.active_window(&windows, notes),
+            },
+            other => find(&windows, other),
         }
+    }
+
+    /// The active window, else (none active) what [`WindowRef::Current`] names.
+    fn active_window(
+        &self,
+        windows: &[WindowInfo],
+        notes: &mut Vec<Note>,
+    ) -> Result<WindowInfo, Error> {
+        match windows.iter().find(|w| w.state.active) {
+            Some(w) => Ok(w.clone()),
+            None => self.current_window(windows, notes),
+        }
+    }
+
+    /// The window this session last looked at, else the active one; a note says which and why.
+    fn current_window(
+        &self,
+        windows: &[WindowInfo],
+        notes: &mut Vec<Note>,
+    ) -> Result<WindowInfo, Error> {
         let observed = self.observed();
         if let Some((id, how)) = observed
             && let Some(w) = windows.iter().find(|w| w.id == id)
@@ -457,55 +507,92 @@ pub fn describe_state(w: &WindowInfo) -> String {
     format!("{} at {}", parts.join(", "), w.frame)
 }
 
+/// The window an explicit reference (id, title, app) names among `windows`.
 fn find(windows: &[WindowInfo], target: &WindowRef) -> Result<WindowInfo, Error> {
     match target {
-        WindowRef::Current => windows
+        WindowRef::Id(id) => windows
+            .iter()
+            .find(|w| w.id == *id)
+            .cloned()
+            .ok_or(Error::WindowNotFound(*id)),
+        WindowRef::TitleMatch(text) => by_title(windows, text),
+        WindowRef::App { name, id } => by_app(windows, name, *id),
+        WindowRef::Current | WindowRef::Active | WindowRef::PathsWindow => windows
             .iter()
             .find(|w| w.state.active)
             .cloned()
             .ok_or_else(|| Error::InvalidArgument {
                 message: "no window given and no window is active".to_string(),
             }),
-        WindowRef::Id(id) => windows
-            .iter()
-            .find(|w| w.id == *id)
-            .cloned()
-            .ok_or(Error::WindowNotFound(*id)),
-        WindowRef::TitleMatch(text) => {
-            let needle = text.trim().to_lowercase();
-            if needle.is_empty() {
-                return Err(Error::InvalidArgument {
-                    message: "the title to match is empty".to_string(),
-                });
-            }
-            let hits: Vec<&WindowInfo> = windows
+    }
+}
+
+/// The one window whose title or process name contains `text`, case-insensitively.
+fn by_title(windows: &[WindowInfo], text: &str) -> Result<WindowInfo, Error> {
+    let needle = text.trim().to_lowercase();
+    if needle.is_empty() {
+        return Err(Error::InvalidArgument {
+            message: "the title to match is empty".to_string(),
+        });
+    }
+    let hits: Vec<&WindowInfo> = windows
+        .iter()
+        .filter(|w| {
+            w.title.to_lowercase().contains(&needle)
+                || w.process
+                    .as_deref()
+                    .is_some_and(|p| p.to_lowercase().contains(&needle))
+        })
+        .collect();
+    match hits.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(Error::NoWindowMatches {
+            needle: text.to_string(),
+            titles: windows
                 .iter()
-                .filter(|w| {
-                    w.title.to_lowercase().contains(&needle)
-                        || w.process
-                            .as_deref()
-                            .is_some_and(|p| p.to_lowercase().contains(&needle))
-                })
-                .collect();
-            match hits.as_slice() {
-                [one] => Ok((*one).clone()),
-                [] => Err(Error::NoWindowMatches {
-                    needle: text.clone(),
-                    titles: windows
-                        .iter()
-                        .take(20)
-                        .map(|w| format!("\"{}\"", w.title))
-                        .collect(),
-                }),
-                many => Err(Error::AmbiguousWindow {
-                    needle: text.clone(),
-                    candidates: many
-                        .iter()
-                        .map(|w| format!("{} {}", w.id, w.label()))
-                        .collect(),
-                }),
-            }
+                .take(20)
+                .map(|w| format!("\"{}\"", w.title))
+                .collect(),
+        }),
+        many => Err(Error::AmbiguousWindow {
+            needle: text.to_string(),
+            candidates: many
+                .iter()
+                .map(|w| format!("{} {}", w.id, w.label()))
+                .collect(),
+        }),
+    }
+}
+
+/// Window `id` of app `name`, or (no id) the app's only window.
+fn by_app(windows: &[WindowInfo], name: &str, id: Option<WindowId>) -> Result<WindowInfo, Error> {
+    let app = name.trim();
+    if app.is_empty() {
+        return Err(Error::InvalidArgument {
+            message: "the app name is empty".to_string(),
+        });
+    }
+    if let Some(id) = id {
+        let w = find(windows, &WindowRef::Id(id))?;
+        if !is_app(&w, app) {
+            return Err(Error::NotAppWindow {
+                id,
+                app: app.to_string(),
+                process: w.process,
+            });
         }
+        return Ok(w);
+    }
+    let hits: Vec<&WindowInfo> = windows.iter().filter(|w| is_app(w, app)).collect();
+    match hits.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(Error::NoAppWindow {
+            app: app.to_string(),
+        }),
+        many => Err(Error::AmbiguousApp {
+            app: app.to_string(),
+            windows: many.iter().map(|w| (*w).clone()).collect(),
+        }),
     }
 }
 
@@ -560,6 +647,50 @@ mod tests {
                 .code(),
             ErrorCode::WindowNotFound
         );
+    }
+
+    #[test]
+    fn an_app_names_its_one_window_by_process_or_class_with_or_without_exe() {
+        let (fake, e, a, b) = setup();
+        let app = |name: &str, id: Option<WindowId>| WindowRef::App {
+            name: name.into(),
+            id,
+        };
+        assert_eq!(e.resolve_window(&app("Mousepad.EXE", None)).unwrap().id, a);
+        assert_eq!(e.resolve_window(&app("xterm", Some(b))).unwrap().id, b);
+        assert!(matches!(
+            e.resolve_window(&app("xterm", Some(a))),
+            Err(Error::NotAppWindow { id, .. }) if id == a
+        ));
+        assert!(matches!(
+            e.resolve_window(&app("gimp", None)),
+            Err(Error::NoAppWindow { .. })
+        ));
+        // A title that merely contains the name is no window of the app.
+        fake.add_window(FakeWindow {
+            process: "mousepad".into(),
+            ..FakeWindow::new("other.txt - Mousepad", Rect::new(0, 0, 10, 10))
+        });
+        let Err(Error::AmbiguousApp { windows, .. }) = e.resolve_window(&app("mousepad", None))
+        else {
+            panic!("two mousepad windows are ambiguous");
+        };
+        assert_eq!(windows.len(), 2);
+    }
+
+    #[test]
+    fn the_paths_window_is_the_last_one_handed_paths_else_the_active_one() {
+        let (_fake, e, a, b) = setup();
+        e.window_action(&WindowRef::Id(b), WindowAction::Focus)
+            .unwrap();
+        assert_eq!(e.resolve_window(&WindowRef::Active).unwrap().id, b);
+        assert_eq!(e.resolve_window(&WindowRef::PathsWindow).unwrap().id, b);
+        let mut request = crate::TreeRequest::new(WindowRef::Id(a));
+        request.include_screenshot = false;
+        let snapshot = e.window_state(&request).unwrap();
+        e.issue_paths(&snapshot);
+        assert_eq!(e.resolve_window(&WindowRef::PathsWindow).unwrap().id, a);
+        assert_eq!(e.resolve_window(&WindowRef::Active).unwrap().id, b);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::time::Duration;
 use deskpilot_backend::apps::InstalledApp;
 use deskpilot_engine::{
     Check, Effect, Found, LaunchOutcome, MAX_LAUNCH_WAIT, Outcome, Route, VerifyTarget,
-    WindowAction, WindowFilter, WindowRef,
+    WindowAction, WindowFilter,
 };
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
@@ -307,8 +307,9 @@ impl ComputerUseServer {
                 target: VerifyTarget::Auto,
             },
             move |s| {
-                let w = view::resolve(s, a.window_id, a.window.as_ref())?;
-                s.window_action(&WindowRef::Id(w.id), WindowAction::Focus)
+                let target = view::target(a.window_id, a.window.as_ref())?;
+                s.window_action(&target, WindowAction::Focus)
+                    .map_err(view::in_words)
             },
             |o| {
                 let now = o.after.as_ref().unwrap_or(&o.before);

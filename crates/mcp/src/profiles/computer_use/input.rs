@@ -11,7 +11,7 @@ use deskpilot_backend::Button;
 use deskpilot_engine::{
     Check, CoordinateSpace, ElementOp, ElementOutcome, Error, HitTestMode, KeyboardNote,
     KeyboardOutcome, PointerOutcome, PointerTarget, ScreenshotRequest, Session, Unsupported,
-    VerifyTarget, WindowAction, WindowRef,
+    VerifyTarget, WindowAction,
 };
 use deskpilot_types::{Key, Point, WindowInfo};
 use rmcp::model::CallToolResult;
@@ -183,9 +183,17 @@ pub struct TypeArgs {
     pub element_index: Option<usize>,
 }
 
-/// Brings `w` to the foreground (restoring it when minimized); the window as it is then.
-fn foreground(s: &Session, w: &WindowInfo) -> Result<WindowInfo, Error> {
-    let o = s.window_action(&WindowRef::Id(w.id), WindowAction::Focus)?;
+/// Brings the window `window_id` / `window` names to the foreground (restoring it when
+/// minimized): the one place the tool resolves its window. The window as it is then.
+fn foreground(
+    s: &Session,
+    window_id: u64,
+    window: Option<&WindowSel>,
+) -> Result<WindowInfo, Error> {
+    let target = view::target(window_id, window)?;
+    let o = s
+        .window_action(&target, WindowAction::Focus)
+        .map_err(view::in_words)?;
     Ok(o.after.unwrap_or(o.before))
 }
 
@@ -228,8 +236,8 @@ fn current_screenshot(
     }
 }
 
-/// x/y of the window's current screenshot as a pointer target; outside the image is
-/// `point_outside_window`.
+/// x/y of the window's current screenshot as a pointer target (the engine refuses a point
+/// outside the image: [`outside_window`] words it).
 fn image_point(
     s: &Session,
     w: &WindowInfo,
@@ -238,23 +246,6 @@ fn image_point(
     given: Option<u64>,
 ) -> Result<PointerTarget, Error> {
     let id = current_screenshot(s, w, given, false)?;
-    let record = s.screenshot_record(id)?;
-    let v = record.view;
-    let inside = x.is_finite()
-        && y.is_finite()
-        && x >= 0.0
-        && y >= 0.0
-        && x < v.width as f64
-        && y < v.height as f64;
-    if !inside {
-        let at = |i: f64, scale: f64, o: i32| {
-            (o as f64 + if i.is_finite() { i } else { 0.0 } / scale.max(1e-9)).round() as i32
-        };
-        return Err(Error::OutsideTargetWindow {
-            point: Point::new(at(x, v.scale, v.capture.x), at(y, v.scale_y, v.capture.y)),
-            window: v.capture,
-        });
-    }
     Ok(PointerTarget {
         x,
         y,
@@ -262,6 +253,18 @@ fn image_point(
             screenshot_id: Some(id),
         },
     })
+}
+
+/// A point outside the window screenshot, as computer-use-mcp says it: `point_outside_window`
+/// with where the point would be on screen.
+fn outside_window(e: Error) -> Error {
+    match e {
+        Error::OutsideImage { point, capture, .. } => Error::OutsideTargetWindow {
+            point,
+            window: capture,
+        },
+        other => other,
+    }
 }
 
 /// The centre of element `index` as a pointer target in the window's current screenshot.
@@ -434,8 +437,7 @@ impl ComputerUseServer {
                     &WORDING,
                     step("click", self.request_timeout()),
                     move |s| {
-                        let w = view::resolve(s, a.window_id, a.window.as_ref())?;
-                        let w = foreground(s, &w)?;
+                        let w = foreground(s, a.window_id, a.window.as_ref())?;
                         let (token, _) = view::element(s, &w, i)?;
                         s.click_element(&token, button, count, HitTestMode::Fail)
                             .map_err(|e| in_indexes(e, i))
@@ -451,10 +453,11 @@ impl ComputerUseServer {
                     &WORDING,
                     step("click", self.request_timeout()),
                     move |s| {
-                        let w = view::resolve(s, a.window_id, a.window.as_ref())?;
-                        let w = foreground(s, &w)?;
+                        let w = foreground(s, a.window_id, a.window.as_ref())?;
                         let t = image_point(s, &w, x, y, shot)?;
-                        let o = s.click(t, button, count, &[], HitTestMode::Fail)?;
+                        let o = s
+                            .click(t, button, count, &[], HitTestMode::Fail)
+                            .map_err(outside_window)?;
                         Ok(Pointed(w, o))
                     },
                     |Pointed(w, o)| pointer_body("Clicked", w, o, json!({ "x": x, "y": y })),
@@ -591,8 +594,7 @@ impl ComputerUseServer {
             &WORDING,
             step("scroll", self.request_timeout()),
             move |s| {
-                let w = view::resolve(s, a.window_id, a.window.as_ref())?;
-                let w = foreground(s, &w)?;
+                let w = foreground(s, a.window_id, a.window.as_ref())?;
                 let t = match (a.element_index, a.x, a.y) {
                     (None, None, None) => {
                         let id = current_screenshot(s, &w, a.screenshot_id, true)?;
@@ -607,7 +609,9 @@ impl ComputerUseServer {
                     }
                     (e, x, y) => point(s, &w, e, (x, y), a.screenshot_id, "scroll")?,
                 };
-                let o = s.scroll(t, dx, dy, &[], HitTestMode::Fail)?;
+                let o = s
+                    .scroll(t, dx, dy, &[], HitTestMode::Fail)
+                    .map_err(outside_window)?;
                 Ok(Pointed(w, o))
             },
             move |Pointed(w, o)| {
@@ -640,8 +644,7 @@ impl ComputerUseServer {
             &WORDING,
             step("drag", self.request_timeout()),
             move |s| {
-                let w = view::resolve(s, a.window_id, a.window.as_ref())?;
-                let w = foreground(s, &w)?;
+                let w = foreground(s, a.window_id, a.window.as_ref())?;
                 let from = point(
                     s,
                     &w,
@@ -669,7 +672,9 @@ impl ComputerUseServer {
                     }
                     _ => to,
                 };
-                let o = s.drag(from, to, button, 10, &[], HitTestMode::Fail)?;
+                let o = s
+                    .drag(from, to, button, 10, &[], HitTestMode::Fail)
+                    .map_err(outside_window)?;
                 Ok(Pointed(w, o))
             },
             |Pointed(w, o)| pointer_body("Dragged", w, o, json!({})),
@@ -699,8 +704,7 @@ impl ComputerUseServer {
             &WORDING,
             step("press_key", self.request_timeout()),
             move |s| {
-                let w = view::resolve(s, a.window_id, a.window.as_ref())?;
-                let w = foreground(s, &w)?;
+                let w = foreground(s, a.window_id, a.window.as_ref())?;
                 s.press_key_into(&keys, Some(&w))
             },
             move |o| keyboard_body(format!("Pressed {label}."), o),
@@ -725,8 +729,7 @@ impl ComputerUseServer {
             &WORDING,
             step("type_text", self.request_timeout()),
             move |s| {
-                let w = view::resolve(s, a.window_id, a.window.as_ref())?;
-                let w = foreground(s, &w)?;
+                let w = foreground(s, a.window_id, a.window.as_ref())?;
                 if let Some(i) = a.element_index {
                     let (token, _) = view::element(s, &w, i)?;
                     s.focus_element(&token).map_err(|e| in_indexes(e, i))?;

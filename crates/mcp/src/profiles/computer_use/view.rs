@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use deskpilot_engine::{Element, Error, ScreenshotId, Session, TreeRequest, WindowRef};
+use deskpilot_engine::{Element, ElementRef, Error, ScreenshotId, Session, WindowRef};
 use deskpilot_types::{Role, WindowId, WindowInfo};
 use serde::Deserialize;
 
@@ -59,22 +59,9 @@ impl Views {
     }
 }
 
-/// Whether `app` names `w`'s app: its process or class, case-insensitive, `.exe` optional.
-fn is_app(w: &WindowInfo, app: &str) -> bool {
-    let want = app.trim().to_lowercase();
-    let want = want.strip_suffix(".exe").unwrap_or(&want);
-    let process = w.process.as_deref().unwrap_or("").to_lowercase();
-    let process = process.strip_suffix(".exe").unwrap_or(&process);
-    process == want || w.class.to_lowercase() == want
-}
-
 /// The window `window_id` or `window: {app, id}` names (one of the two is required; both must
-/// agree). `{app}` alone names the app's only window.
-pub(crate) fn resolve(
-    session: &Session,
-    window_id: u64,
-    window: Option<&WindowSel>,
-) -> Result<WindowInfo, Error> {
+/// agree). `{app}` alone names the app's only window; which window that is, the engine decides.
+pub(crate) fn target(window_id: u64, window: Option<&WindowSel>) -> Result<WindowRef, Error> {
     let sel = window.cloned().unwrap_or_default();
     if window_id != 0 && sel.id != 0 && window_id != sel.id {
         return Err(Error::InvalidArgument {
@@ -86,45 +73,55 @@ pub(crate) fn resolve(
     }
     let id = if window_id != 0 { window_id } else { sel.id };
     let app = sel.app.trim();
-    if id != 0 {
-        let w = session.resolve_window(&WindowRef::Id(WindowId(id)))?;
-        if !app.is_empty() && !is_app(&w, app) {
-            return Err(Error::InvalidArgument {
-                message: format!(
-                    "window {id} belongs to {}, not to \"{app}\"",
-                    w.process.as_deref().unwrap_or("an unknown process")
-                ),
-            });
-        }
-        return Ok(w);
-    }
-    if app.is_empty() {
-        return Err(Error::InvalidArgument {
+    match (id, app.is_empty()) {
+        (0, true) => Err(Error::InvalidArgument {
             message:
                 "name the window: window_id (from list_windows or list_apps) or window: {app, id}"
                     .to_string(),
-        });
+        }),
+        (id, true) => Ok(WindowRef::Id(WindowId(id))),
+        (id, false) => Ok(WindowRef::App {
+            name: app.to_string(),
+            id: (id != 0).then_some(WindowId(id)),
+        }),
     }
-    let windows: Vec<WindowInfo> = session
-        .list_windows(&deskpilot_engine::WindowFilter::default())?
-        .into_iter()
-        .filter(|w| is_app(w, app))
-        .collect();
-    match windows.as_slice() {
-        [] => Err(Error::InvalidArgument {
+}
+
+/// The engine's refusals of an app's window, in this profile's words.
+pub(crate) fn in_words(e: Error) -> Error {
+    match e {
+        Error::NoAppWindow { app } => Error::InvalidArgument {
             message: format!(
                 "no window of an app called \"{app}\" is open; list_apps shows the running apps"
             ),
-        }),
-        [one] => Ok(one.clone()),
-        many => Err(Error::AmbiguousWindow {
-            needle: app.to_string(),
-            candidates: many
+        },
+        Error::AmbiguousApp { app, windows } => Error::AmbiguousWindow {
+            needle: app,
+            candidates: windows
                 .iter()
                 .map(|w| format!("{} \"{}\"", w.id.0, w.title))
                 .collect(),
-        }),
+        },
+        Error::NotAppWindow { id, app, process } => Error::InvalidArgument {
+            message: format!(
+                "window {} belongs to {}, not to \"{app}\"",
+                id.0,
+                process.as_deref().unwrap_or("an unknown process")
+            ),
+        },
+        other => other,
     }
+}
+
+/// The window [`target`] names, as it is now.
+pub(crate) fn resolve(
+    session: &Session,
+    window_id: u64,
+    window: Option<&WindowSel>,
+) -> Result<WindowInfo, Error> {
+    session
+        .resolve_window(&target(window_id, window)?)
+        .map_err(in_words)
 }
 
 /// The element indexes of a snapshot: the visible elements depth-first (the root always), each
@@ -223,76 +220,31 @@ impl Action {
     }
 }
 
-/// Advertised actions that open or close a node (AT-SPI tree cells, MSAA outline items).
-const EXPANDS: &[&str] = &[
-    "expand",
-    "collapse",
-    "expand or contract",
-    "expand or collapse",
-    "expand/collapse",
-];
-
-/// Advertised actions that mean "activate".
-const ACTIVATE: &[&str] = &[
-    "click", "press", "activate", "jump", "open", "invoke", "default",
-];
-
-fn toggles(role: Role) -> bool {
-    matches!(
-        role,
-        Role::CheckBox
-            | Role::ToggleButton
-            | Role::RadioButton
-            | Role::CheckMenuItem
-            | Role::RadioMenuItem
-    )
-}
-
-/// Exactly what `perform_secondary_action` accepts for `e`, in a fixed order.
+/// Exactly what `perform_secondary_action` accepts for `e`, in a fixed order: the engine's
+/// [`Affordance`](deskpilot_types::Affordance) in UI Automation's pattern names, then what the
+/// application advertises beyond it, as it names it. A disabled element accepts nothing.
 pub(crate) fn actions(e: &Element) -> Vec<Action> {
-    let advertised: Vec<String> = e.actions.iter().map(|a| a.to_lowercase()).collect();
-    let has = |names: &[&str]| advertised.iter().any(|a| names.contains(&a.as_str()));
     let mut out = Vec::new();
     if !e.enabled {
         return out;
     }
-    if toggles(e.role) && (has(ACTIVATE) || has(&["toggle"])) {
-        out.push(Action::Toggle);
-    } else if has(ACTIVATE) {
-        out.push(Action::Invoke);
+    let a = e.affordance();
+    for (on, action) in [
+        (a.toggle, Action::Toggle),
+        (a.invoke, Action::Invoke),
+        (a.expand && !e.expanded, Action::Expand),
+        (a.expand && e.expanded, Action::Collapse),
+        (a.select, Action::Select),
+        (a.edit, Action::SetValue),
+        (a.focus, Action::Focus),
+    ] {
+        if on {
+            out.push(action);
+        }
     }
-    let opens = e.states.expandable
-        || e.expanded
-        || has(EXPANDS)
-        || matches!(e.role, Role::ComboBox | Role::TreeItem) && has(ACTIVATE);
-    if opens {
-        out.push(if e.expanded {
-            Action::Collapse
-        } else {
-            Action::Expand
-        });
-    }
-    if matches!(
-        e.role,
-        Role::ListItem | Role::TreeItem | Role::Tab | Role::Row | Role::Cell
-    ) || has(&["select"])
-    {
-        out.push(Action::Select);
-    }
-    if e.editable {
-        out.push(Action::SetValue);
-    }
-    if e.focusable && !e.focused {
-        out.push(Action::Focus);
-    }
-    // What the platform advertises beyond those, as it names it.
-    for (raw, lower) in e.actions.iter().zip(&advertised) {
-        let covered = ACTIVATE.contains(&lower.as_str())
-            || matches!(lower.as_str(), "toggle" | "select")
-            || EXPANDS.contains(&lower.as_str())
-            || out.iter().any(|a| a.name().eq_ignore_ascii_case(raw));
-        if !covered {
-            out.push(Action::Other(raw.clone()));
+    for raw in e.unclassified_actions() {
+        if !out.iter().any(|a| a.name().eq_ignore_ascii_case(raw)) {
+            out.push(Action::Other(raw.to_string()));
         }
     }
     out
@@ -326,7 +278,15 @@ pub(crate) fn shown_value(e: &Element) -> Option<String> {
     if e.editable || e.role == Role::Edit {
         return Some(String::new());
     }
-    toggles(e.role).then(|| if e.checked { "On" } else { "Off" }.to_string())
+    let two_state = matches!(
+        e.role,
+        Role::CheckBox
+            | Role::ToggleButton
+            | Role::RadioButton
+            | Role::CheckMenuItem
+            | Role::RadioMenuItem
+    );
+    two_state.then(|| if e.checked { "On" } else { "Off" }.to_string())
 }
 
 /// One tree line without its indent: `4 Edit "Text Editor" value="" focusable FOCUSED
@@ -383,13 +343,14 @@ pub(crate) fn render(
     (text, count)
 }
 
-/// The element `element_index` names in the window's latest state, as it is now: the window's
-/// tree is read again first, so a structure that changed since is refused with what changed.
+/// The element `element_index` names in the window's latest state, as it is now: the engine
+/// reads the window's tree again first, so a structure that changed since is refused with
+/// what changed.
 pub(crate) fn element(
     session: &Session,
     window: &WindowInfo,
     index: usize,
-) -> Result<(String, Element), Error> {
+) -> Result<(ElementRef, Element), Error> {
     let view = Views::of(session, window.id).filter(|v| v.snapshot.is_some());
     let Some(view) = view else {
         return Err(Error::ElementNotFound {
@@ -408,16 +369,14 @@ pub(crate) fn element(
         });
     };
     let snapshot = view.snapshot.unwrap_or_default();
-    let token = format!("s{snapshot}:{at}");
-    // Read again: unchanged keeps the snapshot (and refreshes bounds and states); changed
-    // supersedes it, and the token is refused with the change.
-    let mut again = TreeRequest::new(WindowRef::Id(window.id));
-    again.include_screenshot = false;
-    again.max_elements = MAX_ELEMENTS;
-    again.max_chars = 1;
-    session.window_state(&again)?;
-    match session.element(&token) {
-        Ok((_, e)) => Ok((token, e)),
+    match session.element_at(snapshot, at) {
+        Ok((_, e)) => Ok((
+            ElementRef::At {
+                snapshot,
+                index: at,
+            },
+            e,
+        )),
         Err(e) => Err(in_indexes(e, index)),
     }
 }
@@ -439,34 +398,20 @@ pub(crate) fn in_indexes(e: Error, index: usize) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use deskpilot_backend::{ElementHandle, ElementStates};
+    use deskpilot_backend::fake::element;
     use deskpilot_types::Rect;
 
     use super::*;
 
     fn el(index: usize, parent: Option<usize>, role: Role, name: &str) -> Element {
+        let raw = element(role, name)
+            .parent(parent)
+            .bounds(Rect::new(0, 0, 10, 10))
+            .handle(&index.to_string())
+            .build();
         Element {
-            index,
             token: format!("s1:{index}"),
-            parent,
-            depth: 0,
-            role,
-            platform_role: String::new(),
-            name: name.to_string(),
-            description: String::new(),
-            value: None,
-            enabled: true,
-            focusable: false,
-            focused: false,
-            selected: false,
-            checked: false,
-            expanded: false,
-            editable: false,
-            onscreen: true,
-            actions: Vec::new(),
-            bounds: Some(Rect::new(0, 0, 10, 10)),
-            handle: ElementHandle(index.to_string()),
-            states: ElementStates::default(),
+            ..Element::from_raw(index, raw)
         }
     }
 

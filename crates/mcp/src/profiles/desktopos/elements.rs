@@ -4,7 +4,7 @@
 //! and acts on none).
 
 use deskpilot_backend::Button;
-use deskpilot_engine::{Error, TreeRequest, WindowRef};
+use deskpilot_engine::{ByName, Error, TreeRequest, WindowRef};
 use deskpilot_types::{ErrorCode, WindowId};
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
@@ -16,9 +16,6 @@ use super::wording::WORDING;
 use super::{DesktopOsServer, error};
 use crate::kit::report::{self, Body, Step};
 use crate::kit::{Parameters, render};
-
-/// Actions that make a control invokable in DesktopOS's sense.
-const INVOKE: &[&str] = &["click", "press", "activate", "invoke", "jump", "toggle"];
 
 fn two_hundred() -> usize {
     200
@@ -49,56 +46,28 @@ pub struct ClickElementArgs {
     pub verify_region: Option<RegionArg>,
 }
 
-fn invokable(actions: &[String]) -> bool {
-    actions
-        .iter()
-        .any(|a| INVOKE.contains(&a.to_lowercase().as_str()))
+/// Whether a control runs by its own action (the engine's [`Affordance`]).
+///
+/// [`Affordance`]: deskpilot_types::Affordance
+fn invokable(e: &deskpilot_engine::Element) -> bool {
+    e.affordance().activates()
 }
 
-/// The one control of a fresh read of `window` named `name`: exact (case-insensitive) matches
-/// win over containing ones; several left is `AMBIGUOUS_ELEMENT` with the candidates.
+/// The token of the one control of a fresh read of `window` named `name` (the engine picks
+/// it); none or several are refused in DesktopOS's words.
 fn pick(s: &deskpilot_engine::Session, window: WindowId, name: &str) -> Result<String, Error> {
-    let snap = s.window_state(&TreeRequest {
+    let tree = TreeRequest {
         max_elements: 2000,
         ..TreeRequest::new(WindowRef::Id(window))
-    })?;
-    let want = name.trim().to_lowercase();
-    if want.is_empty() {
-        return Err(Error::InvalidArgument {
-            message: "name is empty: pass the control's visible text".to_string(),
-        });
-    }
-    let named = |exact: bool| -> Vec<&deskpilot_engine::Element> {
-        snap.elements
-            .iter()
-            .filter(|e| e.onscreen)
-            .filter(|e| {
-                let n = e.name.trim().to_lowercase();
-                if exact { n == want } else { n.contains(&want) }
-            })
-            .collect()
     };
-    let mut found = named(true);
-    if found.is_empty() {
-        found = named(false);
-    }
-    // A label inside a button with the same name is the button, not a second control.
-    if found.len() > 1 {
-        let acting: Vec<_> = found
-            .iter()
-            .copied()
-            .filter(|e| invokable(&e.actions))
-            .collect();
-        if !acting.is_empty() {
-            found = acting;
-        }
-    }
-    match found.as_slice() {
-        [] => {
-            let names: Vec<String> = snap
-                .elements
+    match s.element_named(&tree, name)? {
+        ByName::One(e) => Ok(e.token),
+        ByName::Missing {
+            window,
+            activatable,
+        } => {
+            let names: Vec<String> = activatable
                 .iter()
-                .filter(|e| e.onscreen && !e.name.trim().is_empty() && invokable(&e.actions))
                 .take(15)
                 .map(|e| format!("\"{}\"", e.name.trim()))
                 .collect();
@@ -106,7 +75,7 @@ fn pick(s: &deskpilot_engine::Session, window: WindowId, name: &str) -> Result<S
                 code: ErrorCode::ElementNotFound,
                 message: format!(
                     "no control named \"{name}\" in {}; controls that can be invoked there: {}",
-                    window_line(&snap.window),
+                    window_line(&window),
                     if names.is_empty() {
                         "none".to_string()
                     } else {
@@ -115,8 +84,7 @@ fn pick(s: &deskpilot_engine::Session, window: WindowId, name: &str) -> Result<S
                 ),
             })
         }
-        [one] => Ok(one.token.clone()),
-        many => Err(Error::Coded {
+        ByName::Several(many) => Err(Error::Coded {
             code: ErrorCode::AmbiguousElement,
             message: format!(
                 "{} controls are named \"{name}\"; none was clicked. Candidates: {}",
@@ -192,11 +160,7 @@ impl DesktopOsServer {
                         e.bounds
                             .map(|b| format!(" rect {},{} {}x{}", b.x, b.y, b.width, b.height))
                             .unwrap_or_default(),
-                        if invokable(&e.actions) {
-                            " invokable"
-                        } else {
-                            ""
-                        },
+                        if invokable(e) { " invokable" } else { "" },
                         indent = (e.depth.saturating_sub(1) as usize).min(12) * 2
                     ));
                 }
@@ -211,7 +175,7 @@ impl DesktopOsServer {
                         "controlType": e.role.as_str(),
                         "automationId": e.platform_role,
                         "rect": e.bounds.map(rect_json),
-                        "invokable": invokable(&e.actions),
+                        "invokable": invokable(e),
                         "enabled": e.enabled,
                         "depth": e.depth,
                     })).collect::<Vec<_>>(),

@@ -9,8 +9,8 @@
 //! foreground window.
 
 use deskpilot_engine::{
-    Check, ElementOp, ElementOutcome, Error, FindRequest, Note, Session, Snapshot, TreeRequest,
-    VerifyTarget, WindowRef,
+    Check, ElementOp, ElementOutcome, Error, FindRequest, Note, TreeRequest, VerifyTarget,
+    WindowRef,
 };
 use deskpilot_types::WindowId;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -74,24 +74,14 @@ pub struct UiElementArgs {
     pub observe: bool,
 }
 
-/// The window the last tree / find of this client read.
-#[derive(Debug, Default)]
-struct PathWindow(Option<WindowId>);
-
 /// `hwnd`, else (for acting calls) the window the client's paths came from, else the
-/// foreground window.
-fn window(s: &Session, hwnd: Option<u64>, acting: bool) -> Result<WindowRef, Error> {
-    if let Some(h) = hwnd {
-        return Ok(WindowRef::Id(WindowId(h)));
+/// foreground window; the engine resolves which window that is.
+fn window(hwnd: Option<u64>, acting: bool) -> WindowRef {
+    match (hwnd, acting) {
+        (Some(h), _) => WindowRef::Id(WindowId(h)),
+        (None, true) => WindowRef::PathsWindow,
+        (None, false) => WindowRef::Active,
     }
-    if acting && let Some(id) = s.with_slot::<PathWindow, _>(|w| w.0) {
-        return Ok(WindowRef::Id(id));
-    }
-    let front = s
-        .list_windows(&Default::default())?
-        .into_iter()
-        .find(|w| w.state.active);
-    Ok(front.map_or(WindowRef::Current, |w| WindowRef::Id(w.id)))
 }
 
 fn read(window: WindowRef, screenshot: bool) -> TreeRequest {
@@ -100,12 +90,6 @@ fn read(window: WindowRef, screenshot: bool) -> TreeRequest {
         max_elements: READ_NODES,
         ..TreeRequest::new(window)
     }
-}
-
-/// Hands out the snapshot's paths and remembers its window for later acting calls.
-fn issue(s: &Session, snapshot: &Snapshot) -> Vec<String> {
-    s.with_slot::<PathWindow, _>(|w| w.0 = Some(snapshot.window.id));
-    s.issue_paths(snapshot)
 }
 
 fn clamp(v: Option<i64>, default: i64, lo: i64, hi: i64) -> usize {
@@ -174,9 +158,8 @@ impl DshServer {
         let session = self.session();
         let hwnd = a.hwnd;
         let read = render::blocking(self.request_timeout(), "ui_element tree", move || {
-            let w = window(&session, hwnd, false)?;
-            let snapshot = session.window_state(&read(w, false))?;
-            let paths = issue(&session, &snapshot);
+            let snapshot = session.window_state(&read(window(hwnd, false), false))?;
+            let paths = session.issue_paths(&snapshot);
             Ok::<_, Error>((snapshot, paths))
         })
         .await;
@@ -250,16 +233,15 @@ impl DshServer {
         let session = self.session();
         let hwnd = a.hwnd;
         let found = render::blocking(self.request_timeout(), "ui_element find", move || {
-            let w = window(&session, hwnd, false)?;
             let (snapshot, candidates) = session.find_elements(&FindRequest {
-                tree: read(w, annotate),
+                tree: read(window(hwnd, false), annotate),
                 description,
                 name_contains,
                 role,
                 limit,
                 annotate,
             })?;
-            let paths = issue(&session, &snapshot);
+            let paths = session.issue_paths(&snapshot);
             Ok::<_, Error>((snapshot, candidates, paths))
         })
         .await;
@@ -379,8 +361,7 @@ impl DshServer {
                 target: VerifyTarget::Auto,
             },
             move |s| {
-                let w = window(s, hwnd, true)?;
-                let (_, element) = s.element_at_path(&path, read(w, false))?;
+                let (_, element) = s.element_at_path(&path, read(window(hwnd, true), false))?;
                 let token = element.token.clone();
                 let done: ElementOutcome = match action {
                     UiElementAction::Invoke => s.invoke_element(&token)?,
