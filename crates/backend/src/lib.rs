@@ -63,6 +63,13 @@ pub trait Windows: Send + Sync {
         let _ = p;
         Ok(None)
     }
+
+    /// Whether a window's outer size (the one a page reads as `outerWidth`/`outerHeight`)
+    /// counts an invisible resize border below its visible frame, as wide as the ones at its
+    /// sides: Windows' frames have one, X11 window managers' do not (the default).
+    fn resize_border_below(&self) -> bool {
+        false
+    }
 }
 
 /// Pixel capture.

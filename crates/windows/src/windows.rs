@@ -31,6 +31,11 @@ impl Windows for WindowsDesktop {
     fn window_at(&self, p: deskpilot_types::Point) -> Result<Option<WindowId>, Error> {
         Ok(at(p))
     }
+
+    /// The frame's invisible resize border runs below the window as well as at its sides.
+    fn resize_border_below(&self) -> bool {
+        true
+    }
 }
 
 unsafe extern "system" fn collect(hwnd: HWND, data: LPARAM) -> BOOL {

@@ -5,8 +5,8 @@
 //!
 //! Where the viewport sits inside the browser window is worked out from the page's own
 //! `screenX`/`outerWidth`/`innerWidth`…: the frame Chromium draws around the viewport is even
-//! on the sides and all above it on Linux; on Windows the invisible resize border is below it
-//! too (unverified here).
+//! on the sides and all above it, except for a resize border below it where the backend says
+//! windows have one (Windows; unverified here).
 
 use std::time::Duration;
 
@@ -56,12 +56,12 @@ impl Geometry {
     }
 
     /// The viewport's top-left corner on the desktop, in physical pixels, given the window's
-    /// client rectangle.
-    fn viewport_origin(&self, client: Rect) -> (i32, i32) {
+    /// client rectangle and whether its outer size counts a resize border below it.
+    fn viewport_origin(&self, client: Rect, border_below: bool) -> (i32, i32) {
         let m = &self.0;
         let r = m.ratio;
         let side = ((m.outer_w - m.inner_w) * r / 2.0).max(0.0);
-        let below = if cfg!(windows) { side } else { 0.0 };
+        let below = if border_below { side } else { 0.0 };
         let above = ((m.outer_h - m.inner_h) * r - below).max(0.0);
         (
             client.x + side.round() as i32,
@@ -250,7 +250,7 @@ impl Session {
             .filter(|w| !w.state.minimized && (close(w.client) || close(w.frame)))
             .min_by_key(|w| w.z)?;
         let client = if close(w.client) { w.client } else { w.frame };
-        let origin = g.viewport_origin(client);
+        let origin = g.viewport_origin(client, self.desktop().windows.resize_border_below());
         Some((w, origin))
     }
 }
@@ -274,11 +274,9 @@ mod tests {
             visible: true,
         });
         assert_eq!(g.window(), Rect::new(100, 80, 900, 600));
-        if cfg!(windows) {
-            assert_eq!(g.viewport_origin(g.window()), (104, 223));
-        } else {
-            assert_eq!(g.viewport_origin(g.window()), (104, 227));
-        }
+        assert_eq!(g.viewport_origin(g.window(), false), (104, 227));
+        // Where the backend says a resize border runs below the window too.
+        assert_eq!(g.viewport_origin(g.window(), true), (104, 223));
     }
 
     #[test]
