@@ -13,7 +13,7 @@ use base64::Engine as _;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 
-use crate::{DesktopArgs, ToolArgs};
+use crate::args::{DesktopArgs, ToolArgs};
 
 pub fn run(
     tool: &str,

@@ -7,7 +7,7 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use crate::DesktopArgs;
+use crate::args::DesktopArgs;
 
 pub fn run(args: &DesktopArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();

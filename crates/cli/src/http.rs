@@ -36,7 +36,7 @@ use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
-use crate::{DesktopArgs, ToolArgs};
+use crate::args::{DesktopArgs, ToolArgs};
 
 /// `serve --http` and its options.
 #[derive(Debug, Clone, clap::Args)]

@@ -7,7 +7,7 @@ use deskpilot_engine::Engine;
 use deskpilot_mcp::{Profile, ServerIdentity, Surface, ToolFilter};
 use rmcp::ServiceExt;
 
-use crate::{DesktopArgs, ToolArgs};
+use crate::args::{DesktopArgs, ToolArgs};
 
 /// The profile `tools` names, or an error listing the profiles that exist; its tool filter is
 /// checked too (a name that is neither one of its tools nor one of its groups is an error

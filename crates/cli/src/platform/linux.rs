@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use deskpilot_backend::{Check, Desktop};
 
-use crate::{DesktopArgs, VirtualDisplayMode};
+use crate::args::{DesktopArgs, VirtualDisplayMode};
 
 pub use deskpilot_x11::VirtualDisplay;
 

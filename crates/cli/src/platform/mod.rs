@@ -36,7 +36,7 @@ use std::process::ExitCode;
 
 use deskpilot_backend::{Check, Desktop};
 
-use crate::DesktopArgs;
+use crate::args::DesktopArgs;
 
 /// Holds whatever must live as long as the desktop is used (on Linux, a virtual display);
 /// drop it after the last use of the desktop.

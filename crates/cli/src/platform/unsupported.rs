@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use deskpilot_backend::{Check, Desktop};
 
-use crate::DesktopArgs;
+use crate::args::DesktopArgs;
 
 /// Why nothing platform-specific works here.
 fn unsupported() -> String {

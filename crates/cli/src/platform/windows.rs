@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use deskpilot_backend::{Check, Desktop};
 
-use crate::DesktopArgs;
+use crate::args::DesktopArgs;
 
 /// Nothing outlives the connection on Windows.
 #[derive(Debug, Default)]
