@@ -15,11 +15,14 @@
 //! format = "png"
 //! ```
 
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use deskpilot_engine::coords::ImageBudget;
+use Kind::*;
+use deskpilot_backend::PointerLook;
 use deskpilot_engine::pipeline::ImageFormat;
-use deskpilot_engine::{EngineConfig, OverlayMode};
+use deskpilot_engine::{EngineConfig, HitTestMode, OverlayMode};
 use deskpilot_types::Rect;
 use toml::{Table, Value};
 
@@ -101,49 +104,168 @@ pub fn load(named: Option<&Path>) -> Loaded {
     }
 }
 
-/// The engine configuration from a parsed file and an environment lookup.
+/// One configuration key: its name, the environment variable that overrides it, what its
+/// value must be and where it goes ([`Kind`]). [`KEYS`] lists them in the order they are
+/// read, which is the order of their warnings.
+struct Key {
+    /// The TOML key; `screenshot.NAME` is `NAME` in the `[screenshot]` table.
+    name: &'static str,
+    /// The environment variable that wins over the file.
+    env: Option<&'static str>,
+    /// Applied only when the file or the environment gives it: the profile's default holds
+    /// otherwise.
+    only_given: bool,
+    kind: Kind,
+}
+
+/// What a key's value must be, its default when it is missing or fails the check, and where
+/// the value goes. Each kind words its complaint one way, as operators have met it.
+enum Kind {
+    /// A boolean (the environment also takes 1/0, yes/no, on/off).
+    Flag(bool, fn(&mut EngineConfig, bool)),
+    /// An integer in the range, the complaint telling "outside" from "not an integer".
+    Int(RangeInclusive<i64>, i64, fn(&mut EngineConfig, i64)),
+    /// An integer in the range, one complaint for both.
+    IntIn(RangeInclusive<i64>, i64, fn(&mut EngineConfig, i64)),
+    /// A number in the range.
+    Number(RangeInclusive<f64>, f64, fn(&mut EngineConfig, f64)),
+    /// One of the options, any case; the first is the default. The complaint lists them, or
+    /// says the text given.
+    Choice(
+        &'static [&'static str],
+        Option<&'static str>,
+        fn(&mut EngineConfig, &'static str),
+    ),
+    /// A non-empty string, trimmed; missing or wrong leaves the default.
+    Text(fn(&mut EngineConfig, String)),
+    /// A directory path; the environment variable, when set, wins after the file is checked.
+    Dir(fn(&mut EngineConfig, PathBuf)),
+    /// An array of non-empty strings (trimmed when `true`); a wrong entry is dropped, anything
+    /// but an array gives none, and the complaint ends with the text given.
+    Strings(bool, &'static str, fn(&mut EngineConfig, Vec<String>)),
+    /// A key read by its own function (its shape or its wording is its own).
+    Own(OwnReader),
+}
+
+/// Reads a key of its own shape: the configuration, the file's value, the environment and
+/// the warnings.
+type OwnReader =
+    fn(&mut EngineConfig, Option<&Value>, &dyn Fn(&str) -> Option<String>, &mut Vec<String>);
+
+/// Top-level keys read elsewhere: `enabled` by [`load`].
+const ELSEWHERE: &[&str] = &["enabled"];
+
+/// A key of the file alone.
+const fn file(name: &'static str, kind: Kind) -> Key {
+    Key {
+        name,
+        env: None,
+        only_given: false,
+        kind,
+    }
+}
+
+/// A key the environment variable `env` overrides.
+const fn both(name: &'static str, env: &'static str, kind: Kind) -> Key {
+    Key {
+        env: Some(env),
+        ..file(name, kind)
+    }
+}
+
+/// The key, applied only when given.
+const fn given(key: Key) -> Key {
+    Key {
+        only_given: true,
+        ..key
+    }
+}
+
+/// Every configuration key, in the order they are read.
+#[rustfmt::skip]
+const KEYS: &[Key] = &[
+    both("screenshot.saveToDisk", "DESKPILOT_SCREENSHOT_SAVE_TO_DISK", Flag(true, |c, v| c.images.save_to_disk = v)),
+    both("screenshot.inline", "DESKPILOT_SCREENSHOT_INLINE", Flag(true, |c, v| c.images.inline = v)),
+    // The defaults are ImageBudget::default()'s (a test holds them equal).
+    both("screenshot.maxWidth", "DESKPILOT_SCREENSHOT_MAX_WIDTH",
+        Int(64..=8192, 1280, |c, v| c.budget.max_width = v as u32)),
+    both("screenshot.maxPixels", "DESKPILOT_SCREENSHOT_MAX_PIXELS",
+        Int(65_536..=16_777_216, 600_000, |c, v| c.budget.max_pixels = v as u64)),
+    // Before `format`, which keeps the quality when it is JPEG.
+    both("screenshot.jpegQuality", "DESKPILOT_SCREENSHOT_JPEG_QUALITY",
+        Int(10..=100, 80, |c, v| c.format = ImageFormat::Jpeg { quality: v as u8 })),
+    both("screenshot.format", "DESKPILOT_SCREENSHOT_FORMAT",
+        Choice(&["jpeg", "jpg", "png"], Some("jpeg or png"), |c, v| if v == "png" { c.format = ImageFormat::Png })),
+    both("dryRun", "DESKPILOT_DRY_RUN", Flag(false, |c, v| c.safety.dry_run = v)),
+    both("allowLaunch", "DESKPILOT_ALLOW_LAUNCH", Flag(true, |c, v| c.safety.allow_launch = v)),
+    both("allowCloseWindow", "DESKPILOT_ALLOW_CLOSE_WINDOW", Flag(true, |c, v| c.safety.allow_close_window = v)),
+    both("escStop", "DESKPILOT_ESC_STOP", Flag(true, |c, v| c.safety.esc_stop = v)),
+    both("overlay", "DESKPILOT_OVERLAY", Choice(&["auto", "always", "never"], None, |c, v| c.safety.overlay = match v {
+        "always" => OverlayMode::Always,
+        "never" => OverlayMode::Never,
+        _ => OverlayMode::Auto,
+    })),
+    both("requireApproval", "DESKPILOT_REQUIRE_APPROVAL",
+        Choice(&["never", "mutating"], None, |c, v| c.safety.require_approval = v == "mutating")),
+    given(both("uiSummary", "DESKPILOT_UI_SUMMARY", Choice(&["none", "summary", "tree"], None, |c, v| {
+        c.outline.mode = v.parse().ok()
+    }))),
+    both("skills", "DESKPILOT_SKILLS", Flag(true, |c, v| c.skills.library.enabled = v)),
+    both("skillsHint", "DESKPILOT_SKILLS_HINT", Flag(true, |c, v| c.skills.no_hint = !v)),
+    both("skillsDir", "DESKPILOT_SKILLS_DIR", Dir(|c, d| c.skills.library.dir = Some(d))),
+    both("memory", "DESKPILOT_MEMORY", Own(memory_switch)),
+    both("memoryDir", "DESKPILOT_MEMORY_DIR", Dir(|c, d| c.memory.dir = Some(d))),
+    file("memoryNeverRemember", Strings(true, "ignored", |c, v| c.memory.never_remember = v)),
+    file("memoryAliases", Own(memory_aliases)),
+    file("uiSummaryMaxNodes", IntIn(1..=5000, 60, |c, v| c.outline.max_nodes = v as usize)),
+    file("uiSummaryMaxChars", IntIn(200..=100_000, 4000, |c, v| c.outline.max_chars = v as usize)),
+    both("hitTest", "DESKPILOT_HIT_TEST", Choice(&["fail", "warn", "off"], None, |c, v| c.hit_test = match v {
+        "warn" => HitTestMode::Warn,
+        "off" => HitTestMode::Off,
+        _ => HitTestMode::Fail,
+    })),
+    both("cursor", "DESKPILOT_CURSOR",
+        Choice(&["agent", "halo", "off"], None, |c, v| c.safety.cursor = PointerLook::parse(v).unwrap_or_default())),
+    both("coordinates", "DESKPILOT_COORDINATES",
+        Choice(&["image", "physical"], None, |c, v| c.physical_coordinates = v == "physical")),
+    given(file("requestTimeoutMs", IntIn(1_000..=600_000, 20_000, |c, v| c.request_timeout = Some(millis(v))))),
+    given(file("screenshotTimeoutMs", IntIn(1_000..=600_000, 30_000, |c, v| c.screenshot_timeout = Some(millis(v))))),
+    file("idleDisarmMs", IntIn(0..=3_600_000, 60_000, |c, v| c.safety.idle_disarm = millis(v))),
+    file("actionDelayMs", IntIn(0..=5_000, 60, |c, v| c.safety.action_delay = millis(v))),
+    file("overlayOpacity", Number(0.05..=1.0, 0.85, |c, v| c.safety.overlay_opacity = v as f32)),
+    file("overlayMessage", Text(|c, v| c.safety.overlay_message = v)),
+    file("blocklist", Strings(false, "nothing is blocked", |c, v| c.safety.blocklist = v)),
+    file("maskRegions", Own(mask_regions)),
+];
+
+/// Where a value came from: the environment (variable, text) or the file.
+enum Given<'a> {
+    Env(&'static str, String),
+    File(&'a Value),
+}
+
+/// The engine configuration from a parsed file and an environment lookup: every row of
+/// [`KEYS`] read in turn, after a warning for each key nobody reads.
 fn from_table(
     table: &Table,
     env: &dyn Fn(&str) -> Option<String>,
     warnings: &mut Vec<String>,
 ) -> EngineConfig {
     let mut config = EngineConfig::default();
+    let (top, section): (Vec<&str>, Vec<&str>) = KEYS
+        .iter()
+        .map(|k| k.name)
+        .partition(|n| !n.starts_with(SECTION));
     for (key, value) in table {
-        match key.as_str() {
-            "screenshot"
-            | "maskRegions"
-            | "dryRun"
-            | "blocklist"
-            | "allowLaunch"
-            | "allowCloseWindow"
-            | "overlay"
-            | "overlayOpacity"
-            | "overlayMessage"
-            | "escStop"
-            | "requireApproval"
-            | "idleDisarmMs"
-            | "actionDelayMs"
-            | "uiSummary"
-            | "uiSummaryMaxNodes"
-            | "uiSummaryMaxChars"
-            | "skills"
-            | "skillsDir"
-            | "skillsHint"
-            | "enabled"
-            | "coordinates"
-            | "requestTimeoutMs"
-            | "screenshotTimeoutMs"
-            | "hitTest"
-            | "cursor"
-            | "memory"
-            | "memoryDir"
-            | "memoryNeverRemember"
-            | "memoryAliases" => {}
-            k if NOT_YET.contains(&k) => warnings.push(format!(
-                "config key {k} is not supported by this build yet and has no effect"
-            )),
-            k => warnings.push(format!("unknown config key {k} (= {value}) ignored")),
+        let k = key.as_str();
+        if k == "screenshot" || top.contains(&k) || ELSEWHERE.contains(&k) {
+            continue;
         }
+        warnings.push(if NOT_YET.contains(&k) {
+            format!("config key {k} is not supported by this build yet and has no effect")
+        } else {
+            format!("unknown config key {k} (= {value}) ignored")
+        });
     }
     let shot = match table.get("screenshot") {
         Some(Value::Table(t)) => t.clone(),
@@ -154,349 +276,305 @@ fn from_table(
         None => Table::new(),
     };
     for key in shot.keys() {
-        match key.as_str() {
-            "maxWidth" | "maxPixels" | "format" | "jpegQuality" | "saveToDisk" | "inline" => {}
-            _ => warnings.push(format!("unknown config key screenshot.{key} ignored")),
+        if !section.contains(&format!("{SECTION}{key}").as_str()) {
+            warnings.push(format!("unknown config key screenshot.{key} ignored"));
         }
     }
-    let budget = ImageBudget::default();
-    let int = |name: &str,
-               env_name: &str,
-               range: std::ops::RangeInclusive<i64>,
-               default: i64,
-               warnings: &mut Vec<String>| {
-        let (raw, from) = match env(env_name) {
-            Some(v) => (
-                Some(v.trim().parse::<i64>().map_err(|_| v)),
-                env_name.to_string(),
-            ),
-            None => (
-                shot.get(name)
-                    .map(|v| v.as_integer().ok_or_else(|| v.to_string())),
-                format!("screenshot.{name}"),
-            ),
+    for key in KEYS {
+        let in_file = match key.name.strip_prefix(SECTION) {
+            Some(name) => shot.get(name),
+            None => table.get(key.name),
         };
-        match raw {
-            None => default,
-            Some(Ok(v)) if range.contains(&v) => v,
-            Some(Ok(v)) => {
-                warnings.push(format!(
-                    "{from} = {v} is outside {}..={}; using the default {default}",
-                    range.start(),
-                    range.end()
-                ));
-                default
-            }
-            Some(Err(v)) => {
-                warnings.push(format!(
-                    "{from} = {v} is not an integer; using the default {default}"
-                ));
-                default
-            }
+        let in_env = key.env.and_then(|name| Some((name, env(name)?)));
+        if key.only_given && in_file.is_none() && in_env.is_none() {
+            continue;
         }
+        read(key, in_file, in_env, env, &mut config, warnings);
+    }
+    if config.memory.dir.is_none() {
+        config.memory.dir =
+            deskpilot_engine::default_dir(deskpilot_engine::PathConvention::native(), |k| {
+                env(k).map(Into::into)
+            });
+    }
+    config
+}
+
+/// The `[screenshot]` table's prefix in [`Key::name`].
+const SECTION: &str = "screenshot.";
+
+/// Reads one key into `config`: the environment's value if it has one, else the file's, else
+/// the default; a value that fails the check is named in a warning and the default is used.
+fn read(
+    key: &Key,
+    in_file: Option<&Value>,
+    in_env: Option<(&'static str, String)>,
+    env: &dyn Fn(&str) -> Option<String>,
+    config: &mut EngineConfig,
+    warnings: &mut Vec<String>,
+) {
+    let name = key.name;
+    let given = match in_env {
+        Some((var, v)) => Some(Given::Env(var, v)),
+        None => in_file.map(Given::File),
     };
-    let shot_flag = |key: &str, env_name: &str, default: bool, warnings: &mut Vec<String>| {
-        let (raw, from) = match env(env_name) {
-            Some(v) => (v.trim().to_ascii_lowercase(), env_name.to_string()),
-            None => match shot.get(key) {
-                None => return default,
-                Some(Value::Boolean(b)) => return *b,
-                Some(other) => (other.to_string(), format!("screenshot.{key}")),
-            },
-        };
-        match raw.as_str() {
-            "1" | "true" | "yes" | "on" => true,
-            "0" | "false" | "no" | "off" => false,
-            _ => {
-                warnings.push(format!(
-                    "{from} = {raw} is not true or false; using the default {default}"
-                ));
-                default
-            }
-        }
-    };
-    config.images.save_to_disk = shot_flag(
-        "saveToDisk",
-        "DESKPILOT_SCREENSHOT_SAVE_TO_DISK",
-        true,
-        warnings,
-    );
-    config.images.inline = shot_flag("inline", "DESKPILOT_SCREENSHOT_INLINE", true, warnings);
-    config.budget.max_width = int(
-        "maxWidth",
-        "DESKPILOT_SCREENSHOT_MAX_WIDTH",
-        64..=8192,
-        budget.max_width as i64,
-        warnings,
-    ) as u32;
-    config.budget.max_pixels = int(
-        "maxPixels",
-        "DESKPILOT_SCREENSHOT_MAX_PIXELS",
-        65_536..=16_777_216,
-        budget.max_pixels as i64,
-        warnings,
-    ) as u64;
-    let quality = int(
-        "jpegQuality",
-        "DESKPILOT_SCREENSHOT_JPEG_QUALITY",
-        10..=100,
-        80,
-        warnings,
-    ) as u8;
-    let format = env("DESKPILOT_SCREENSHOT_FORMAT")
-        .map(|v| (v, "DESKPILOT_SCREENSHOT_FORMAT".to_string()))
-        .or_else(|| {
-            shot.get("format").map(|v| {
-                (
-                    v.as_str().map_or_else(|| v.to_string(), str::to_string),
-                    "screenshot.format".to_string(),
-                )
-            })
-        });
-    config.format = match format {
-        None => ImageFormat::Jpeg { quality },
-        Some((v, from)) => match v.trim().to_ascii_lowercase().as_str() {
-            "jpeg" | "jpg" => ImageFormat::Jpeg { quality },
-            "png" => ImageFormat::Png,
-            _ => {
-                warnings.push(format!(
-                    "{from} = {v} is not jpeg or png; using the default jpeg"
-                ));
-                ImageFormat::Jpeg { quality }
-            }
-        },
-    };
-    let flag = |key: &str, env_name: &str, default: bool, warnings: &mut Vec<String>| {
-        if let Some(v) = env(env_name) {
-            return match v.trim().to_ascii_lowercase().as_str() {
-                "1" | "true" | "yes" | "on" => true,
-                "0" | "false" | "no" | "off" => false,
-                _ => {
+    match &key.kind {
+        Flag(default, set) => set(config, flag(name, given, *default, warnings)),
+        Int(range, default, set) => set(config, int(name, given, range, *default, warnings)),
+        IntIn(range, default, set) => {
+            let v = match in_file {
+                Some(Value::Integer(v)) if range.contains(v) => *v,
+                None => *default,
+                Some(other) => {
                     warnings.push(format!(
-                        "{env_name} = {v} is not true or false; using the default {default}"
+                        "{name} = {other} is not an integer in {}..={}; using the default {default}",
+                        range.start(),
+                        range.end()
                     ));
-                    default
+                    *default
                 }
             };
+            set(config, v);
         }
-        match table.get(key) {
-            None => default,
-            Some(Value::Boolean(b)) => *b,
-            Some(other) => {
-                warnings.push(format!(
-                    "{key} = {other} is not true or false; using the default {default}"
-                ));
-                default
+        Number(range, default, set) => {
+            let number =
+                in_file.map(|v| (v, v.as_float().or_else(|| v.as_integer().map(|i| i as f64))));
+            let v = match number {
+                None => *default,
+                Some((_, Some(f))) if range.contains(&f) => f,
+                Some((v, _)) => {
+                    warnings.push(format!(
+                        "{name} = {v} is not a number in {}..={}; using the default {default}",
+                        range.start(),
+                        range.end()
+                    ));
+                    *default
+                }
+            };
+            set(config, v);
+        }
+        Choice(options, expected, set) => {
+            set(config, choice(name, given, options, *expected, warnings))
+        }
+        Text(set) => match in_file {
+            None => {}
+            Some(Value::String(m)) if !m.trim().is_empty() => set(config, m.trim().to_string()),
+            Some(other) => warnings.push(format!(
+                "{name} = {other} is not a non-empty string; using the default"
+            )),
+        },
+        Dir(set) => {
+            match in_file {
+                None => {}
+                Some(Value::String(d)) if !d.trim().is_empty() => {
+                    set(config, PathBuf::from(d.trim()))
+                }
+                Some(other) => warnings.push(format!(
+                    "{name} = {other} is not a directory path; using the default"
+                )),
+            }
+            if let Some(Given::Env(_, d)) = given {
+                set(config, PathBuf::from(d.trim()));
             }
         }
-    };
-    config.safety.dry_run = flag("dryRun", "DESKPILOT_DRY_RUN", false, warnings);
-    config.safety.allow_launch = flag("allowLaunch", "DESKPILOT_ALLOW_LAUNCH", true, warnings);
-    config.safety.allow_close_window = flag(
-        "allowCloseWindow",
-        "DESKPILOT_ALLOW_CLOSE_WINDOW",
-        true,
-        warnings,
-    );
-    config.safety.esc_stop = flag("escStop", "DESKPILOT_ESC_STOP", true, warnings);
-    let choice = |key: &str,
-                  env_name: &str,
-                  options: &[&'static str],
-                  default: &'static str,
-                  warnings: &mut Vec<String>|
-     -> &'static str {
-        let (raw, from) = match env(env_name) {
-            Some(v) => (v, env_name.to_string()),
-            None => match table.get(key) {
-                None => return default,
-                Some(v) => (
-                    v.as_str().map_or_else(|| v.to_string(), str::to_string),
-                    key.to_string(),
-                ),
-            },
-        };
-        let wanted = raw.trim().to_ascii_lowercase();
-        match options.iter().find(|o| **o == wanted) {
-            Some(o) => o,
-            None => {
-                warnings.push(format!(
-                    "{from} = {raw} is not one of {}; using the default {default}",
-                    options.join(", ")
-                ));
-                default
+        Strings(trim, otherwise, set) => {
+            if let Some(v) = in_file {
+                set(config, string_list(name, v, *trim, otherwise, warnings));
             }
         }
-    };
-    config.safety.overlay = match choice(
-        "overlay",
-        "DESKPILOT_OVERLAY",
-        &["auto", "always", "never"],
-        "auto",
-        warnings,
-    ) {
-        "always" => OverlayMode::Always,
-        "never" => OverlayMode::Never,
-        _ => OverlayMode::Auto,
-    };
-    config.safety.require_approval = choice(
-        "requireApproval",
-        "DESKPILOT_REQUIRE_APPROVAL",
-        &["never", "mutating"],
-        "never",
-        warnings,
-    ) == "mutating";
-    let millis = |key: &str,
-                  range: std::ops::RangeInclusive<i64>,
-                  default: i64,
-                  warnings: &mut Vec<String>| {
-        let v = match table.get(key) {
-            None => default,
-            Some(Value::Integer(v)) if range.contains(v) => *v,
-            Some(other) => {
-                warnings.push(format!(
-                    "{key} = {other} is not an integer in {}..={}; using the default {default}",
-                    range.start(),
-                    range.end()
-                ));
-                default
-            }
-        };
-        std::time::Duration::from_millis(v as u64)
-    };
-    if table.contains_key("uiSummary") || env("DESKPILOT_UI_SUMMARY").is_some() {
-        config.outline.mode = Some(
-            match choice(
-                "uiSummary",
-                "DESKPILOT_UI_SUMMARY",
-                &["none", "summary", "tree"],
-                "none",
-                warnings,
-            ) {
-                "summary" => deskpilot_engine::OutlineMode::Summary,
-                "tree" => deskpilot_engine::OutlineMode::Tree,
-                _ => deskpilot_engine::OutlineMode::None,
-            },
-        );
+        Own(read) => read(config, in_file, env, warnings),
     }
-    let count = |key: &str,
-                 range: std::ops::RangeInclusive<i64>,
-                 default: usize,
-                 warnings: &mut Vec<String>| match table.get(key) {
-        None => default,
-        Some(Value::Integer(v)) if range.contains(v) => *v as usize,
-        Some(other) => {
-            warnings.push(format!(
-                "{key} = {other} is not an integer in {}..={}; using the default {default}",
-                range.start(),
-                range.end()
-            ));
-            default
-        }
-    };
-    config.skills.library.enabled = flag("skills", "DESKPILOT_SKILLS", true, warnings);
-    config.skills.no_hint = !flag("skillsHint", "DESKPILOT_SKILLS_HINT", true, warnings);
-    match table.get("skillsDir") {
-        None => {}
-        Some(Value::String(d)) if !d.trim().is_empty() => {
-            config.skills.library.dir = Some(PathBuf::from(d.trim()));
-        }
-        Some(other) => warnings.push(format!(
-            "skillsDir = {other} is not a directory path; using the default"
-        )),
-    }
-    if let Some(d) = env("DESKPILOT_SKILLS_DIR").filter(|d| !d.trim().is_empty()) {
-        config.skills.library.dir = Some(PathBuf::from(d.trim()));
-    }
-    memory(&mut config, table, env, warnings);
-    config.outline.max_nodes = count("uiSummaryMaxNodes", 1..=5000, 60, warnings);
-    config.outline.max_chars = count("uiSummaryMaxChars", 200..=100_000, 4000, warnings);
-    config.hit_test = match choice(
-        "hitTest",
-        "DESKPILOT_HIT_TEST",
-        &["fail", "warn", "off"],
-        "fail",
-        warnings,
-    ) {
-        "warn" => deskpilot_engine::HitTestMode::Warn,
-        "off" => deskpilot_engine::HitTestMode::Off,
-        _ => deskpilot_engine::HitTestMode::Fail,
-    };
-    config.safety.cursor = deskpilot_backend::PointerLook::parse(choice(
-        "cursor",
-        "DESKPILOT_CURSOR",
-        &["agent", "halo", "off"],
-        "agent",
-        warnings,
-    ))
-    .unwrap_or_default();
-    config.physical_coordinates = choice(
-        "coordinates",
-        "DESKPILOT_COORDINATES",
-        &["image", "physical"],
-        "image",
-        warnings,
-    ) == "physical";
-    if table.contains_key("requestTimeoutMs") {
-        config.request_timeout = Some(millis(
-            "requestTimeoutMs",
-            1_000..=600_000,
-            20_000,
-            warnings,
-        ));
-    }
-    if table.contains_key("screenshotTimeoutMs") {
-        config.screenshot_timeout = Some(millis(
-            "screenshotTimeoutMs",
-            1_000..=600_000,
-            30_000,
-            warnings,
-        ));
-    }
-    config.safety.idle_disarm = millis("idleDisarmMs", 0..=3_600_000, 60_000, warnings);
-    config.safety.action_delay = millis("actionDelayMs", 0..=5_000, 60, warnings);
-    config.safety.overlay_opacity = match table.get("overlayOpacity") {
-        None => 0.85,
-        Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
-            Some(f) if (0.05..=1.0).contains(&f) => f as f32,
-            _ => {
-                warnings.push(format!(
-                    "overlayOpacity = {v} is not a number in 0.05..=1; using the default 0.85"
-                ));
-                0.85
-            }
+}
+
+/// A [`Flag`]'s value. The `[screenshot]` keys read any value by its text (the file's `1` and
+/// `0` count) and echo the environment's value trimmed and in lower case.
+fn flag(name: &str, given: Option<Given>, default: bool, warnings: &mut Vec<String>) -> bool {
+    let section = name.starts_with(SECTION);
+    let (shown, from) = match given {
+        None => return default,
+        Some(Given::File(Value::Boolean(b))) => return *b,
+        Some(Given::File(other)) => (other.to_string(), name),
+        Some(Given::Env(var, v)) if section => (v.trim().to_ascii_lowercase(), var),
+        Some(Given::Env(var, v)) => match env_bool(&v) {
+            Some(b) => return b,
+            None => (v, var),
         },
     };
-    match table.get("overlayMessage") {
-        None => {}
-        Some(Value::String(m)) if !m.trim().is_empty() => {
-            config.safety.overlay_message = m.trim().to_string();
-        }
-        Some(other) => warnings.push(format!(
-            "overlayMessage = {other} is not a non-empty string; using the default"
-        )),
+    if let Some(b) = word_bool(&shown).filter(|_| section) {
+        return b;
     }
-    config.safety.blocklist = match table.get("blocklist") {
-        None => Vec::new(),
-        Some(Value::Array(items)) => items
+    warnings.push(format!(
+        "{from} = {shown} is not true or false; using the default {default}"
+    ));
+    default
+}
+
+/// An [`Int`]'s value.
+fn int(
+    name: &str,
+    given: Option<Given>,
+    range: &RangeInclusive<i64>,
+    default: i64,
+    warnings: &mut Vec<String>,
+) -> i64 {
+    let (read, from) = match given {
+        None => return default,
+        Some(Given::Env(var, v)) => (v.trim().parse::<i64>().map_err(|_| v), var),
+        Some(Given::File(v)) => (v.as_integer().ok_or_else(|| v.to_string()), name),
+    };
+    let why = match read {
+        Ok(v) if range.contains(&v) => return v,
+        Ok(v) => format!("{v} is outside {}..={}", range.start(), range.end()),
+        Err(v) => format!("{v} is not an integer"),
+    };
+    warnings.push(format!("{from} = {why}; using the default {default}"));
+    default
+}
+
+/// A [`Choice`]'s value: one of `options`, the first when there is none or it is not one.
+fn choice(
+    name: &str,
+    given: Option<Given>,
+    options: &[&'static str],
+    expected: Option<&str>,
+    warnings: &mut Vec<String>,
+) -> &'static str {
+    let default = options[0];
+    let (raw, from) = match given {
+        None => return default,
+        Some(Given::Env(var, v)) => (v, var),
+        Some(Given::File(v)) => (
+            v.as_str().map_or_else(|| v.to_string(), str::to_string),
+            name,
+        ),
+    };
+    let wanted = raw.trim().to_ascii_lowercase();
+    if let Some(o) = options.iter().find(|o| **o == wanted) {
+        return o;
+    }
+    let expected = match expected {
+        Some(e) => e.to_string(),
+        None => format!("one of {}", options.join(", ")),
+    };
+    warnings.push(format!(
+        "{from} = {raw} is not {expected}; using the default {default}"
+    ));
+    default
+}
+
+/// An environment variable's boolean: 1/true/yes/on or 0/false/no/off, any case.
+fn env_bool(v: &str) -> Option<bool> {
+    word_bool(&v.trim().to_ascii_lowercase())
+}
+
+/// `1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`.
+fn word_bool(word: &str) -> Option<bool> {
+    match word {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+fn millis(v: i64) -> Duration {
+    Duration::from_millis(v as u64)
+}
+
+/// The non-empty strings of the array `v` (trimmed when `trim`); a wrong entry is dropped, a
+/// value that is no array gives none, each with a warning.
+fn string_list(
+    key: &str,
+    v: &Value,
+    trim: bool,
+    otherwise: &str,
+    warnings: &mut Vec<String>,
+) -> Vec<String> {
+    match v {
+        Value::Array(items) => items
             .iter()
             .filter_map(|i| match i.as_str() {
-                Some(s) if !s.trim().is_empty() => Some(s.to_string()),
+                Some(s) if !s.trim().is_empty() => {
+                    Some(if trim { s.trim() } else { s }.to_string())
+                }
                 _ => {
                     warnings.push(format!(
-                        "blocklist entry {i} is not a non-empty string; ignored"
+                        "{key} entry {i} is not a non-empty string; ignored"
                     ));
                     None
                 }
             })
             .collect(),
-        Some(other) => {
+        other => {
             warnings.push(format!(
-                "blocklist must be an array of strings, not {other}; nothing is blocked"
+                "{key} must be an array of strings, not {other}; {otherwise}"
             ));
             Vec::new()
         }
+    }
+}
+
+/// `memory` (default on): the environment takes only 1/true/on and 0/false/off.
+fn memory_switch(
+    config: &mut EngineConfig,
+    in_file: Option<&Value>,
+    env: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
+) {
+    config.memory.enabled = match (env("DESKPILOT_MEMORY").as_deref().map(str::trim), in_file) {
+        (Some("0" | "false" | "off"), _) => false,
+        (Some("1" | "true" | "on"), _) => true,
+        (Some(other), _) => {
+            warnings.push(format!(
+                "DESKPILOT_MEMORY={other} is not true/false; memory stays on"
+            ));
+            true
+        }
+        (None, None) => true,
+        (None, Some(Value::Boolean(b))) => *b,
+        (None, Some(other)) => {
+            warnings.push(format!(
+                "memory = {other} is not a boolean; memory stays on"
+            ));
+            true
+        }
     };
-    config.mask_regions = match table.get("maskRegions") {
+}
+
+/// `memoryAliases`: arrays of two names or more for one app.
+fn memory_aliases(
+    config: &mut EngineConfig,
+    in_file: Option<&Value>,
+    _env: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
+) {
+    match in_file {
+        None => {}
+        Some(Value::Array(groups)) => {
+            for g in groups {
+                let group = string_list("memoryAliases", g, true, "ignored", warnings);
+                if group.len() >= 2 {
+                    config.memory.aliases.push(group);
+                } else if !group.is_empty() {
+                    warnings.push(format!(
+                        "memoryAliases group {g} names one app only once; ignored"
+                    ));
+                }
+            }
+        }
+        Some(other) => warnings.push(format!(
+            "memoryAliases must be an array of arrays of names, not {other}; ignored"
+        )),
+    }
+}
+
+/// `maskRegions`: an entry that does not parse is NOT masked, and says so.
+fn mask_regions(
+    config: &mut EngineConfig,
+    in_file: Option<&Value>,
+    _env: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
+) {
+    config.mask_regions = match in_file {
         None => Vec::new(),
         Some(Value::Array(items)) => items
             .iter()
@@ -518,103 +596,9 @@ fn from_table(
             Vec::new()
         }
     };
-    config
 }
 
-/// `memory` (default on), `memoryDir` / `DESKPILOT_MEMORY_DIR` (default: the platform's state
-/// directory), `memoryNeverRemember` (process or class names) and `memoryAliases` (arrays of
-/// names for one app).
-fn memory(
-    config: &mut EngineConfig,
-    table: &Table,
-    env: &dyn Fn(&str) -> Option<String>,
-    warnings: &mut Vec<String>,
-) {
-    let m = &mut config.memory;
-    m.enabled = match (
-        env("DESKPILOT_MEMORY").as_deref().map(str::trim),
-        table.get("memory"),
-    ) {
-        (Some("0" | "false" | "off"), _) => false,
-        (Some("1" | "true" | "on"), _) => true,
-        (Some(other), _) => {
-            warnings.push(format!(
-                "DESKPILOT_MEMORY={other} is not true/false; memory stays on"
-            ));
-            true
-        }
-        (None, None) => true,
-        (None, Some(Value::Boolean(b))) => *b,
-        (None, Some(other)) => {
-            warnings.push(format!(
-                "memory = {other} is not a boolean; memory stays on"
-            ));
-            true
-        }
-    };
-    m.dir = match table.get("memoryDir") {
-        None => None,
-        Some(Value::String(d)) if !d.trim().is_empty() => Some(PathBuf::from(d.trim())),
-        Some(other) => {
-            warnings.push(format!(
-                "memoryDir = {other} is not a directory path; using the default"
-            ));
-            None
-        }
-    };
-    if let Some(d) = env("DESKPILOT_MEMORY_DIR").filter(|d| !d.trim().is_empty()) {
-        m.dir = Some(PathBuf::from(d.trim()));
-    }
-    if m.dir.is_none() {
-        m.dir = deskpilot_engine::default_dir(deskpilot_engine::PathConvention::native(), |k| {
-            env(k).map(Into::into)
-        });
-    }
-    let strings = |key: &str, v: &Value, warnings: &mut Vec<String>| -> Vec<String> {
-        match v {
-            Value::Array(items) => items
-                .iter()
-                .filter_map(|i| match i.as_str() {
-                    Some(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
-                    _ => {
-                        warnings.push(format!(
-                            "{key} entry {i} is not a non-empty string; ignored"
-                        ));
-                        None
-                    }
-                })
-                .collect(),
-            other => {
-                warnings.push(format!(
-                    "{key} must be an array of strings, not {other}; ignored"
-                ));
-                Vec::new()
-            }
-        }
-    };
-    if let Some(v) = table.get("memoryNeverRemember") {
-        m.never_remember = strings("memoryNeverRemember", v, warnings);
-    }
-    match table.get("memoryAliases") {
-        None => {}
-        Some(Value::Array(groups)) => {
-            for g in groups {
-                let group = strings("memoryAliases", g, warnings);
-                if group.len() >= 2 {
-                    m.aliases.push(group);
-                } else if !group.is_empty() {
-                    warnings.push(format!(
-                        "memoryAliases group {g} names one app only once; ignored"
-                    ));
-                }
-            }
-        }
-        Some(other) => warnings.push(format!(
-            "memoryAliases must be an array of arrays of names, not {other}; ignored"
-        )),
-    }
-}
-
+/// A `{ x, y, width, height }` table as a rectangle (width and height above zero).
 fn mask(item: &Value) -> Option<Rect> {
     let t = item.as_table()?;
     let get = |k: &str| t.get(k)?.as_integer();
@@ -638,6 +622,19 @@ mod tests {
         let mut warnings = Vec::new();
         let config = from_table(&table, &lookup, &mut warnings);
         (config, warnings)
+    }
+
+    /// A missing key leaves what the engine would choose: the table's defaults are its own.
+    #[test]
+    fn an_empty_file_is_the_engines_defaults() {
+        let (c, w) = parse("", &[]);
+        assert!(w.is_empty(), "{w:?}");
+        let engine = EngineConfig::default();
+        assert_eq!(c.budget, deskpilot_engine::coords::ImageBudget::default());
+        assert_eq!(c.format, engine.format);
+        assert_eq!(c.safety, engine.safety);
+        assert_eq!(c.outline, engine.outline);
+        assert_eq!(c.hit_test, engine.hit_test);
     }
 
     #[test]
@@ -677,8 +674,8 @@ mod tests {
             &[],
         );
         assert_eq!(c.budget.max_width, 1280);
-        assert_eq!(c.hit_test, deskpilot_engine::HitTestMode::Fail);
-        assert_eq!(c.request_timeout, Some(std::time::Duration::from_secs(20)));
+        assert_eq!(c.hit_test, HitTestMode::Fail);
+        assert_eq!(c.request_timeout, Some(Duration::from_secs(20)));
         assert_eq!(c.format, ImageFormat::Jpeg { quality: 80 });
         assert_eq!(c.mask_regions, [Rect::new(1, 2, 3, 4)]);
         let all = w.join("\n");
@@ -709,13 +706,10 @@ mod tests {
             &[],
         );
         assert!(w.is_empty(), "{w:?}");
-        assert_eq!(c.hit_test, deskpilot_engine::HitTestMode::Warn);
+        assert_eq!(c.hit_test, HitTestMode::Warn);
         assert!(c.physical_coordinates);
-        assert_eq!(c.request_timeout, Some(std::time::Duration::from_secs(45)));
-        assert_eq!(
-            c.screenshot_timeout,
-            Some(std::time::Duration::from_secs(2))
-        );
+        assert_eq!(c.request_timeout, Some(Duration::from_secs(45)));
+        assert_eq!(c.screenshot_timeout, Some(Duration::from_secs(2)));
     }
 
     #[test]
@@ -820,7 +814,7 @@ mod tests {
         assert_eq!(s.overlay_opacity, 0.5);
         assert_eq!(s.overlay_message, "agent at work");
         assert!(!s.esc_stop && s.require_approval);
-        assert_eq!(s.idle_disarm, std::time::Duration::from_millis(1500));
+        assert_eq!(s.idle_disarm, Duration::from_millis(1500));
         assert!(s.action_delay.is_zero());
 
         let (c, w) = parse(
@@ -837,8 +831,8 @@ mod tests {
         assert_eq!(s.overlay, OverlayMode::Never, "the environment wins");
         assert!(!s.require_approval);
         assert_eq!(s.overlay_opacity, 0.85);
-        assert_eq!(s.idle_disarm, std::time::Duration::from_secs(60));
-        assert_eq!(s.action_delay, std::time::Duration::from_millis(60));
+        assert_eq!(s.idle_disarm, Duration::from_secs(60));
+        assert_eq!(s.action_delay, Duration::from_millis(60));
         assert_eq!(w.len(), 4, "{w:?}");
         assert!(
             w.iter()
