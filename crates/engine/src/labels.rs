@@ -159,31 +159,15 @@ fn by_value(elements: &[Element], i: usize) -> Option<Described> {
 
 #[cfg(test)]
 mod tests {
+    use deskpilot_backend::fake::element;
+
     use super::*;
 
     fn el(index: usize, parent: Option<usize>, role: Role, name: &str, b: Rect) -> Element {
+        let raw = element(role, name).parent(parent).bounds(b).build();
         Element {
-            index,
             token: format!("s1:{index}"),
-            parent,
-            depth: 0,
-            role,
-            platform_role: String::new(),
-            name: name.to_string(),
-            description: String::new(),
-            value: None,
-            enabled: true,
-            focusable: false,
-            focused: false,
-            selected: false,
-            checked: false,
-            expanded: false,
-            editable: false,
-            onscreen: true,
-            actions: Vec::new(),
-            bounds: Some(b),
-            handle: deskpilot_backend::ElementHandle(String::new()),
-            states: Default::default(),
+            ..Element::from_raw(index, raw)
         }
     }
 

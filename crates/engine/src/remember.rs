@@ -668,50 +668,26 @@ mod tests {
 
     #[test]
     fn controls_under_a_privacy_mask_never_reach_memory_files() {
-        use deskpilot_backend::{ElementHandle, ElementStates, RawElement, RawTree};
+        use deskpilot_backend::fake::{element, tree};
         use deskpilot_types::Role;
         let dir = TempDir::new("remember-mask");
         let fake = FakeDesktop::new(400, 200);
         let w = fake.add_window(FakeWindow::new("Ledger", Rect::new(0, 0, 400, 200)));
-        let el = |parent, role, name: &str, bounds| RawElement {
-            parent,
-            depth: u32::from(parent.is_some()),
-            role,
-            platform_role: String::new(),
-            name: name.to_string(),
-            description: String::new(),
-            value: None,
-            states: ElementStates {
-                enabled: true,
-                onscreen: true,
-                ..Default::default()
-            },
-            actions: vec!["click".into()],
-            bounds: Some(bounds),
-            handle: ElementHandle(format!("h-{name}")),
+        let button = |name: &str, bounds| {
+            element(Role::Button, name)
+                .child_of(0, 1)
+                .actions(&["click"])
+                .bounds(bounds)
         };
         fake.set_tree(
             w,
-            RawTree {
-                elements: vec![
-                    el(None, Role::Window, "Ledger", Rect::new(0, 0, 400, 200)),
-                    el(
-                        Some(0),
-                        Role::Button,
-                        "Visible Apply",
-                        Rect::new(10, 150, 80, 20),
-                    ),
-                    el(
-                        Some(0),
-                        Role::Button,
-                        "IBAN DE89 3704",
-                        Rect::new(250, 30, 100, 20),
-                    ),
-                ],
-                source: "fake".into(),
-                complete: true,
-                notes: vec![],
-            },
+            tree([
+                element(Role::Window, "Ledger")
+                    .actions(&["click"])
+                    .bounds(Rect::new(0, 0, 400, 200)),
+                button("Visible Apply", Rect::new(10, 150, 80, 20)),
+                button("IBAN DE89 3704", Rect::new(250, 30, 100, 20)),
+            ]),
         );
         let mut config = EngineConfig {
             memory: MemorySettings {
