@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Rect;
+use crate::geometry::Rect;
 
 /// One recognised word.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Rect;
+use crate::geometry::Rect;
 
 /// A platform window handle (XID on X11, HWND on Windows). Never 0.
 #[derive(
