@@ -3,7 +3,7 @@
 //! Chromium, Firefox, Thunderbird, GIMP, LibreOffice and its Calc, Writer and Impress), written from
 //! what driving them on a virtual desktop showed.
 
-use crate::{Skill, Source, parse};
+use crate::skill::{Skill, Source, parse};
 
 /// (file stem, text) of every built-in.
 const FILES: &[(&str, &str)] = &[
