@@ -139,9 +139,9 @@ pub struct Output {
 impl Output {
     /// Why `command` failed, when it did (a non-zero exit code): the diagnoser's reading of
     /// its stderr, stdout and exit code in the directory it ended in.
-    pub fn diagnosis(&self, command: &str) -> Option<crate::Diagnosis> {
+    pub fn diagnosis(&self, command: &str) -> Option<crate::diagnose::Diagnosis> {
         (self.exit_code != Some(0)).then(|| {
-            crate::diagnose(
+            crate::diagnose::diagnose(
                 &self.stderr.text,
                 &self.stdout.text,
                 command,

@@ -8,7 +8,11 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::{Check, Diagnosis, Expect, Fix, Output, Session, ShellError, diagnose};
+use crate::{
+    diagnose::{Diagnosis, Fix, diagnose},
+    expect::{Check, Expect},
+    session::{Output, Session, ShellError},
+};
 
 /// One attempt of `shell_exec_verified`.
 #[derive(Debug, Clone, serde::Serialize)]
