@@ -24,8 +24,8 @@ use x11rb::protocol::xproto::{
 use x11rb::rust_connection::RustConnection;
 use x11rb::wrapper::ConnectionExt as _;
 
-use crate::X11Desktop;
 use crate::atoms::Atoms;
+use crate::desktop::X11Desktop;
 use crate::error::x11_err;
 
 /// How long a read waits for the selection owner to answer.

@@ -21,7 +21,7 @@ use x11rb::connection::{Connection, RequestConnection};
 use x11rb::protocol::composite::{self, ConnectionExt as _, Redirect};
 use x11rb::protocol::xproto::{ConnectionExt as _, MapState};
 
-use crate::X11Desktop;
+use crate::desktop::X11Desktop;
 use crate::error::x11_err;
 
 /// How long a freshly redirected window gets to repaint before the screen is used instead.

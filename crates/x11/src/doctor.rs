@@ -5,8 +5,8 @@
 
 use x11rb::connection::RequestConnection;
 
-use crate::X11Desktop;
 use crate::a11y::joining;
+use crate::desktop::X11Desktop;
 
 pub use deskpilot_backend::Check;
 

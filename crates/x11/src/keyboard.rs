@@ -36,7 +36,7 @@ use x11rb::protocol::xproto::{
 use x11rb::protocol::xtest::ConnectionExt as _;
 use x11rb::wrapper::ConnectionExt as _;
 
-use crate::X11Desktop;
+use crate::desktop::X11Desktop;
 use crate::error::x11_err;
 
 /// Time between the last key event on a temporary binding and rebinding its keycode, for a

@@ -20,7 +20,7 @@ use x11rb::protocol::xinerama::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{ConnectionExt as _, Window};
 use x11rb::rust_connection::RustConnection;
 
-use crate::X11Desktop;
+use crate::desktop::X11Desktop;
 use crate::error::x11_err;
 
 /// Where a monitor list came from.

@@ -13,7 +13,7 @@ use x11rb::cookie::Cookie;
 use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _, GetPropertyReply, MapState, Window};
 use x11rb::rust_connection::RustConnection;
 
-use crate::X11Desktop;
+use crate::desktop::X11Desktop;
 use crate::error::x11_err;
 
 /// ICCCM `WM_STATE` value of an iconified window.

@@ -14,7 +14,7 @@ use x11rb::protocol::xproto::{
     StackMode,
 };
 
-use crate::X11Desktop;
+use crate::desktop::X11Desktop;
 use crate::error::x11_err;
 
 /// EWMH source indication for requests from pagers and similar tools.

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
 
-use crate::X11Desktop;
+use crate::desktop::X11Desktop;
 
 /// The toolkit an application links, from its memory map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -67,8 +67,8 @@ use deskpilot_backend::{
 use deskpilot_types::{Point, Rect, Role, WindowInfo};
 use futures_util::future::join_all;
 
-use crate::X11Desktop;
 use crate::a11y_changes::Changes;
+use crate::desktop::X11Desktop;
 
 use advertised::*;
 use cache::*;
