@@ -19,9 +19,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use deskpilot_types::{Key, Monitor, Point, Rect, WindowId, WindowInfo, WindowState};
 
 use crate::{
-    Accessibility, BackendInfo, Button, Capture, Clipboard, Desktop, ElementHandle, ElementStates,
-    Error, Frame, GuardEvent, GuardListener, Keyboard, Overlay, OverlayStyle, PixelFormat, Pointer,
-    RawTree, Screens, TreeLimits, WindowCapture, WindowControl, WindowOp, Windows,
+    BackendInfo, Button, Capture, Clipboard, Desktop, Keyboard, Pointer, Screens, WindowCapture,
+    WindowControl, WindowOp, Windows,
+    error::Error,
+    frame::{Frame, PixelFormat},
+    overlay::{GuardEvent, GuardListener, Overlay, OverlayStyle},
+    tree::{Accessibility, ElementHandle, ElementStates, RawTree, TreeLimits},
 };
 
 pub use element::{FakeElement, element, tree};
@@ -396,7 +399,7 @@ impl FakeDesktop {
     }
 
     /// The element behind `handle` as the scripted trees hold it now.
-    pub fn element(&self, handle: &ElementHandle) -> Option<crate::RawElement> {
+    pub fn element(&self, handle: &ElementHandle) -> Option<crate::tree::RawElement> {
         self.lock()
             .trees
             .iter()
@@ -447,7 +450,7 @@ impl State {
         Ok(())
     }
 
-    fn element_mut(&mut self, handle: &ElementHandle) -> Option<&mut crate::RawElement> {
+    fn element_mut(&mut self, handle: &ElementHandle) -> Option<&mut crate::tree::RawElement> {
         self.trees
             .iter_mut()
             .flat_map(|(_, t)| t.elements.iter_mut())
@@ -904,14 +907,14 @@ impl Accessibility for FakeDesktop {
     }
 
     /// The element as the scripted tree holds it now; an element no tree holds is gone.
-    fn live(&self, element: &ElementHandle) -> Result<crate::LiveElement, Error> {
+    fn live(&self, element: &ElementHandle) -> Result<crate::tree::LiveElement, Error> {
         let s = self.lock();
         s.check("live")?;
         s.trees
             .iter()
             .flat_map(|(_, t)| t.elements.iter())
             .find(|e| e.handle == *element)
-            .map(|e| crate::LiveElement {
+            .map(|e| crate::tree::LiveElement {
                 role: e.role,
                 name: e.name.clone(),
                 states: e.states,
@@ -1134,9 +1137,9 @@ impl FakeOcr {
     }
 }
 
-impl crate::Ocr for FakeOcr {
-    fn info(&self) -> crate::OcrInfo {
-        crate::OcrInfo {
+impl crate::ocr::Ocr for FakeOcr {
+    fn info(&self) -> crate::ocr::OcrInfo {
+        crate::ocr::OcrInfo {
             engine: "fake".to_string(),
             languages: Ok(vec!["eng".to_string()]),
             default_languages: vec!["eng".to_string()],
@@ -1146,9 +1149,9 @@ impl crate::Ocr for FakeOcr {
 
     fn recognize(
         &self,
-        image: &crate::GrayImage,
-        request: &crate::OcrRequest,
-    ) -> Result<crate::OcrPage, Error> {
+        image: &crate::ocr::GrayImage,
+        request: &crate::ocr::OcrRequest,
+    ) -> Result<crate::ocr::OcrPage, Error> {
         if let Some(other) = request.languages.iter().find(|l| *l != "eng") {
             return Err(Error::OcrLanguageMissing {
                 language: other.clone(),
@@ -1181,7 +1184,7 @@ impl crate::Ocr for FakeOcr {
                 lines.push(deskpilot_types::OcrLine::from_words(vec![word]));
             }
         }
-        Ok(crate::OcrPage {
+        Ok(crate::ocr::OcrPage {
             lines,
             engine: "fake".to_string(),
             languages: vec!["eng".to_string()],

@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use deskpilot_types::OcrLine;
 
-use crate::{Error, Frame, PixelFormat};
+use crate::{
+    error::Error,
+    frame::{Frame, PixelFormat},
+};
 
 /// 8-bit luminance, row-major, `width` bytes per row.
 #[derive(Clone, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use deskpilot_types::Rect;
 
-use crate::Error;
+use crate::error::Error;
 
 /// Something that stops the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,7 +21,10 @@ use std::time::{Duration, Instant};
 
 use deskpilot_types::Rect;
 
-use crate::{Error, Escapes, GuardEvent, GuardListener, Overlay, OverlayStyle};
+use crate::{
+    error::Error,
+    overlay::{Escapes, GuardEvent, GuardListener, Overlay, OverlayStyle},
+};
 
 /// How long the parent waits for the child to acknowledge a command.
 const ACK_TIMEOUT: Duration = Duration::from_secs(3);

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use deskpilot_types::{Point, Rect};
 
-use crate::Error;
+use crate::error::Error;
 
 /// What the person did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use deskpilot_types::{Point, Rect, Role, WindowInfo};
 
-use crate::Error;
+use crate::error::Error;
 
 /// A backend's reference to one element (e.g. an AT-SPI bus name and object path).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -7,7 +7,7 @@
 
 use deskpilot_types::{Rect, Role};
 
-use crate::{ElementHandle, ElementStates, RawElement, RawTree};
+use crate::tree::{ElementHandle, ElementStates, RawElement, RawTree};
 
 /// A scripted element being described; [`FakeElement::build`] (or `.into()`) gives the
 /// [`RawElement`].
