@@ -12,7 +12,7 @@
 use serde::Serialize;
 
 use crate::verify::{Verdict, VerifyTarget};
-use crate::{Error, Session};
+use crate::{error::Error, session::Session};
 
 /// What a mutating action is known to have done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -254,8 +254,10 @@ mod tests {
 
     use super::*;
     use crate::{
-        Approval, Approver, CaptureTarget, CoordinateSpace, EngineConfig, HitTestMode,
-        PointerTarget, SafetyConfig, ScreenshotRequest,
+        capture::{CaptureTarget, ScreenshotRequest},
+        config::{EngineConfig, HitTestMode},
+        pointer::{CoordinateSpace, PointerTarget},
+        safety::{Approval, Approver, SafetyConfig},
     };
 
     struct Sent(Route);
@@ -300,7 +302,11 @@ mod tests {
         Session::standalone(fake.desktop(), config)
     }
 
-    fn click_at(s: &Session, x: f64, y: f64) -> Result<ActionReport<crate::PointerOutcome>, Error> {
+    fn click_at(
+        s: &Session,
+        x: f64,
+        y: f64,
+    ) -> Result<ActionReport<crate::pointer::PointerOutcome>, Error> {
         s.act(Check::default(), VerifyTarget::Auto, |s| {
             s.click(
                 PointerTarget {

@@ -11,7 +11,7 @@ use deskpilot_backend::apps::InstalledApp;
 use deskpilot_types::WindowInfo;
 
 use crate::launch::LaunchOutcome;
-use crate::{Error, Session};
+use crate::{error::Error, session::Session};
 
 /// A running process and its top-level windows, topmost first.
 #[derive(Debug, Clone)]
@@ -198,7 +198,7 @@ mod tests {
     use deskpilot_types::{ErrorCode, Rect};
 
     use super::*;
-    use crate::EngineConfig;
+    use crate::config::EngineConfig;
 
     fn app(
         id: &str,

@@ -14,7 +14,7 @@ use crate::ids::IdKind;
 use crate::note::{Cover, Fallback, Note, clamp_max_width};
 use crate::pipeline::{self, EncodedImage, ImageFormat};
 use crate::registry::{Pin, RefKey, Reference, ScreenshotId, ScreenshotRecord};
-use crate::{Error, Session};
+use crate::{error::Error, session::Session};
 
 /// What to capture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -443,7 +443,7 @@ mod tests {
     use deskpilot_types::{ErrorCode, Point, WindowState};
 
     use super::*;
-    use crate::{EngineConfig, WindowFilter};
+    use crate::{config::EngineConfig, engine::WindowFilter};
 
     fn engine(fake: &FakeDesktop, config: EngineConfig) -> Session {
         Session::standalone(fake.desktop(), config)

@@ -1,7 +1,7 @@
 //! Plain-text clipboard: read and write, with a size limit.
 
 use crate::action::{Effect, Outcome, Route};
-use crate::{Error, Mutation, Session};
+use crate::{error::Error, safety::Mutation, session::Session};
 
 /// Largest text `clipboard_write` accepts, in bytes of UTF-8.
 pub const MAX_CLIPBOARD_BYTES: usize = 16 * 1024 * 1024;
@@ -70,7 +70,7 @@ mod tests {
     use deskpilot_backend::FakeDesktop;
 
     use super::*;
-    use crate::EngineConfig;
+    use crate::config::EngineConfig;
 
     #[test]
     fn round_trip_and_limit() {

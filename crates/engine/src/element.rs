@@ -28,7 +28,7 @@ use crate::registry::Pin;
 use crate::snapshots::{ElementRef, same_element};
 use crate::tree::Element;
 use crate::verify::VerifyTarget;
-use crate::{Error, HitTestMode, Mutation, Session};
+use crate::{config::HitTestMode, error::Error, safety::Mutation, session::Session};
 
 /// Operations with a meaning of their own, checked against the element's states afterwards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1404,7 +1404,7 @@ mod tests {
     use deskpilot_types::{ErrorCode, Rect};
 
     use super::*;
-    use crate::{EngineConfig, TreeRequest, WindowRef};
+    use crate::{config::EngineConfig, tree::TreeRequest, window::WindowRef};
 
     fn el(parent: Option<usize>, role: Role, name: &str, actions: &[&str]) -> RawElement {
         element(role, name)
@@ -1442,7 +1442,7 @@ mod tests {
             .click_element(token(1), Button::Left, 1, HitTestMode::Fail)
             .unwrap_err();
         assert_eq!(err.code(), ErrorCode::ElementDisabled, "{err}");
-        assert_eq!(crate::refused_effect(&err), Some(Effect::Refused));
+        assert_eq!(crate::action::refused_effect(&err), Some(Effect::Refused));
         let err = e.set_element_value(token(2), "x").unwrap_err();
         assert_eq!(err.code(), ErrorCode::ElementDisabled, "{err}");
         assert!(fake.actions_done().is_empty(), "{:?}", fake.actions_done());
@@ -1506,7 +1506,7 @@ mod tests {
     }
 
     /// A window with a list of three files, a button without actions and a text field.
-    fn files() -> (FakeDesktop, Session, crate::Snapshot) {
+    fn files() -> (FakeDesktop, Session, crate::tree::Snapshot) {
         let fake = FakeDesktop::new(800, 600);
         let w = fake.add_window(FakeWindow::new("Files", Rect::new(0, 0, 400, 300)));
         let mut list = el(Some(0), Role::List, "Files", &[]);

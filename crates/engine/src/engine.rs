@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use deskpilot_backend::Desktop;
 use deskpilot_types::{Rect, WindowId, WindowInfo};
 
-use crate::Error;
 use crate::config::EngineConfig;
+use crate::error::Error;
 
 /// Filter for `list_windows`: case-insensitive substrings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -225,7 +225,7 @@ mod tests {
 
     use deskpilot_backend::FakeDesktop;
 
-    use crate::{EngineConfig, Session};
+    use crate::{config::EngineConfig, session::Session};
 
     #[test]
     fn every_session_is_told_of_a_restart_once() {

@@ -23,7 +23,11 @@ use crate::matcher::{
 };
 use crate::note::Note;
 use crate::tree::{Element, Snapshot, TreeRequest};
-use crate::{CaptureTarget, Error, ScreenshotRequest, Session};
+use crate::{
+    capture::{CaptureTarget, ScreenshotRequest},
+    error::Error,
+    session::Session,
+};
 
 /// What to look for.
 #[derive(Debug, Clone, PartialEq)]
@@ -474,7 +478,7 @@ impl Session {
         snapshot: &mut Snapshot,
         candidates: &mut Vec<Candidate>,
     ) {
-        let read = match self.ocr(&crate::OcrRequest::new(CaptureTarget::Window(
+        let read = match self.ocr(&crate::ocr::OcrRequest::new(CaptureTarget::Window(
             snapshot.window.id,
         ))) {
             Ok(read) => read,

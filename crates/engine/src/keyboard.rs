@@ -12,7 +12,7 @@ use deskpilot_types::{Key, WindowInfo};
 use crate::registry::{KeyTarget, recheck_pin};
 use crate::safety::{on, quoted};
 use crate::verify::VerifyTarget;
-use crate::{Error, Mutation, Session};
+use crate::{error::Error, safety::Mutation, session::Session};
 
 /// Longest text one `type_text` call accepts.
 pub const MAX_TEXT_CHARS: usize = 20_000;
@@ -232,7 +232,7 @@ mod tests {
     use deskpilot_types::ErrorCode;
 
     use super::*;
-    use crate::EngineConfig;
+    use crate::config::EngineConfig;
 
     #[test]
     fn chords_release_in_reverse_and_text_is_bounded() {
@@ -274,7 +274,10 @@ mod pin_tests {
     use deskpilot_types::{ErrorCode, Rect};
 
     use super::*;
-    use crate::{CaptureTarget, EngineConfig, ScreenshotRequest};
+    use crate::{
+        capture::{CaptureTarget, ScreenshotRequest},
+        config::EngineConfig,
+    };
 
     #[test]
     fn keys_recheck_the_pinned_window_and_name_the_focused_one() {
@@ -318,7 +321,7 @@ mod pin_tests {
         );
         // Keys aimed at a named window re-check that one, not the last screenshot's.
         let popup = e
-            .resolve_window(&crate::WindowRef::TitleMatch("popup".to_string()))
+            .resolve_window(&crate::window::WindowRef::TitleMatch("popup".to_string()))
             .unwrap();
         let out = e.type_text_into("c", Some(&popup)).unwrap();
         assert_eq!(out.active.unwrap().id, popup.id);
@@ -365,8 +368,11 @@ mod pin_tests {
             e.type_text("x").unwrap_err().code(),
             ErrorCode::TargetWindowGone
         );
-        e.window_action(&crate::WindowRef::Id(b), crate::WindowAction::Focus)
-            .unwrap();
+        e.window_action(
+            &crate::window::WindowRef::Id(b),
+            crate::window::WindowAction::Focus,
+        )
+        .unwrap();
         let out = e.type_text("y").unwrap();
         assert_eq!(out.active.unwrap().id, b);
         assert!(out.warnings.is_empty(), "{:?}", out.warnings);
@@ -386,9 +392,9 @@ mod pin_tests {
             },
         );
         assert!(e.press_key(&[Key::Enter]).is_err(), "c is gone");
-        e.window_state(&crate::TreeRequest {
+        e.window_state(&crate::tree::TreeRequest {
             include_screenshot: false,
-            ..crate::TreeRequest::new(crate::WindowRef::Id(b))
+            ..crate::tree::TreeRequest::new(crate::window::WindowRef::Id(b))
         })
         .unwrap();
         e.press_key(&[Key::Enter]).unwrap();

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use deskpilot_types::WindowInfo;
 
-use crate::{Error, Mutation, Session};
+use crate::{error::Error, safety::Mutation, session::Session};
 
 pub use crate::limits::MAX_LAUNCH_WAIT;
 /// How much of a launched program's stderr is kept.

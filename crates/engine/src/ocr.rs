@@ -15,7 +15,11 @@ use crate::capture::Resolved;
 use crate::coords::ViewGeometry;
 use crate::decorate::{Decorations, Marker};
 use crate::pipeline::{self, ImageFormat};
-use crate::{CaptureTarget, Error, Screenshot, Session};
+use crate::{
+    capture::{CaptureTarget, Screenshot},
+    error::Error,
+    session::Session,
+};
 
 /// Lines below this confidence (0–100) are left out unless asked for.
 pub const DEFAULT_MIN_CONFIDENCE: f32 = 50.0;
@@ -106,7 +110,7 @@ pub(crate) struct Reading {
     rect: Rect,
     window: Option<deskpilot_types::WindowInfo>,
     frame: deskpilot_backend::Frame,
-    notes: Vec<crate::Note>,
+    notes: Vec<crate::note::Note>,
     pub(crate) lines: Vec<OcrLine>,
     dropped_words: usize,
     page: deskpilot_backend::OcrPage,
@@ -274,7 +278,7 @@ mod tests {
     use deskpilot_types::ErrorCode;
 
     use super::*;
-    use crate::EngineConfig;
+    use crate::config::EngineConfig;
     use crate::coords::ImageBudget;
 
     fn session(fake: &FakeDesktop, masks: Vec<Rect>) -> Session {
@@ -379,10 +383,10 @@ mod tests {
         fake.paint(Rect::new(150, 200, 120, 14), [70, 70, 70]);
         fake.ocr().write(70, "build finished", 93.0);
         let s = session(&fake, Vec::new());
-        let request = crate::FindRequest {
-            tree: crate::TreeRequest {
+        let request = crate::find::FindRequest {
+            tree: crate::tree::TreeRequest {
                 include_screenshot: false,
-                ..crate::TreeRequest::new(crate::WindowRef::Id(id))
+                ..crate::tree::TreeRequest::new(crate::window::WindowRef::Id(id))
             },
             description: "build finished".to_string(),
             name_contains: String::new(),
@@ -411,9 +415,9 @@ mod tests {
         );
 
         let o = s
-            .wait_for(&crate::WaitRequest {
-                kind: crate::WaitKind::Text("finished".to_string()),
-                window: Some(crate::WindowRef::Id(id)),
+            .wait_for(&crate::wait::WaitRequest {
+                kind: crate::wait::WaitKind::Text("finished".to_string()),
+                window: Some(crate::window::WindowRef::Id(id)),
                 languages: Vec::new(),
                 timeout: Duration::from_secs(2),
             })
@@ -421,9 +425,9 @@ mod tests {
         assert_eq!(o.source, Some("ocr"));
         assert!(o.matched.as_deref().unwrap().contains("build finished"));
         let err = s
-            .wait_for(&crate::WaitRequest {
-                kind: crate::WaitKind::Text("never printed".to_string()),
-                window: Some(crate::WindowRef::Id(id)),
+            .wait_for(&crate::wait::WaitRequest {
+                kind: crate::wait::WaitKind::Text("never printed".to_string()),
+                window: Some(crate::window::WindowRef::Id(id)),
                 languages: Vec::new(),
                 timeout: Duration::from_millis(300),
             })
@@ -453,9 +457,9 @@ mod tests {
         fake.ocr().write(70, "LATER 927 1 READY", 97.0);
         let s = session(&fake, Vec::new());
         let o = s
-            .wait_for(&crate::WaitRequest {
-                kind: crate::WaitKind::Text("LATER 9271".to_string()),
-                window: Some(crate::WindowRef::Id(id)),
+            .wait_for(&crate::wait::WaitRequest {
+                kind: crate::wait::WaitKind::Text("LATER 9271".to_string()),
+                window: Some(crate::window::WindowRef::Id(id)),
                 languages: Vec::new(),
                 timeout: Duration::from_secs(2),
             })

@@ -8,7 +8,9 @@ use deskpilot_types::{Point, Role, WindowId};
 use crate::config::{OutlineConfig, OutlineMode};
 use crate::coords::ViewGeometry;
 use crate::tree::{Element, TreeRequest};
-use crate::{CaptureTarget, Error, OcrRequest, Session, WindowRef};
+use crate::{
+    capture::CaptureTarget, error::Error, ocr::OcrRequest, session::Session, window::WindowRef,
+};
 
 /// One outline line.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -172,7 +174,7 @@ mod tests {
     use deskpilot_types::Rect;
 
     use super::*;
-    use crate::EngineConfig;
+    use crate::config::EngineConfig;
 
     #[test]
     fn a_window_without_a_tree_is_outlined_from_ocr_within_budget() {

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use deskpilot_types::{Role, WindowId};
 
 use crate::tree::{Element, Snapshot, TreeRequest};
-use crate::{Error, Session};
+use crate::{error::Error, session::Session};
 
 /// The path of every element of a depth-first list with parent links, by index.
 pub fn paths(elements: &[Element]) -> Vec<String> {
@@ -132,7 +132,7 @@ mod tests {
     use deskpilot_types::{ErrorCode, Rect};
 
     use super::*;
-    use crate::{EngineConfig, WindowRef};
+    use crate::{config::EngineConfig, window::WindowRef};
 
     fn el(parent: Option<usize>, depth: u32, role: Role, name: &str) -> RawElement {
         element(role, name)

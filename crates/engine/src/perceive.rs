@@ -36,7 +36,7 @@ use crate::coords::ViewGeometry;
 use crate::decorate::Decorations;
 use crate::note::{Cover, Note, clamp_max_width};
 use crate::pipeline::{self, ImageFormat};
-use crate::{Error, Session};
+use crate::{error::Error, session::Session};
 
 /// A client area this small in either direction is a parked window, not a window.
 pub const TINY: u32 = 2;
@@ -593,7 +593,7 @@ mod tests {
     use deskpilot_backend::fake::{FakeDesktop, FakeWindow};
     use deskpilot_types::WindowState;
 
-    use crate::EngineConfig;
+    use crate::config::EngineConfig;
 
     fn session(fake: &FakeDesktop) -> Session {
         Session::standalone(fake.desktop(), EngineConfig::default())

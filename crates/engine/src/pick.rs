@@ -21,7 +21,10 @@ use crate::coords::ViewGeometry;
 use crate::decorate::Decorations;
 use crate::pipeline::{self, ImageFormat};
 use crate::tree::{Element, TreeRequest};
-use crate::{CaptureTarget, Error, OcrRequest, Session, WindowFilter, WindowRef};
+use crate::{
+    capture::CaptureTarget, engine::WindowFilter, error::Error, ocr::OcrRequest, session::Session,
+    window::WindowRef,
+};
 
 /// What a person picked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -285,7 +288,7 @@ impl Session {
     }
 
     /// The window's tree, without a screenshot.
-    fn tree_of(&self, window: deskpilot_types::WindowId) -> Result<crate::Snapshot, Error> {
+    fn tree_of(&self, window: deskpilot_types::WindowId) -> Result<crate::tree::Snapshot, Error> {
         let mut request = TreeRequest::new(WindowRef::Id(window));
         request.include_screenshot = false;
         self.window_state(&request)
@@ -296,7 +299,7 @@ impl Session {
         &self,
         p: Point,
         exclude: &[u32],
-    ) -> Result<(Hover, Option<crate::Snapshot>), Error> {
+    ) -> Result<(Hover, Option<crate::tree::Snapshot>), Error> {
         let window = self
             .list_windows(&WindowFilter::default())?
             .into_iter()
@@ -578,7 +581,7 @@ mod tests {
     use deskpilot_backend::fake::FakeWindow;
 
     use super::*;
-    use crate::EngineConfig;
+    use crate::config::EngineConfig;
 
     #[test]
     fn stamps_are_utc_civil_dates() {

@@ -11,9 +11,9 @@ use deskpilot_backend::{Frame, PixelFormat};
 use deskpilot_types::Rect;
 use fast_image_resize as fr;
 
-use crate::Error;
 use crate::coords::ViewGeometry;
 use crate::decorate::{Canvas, Decorations};
+use crate::error::Error;
 
 /// How an image is encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,8 +9,8 @@ use std::time::SystemTime;
 
 use deskpilot_types::{Rect, WindowId, WindowInfo};
 
-use crate::Error;
 use crate::coords::ViewGeometry;
+use crate::error::Error;
 use crate::signature::Signature;
 
 /// How many screenshots are remembered.

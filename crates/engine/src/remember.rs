@@ -39,7 +39,7 @@ use crate::snapshots::Element;
 
 /// Timeline entries a read returns at most.
 pub const MAX_TIMELINE_READ: usize = 500;
-use crate::{Engine, Error, Session};
+use crate::{engine::Engine, error::Error, session::Session};
 
 /// A control as memory keeps it: role, name, bounds and path in its window's tree.
 fn element_observation(
@@ -80,7 +80,7 @@ pub struct Recollection {
     pub recall: Recall,
     /// Per candidate (same order): its centre in the last screenshot's pixels, when that
     /// screenshot shows it.
-    pub in_screenshot: Vec<Option<(crate::ScreenshotId, u32, u32)>>,
+    pub in_screenshot: Vec<Option<(crate::registry::ScreenshotId, u32, u32)>>,
     /// Per candidate: a token that works now for an element candidate — its own when its
     /// snapshot still holds, else one from a fresh read of its window by role + name + path.
     pub live_tokens: Vec<Option<LiveToken>>,
@@ -454,7 +454,7 @@ pub struct MemoryCleared {
     pub after: MemoryStats,
 }
 
-impl crate::Outcome for MemoryCleared {
+impl crate::action::Outcome for MemoryCleared {
     fn route(&self) -> Route {
         Route::File
     }
@@ -482,8 +482,11 @@ mod tests {
     use super::*;
     use crate::config::MemorySettings;
     use crate::{
-        CaptureTarget, Check, CoordinateSpace, EngineConfig, HitTestMode, PointerTarget,
-        ScreenshotRequest, VerifyTarget,
+        action::Check,
+        capture::{CaptureTarget, ScreenshotRequest},
+        config::{EngineConfig, HitTestMode},
+        pointer::{CoordinateSpace, PointerTarget},
+        verify::VerifyTarget,
     };
 
     fn session(fake: &FakeDesktop, dir: &TempDir, blocklist: &[&str]) -> Session {
@@ -700,8 +703,10 @@ mod tests {
         config.mask_regions = vec![Rect::new(200, 0, 200, 100)];
         let s = Session::standalone(fake.desktop(), config);
         traced("get_window_state", || {
-            s.window_state(&crate::TreeRequest::new(crate::WindowRef::Id(w)))
-                .unwrap()
+            s.window_state(&crate::tree::TreeRequest::new(
+                crate::window::WindowRef::Id(w),
+            ))
+            .unwrap()
         });
         s.memory_stats().unwrap();
         let mut all = String::new();

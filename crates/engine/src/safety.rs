@@ -24,7 +24,7 @@ pub use crate::guard::{
     APPROVAL_TIMEOUT, Approval, Approver, DEFAULT_OVERLAY_MESSAGE, GuardStatus, Mutation,
     OverlayMode, RESUME_COOLDOWN, SafetyConfig, Stop, StopReason,
 };
-use crate::{Engine, Error, Session};
+use crate::{engine::Engine, error::Error, session::Session};
 
 /// ` on "title" (process, pid N)` for a label, or nothing when no window is known.
 pub(crate) fn on(window: Option<&WindowInfo>) -> String {
@@ -274,7 +274,7 @@ mod tests {
     use deskpilot_types::ErrorCode;
 
     use super::*;
-    use crate::EngineConfig;
+    use crate::config::EngineConfig;
 
     fn engine(safety: SafetyConfig) -> Session {
         Session::standalone(
@@ -423,8 +423,8 @@ mod tests {
             "w",
             deskpilot_types::Rect::new(0, 0, 50, 50),
         ));
-        e.screenshot(&crate::ScreenshotRequest {
-            target: crate::CaptureTarget::Screen,
+        e.screenshot(&crate::capture::ScreenshotRequest {
+            target: crate::capture::CaptureTarget::Screen,
             max_width: None,
             format: None,
         })

@@ -25,7 +25,7 @@ use deskpilot_types::WindowId;
 use crate::guard::Approver;
 use crate::registry::{KeyTarget, RefKey, Reference, Registry};
 use crate::snapshots::Snapshots;
-use crate::{Engine, EngineConfig};
+use crate::{config::EngineConfig, engine::Engine};
 
 pub(crate) use crate::ids::IdKind;
 pub use crate::ids::SessionId;
@@ -100,7 +100,7 @@ impl Session {
 
     /// The desktop restart this client has not been told about yet, once: a client whose
     /// apps died with the old desktop must hear it from its next call, not find "no windows".
-    pub fn take_restart(&self) -> Option<crate::DesktopRestart> {
+    pub fn take_restart(&self) -> Option<crate::engine::DesktopRestart> {
         // Every call asks: the common case (nothing new) is one atomic read, no lock.
         if self.restart_told.load(Ordering::Acquire) == self.engine.desktop_generation() {
             return None;

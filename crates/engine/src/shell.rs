@@ -22,7 +22,7 @@ pub use deskpilot_shell::{Attempt, Captured, Diagnosis, Expect, Fix, Output, Ver
 use deskpilot_types::ErrorCode;
 
 use crate::action::{Effect, Outcome, Route};
-use crate::{Error, Session};
+use crate::{error::Error, session::Session};
 
 /// How long a session may take for deskpilot's own short commands (cd, variables, reset).
 const QUICK: Duration = Duration::from_secs(10);
@@ -346,7 +346,7 @@ mod tests {
     use deskpilot_shell::{ShellProgram, Shells};
 
     use super::*;
-    use crate::{Engine, EngineConfig};
+    use crate::{config::EngineConfig, engine::Engine};
 
     /// A session whose shells start in `dir` (no shell program: nothing here starts one).
     fn session(dir: &Path) -> Session {

@@ -5,7 +5,7 @@
 use deskpilot_skills::{Library, Skill, Written};
 
 use crate::action::{Effect, Outcome, Route};
-use crate::{Error, Mutation, Session};
+use crate::{error::Error, safety::Mutation, session::Session};
 
 /// What a skill write did, read back from the disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +30,7 @@ impl Outcome for SkillWrite {
     }
 }
 
-impl crate::Engine {
+impl crate::engine::Engine {
     /// The skill library.
     pub fn skills(&self) -> &Library {
         &self.skills
@@ -117,7 +117,7 @@ mod tests {
     use deskpilot_types::{ErrorCode, Rect};
 
     use super::*;
-    use crate::EngineConfig;
+    use crate::config::EngineConfig;
 
     fn session(dir: &std::path::Path, dry_run: bool) -> (FakeDesktop, Session) {
         let fake = FakeDesktop::new(800, 600);

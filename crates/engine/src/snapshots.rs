@@ -12,7 +12,7 @@ use deskpilot_backend::{ElementHandle, ElementStates};
 use deskpilot_types::{Rect, Role, WindowId, WindowInfo};
 use serde::Serialize;
 
-use crate::Error;
+use crate::error::Error;
 
 /// Snapshots remembered (across all windows), so a stale token is told apart from a made-up one.
 pub(crate) const KEPT: usize = 32;

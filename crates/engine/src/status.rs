@@ -6,7 +6,7 @@ use deskpilot_types::{Monitor, Rect, WindowInfo};
 
 use crate::guard::{GuardStatus, SafetyConfig};
 use crate::registry::ScreenshotRecord;
-use crate::{Error, Session};
+use crate::{error::Error, session::Session};
 
 /// What `status` reports.
 #[derive(Debug, Clone)]
@@ -69,7 +69,7 @@ impl Session {
         let accessibility = match &status.active_window {
             None => "unchecked",
             Some(w) => {
-                let mut request = crate::TreeRequest::new(crate::WindowRef::Id(w.id));
+                let mut request = crate::tree::TreeRequest::new(crate::window::WindowRef::Id(w.id));
                 request.include_screenshot = false;
                 request.max_elements = 50;
                 request.max_chars = 1;

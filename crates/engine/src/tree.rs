@@ -20,7 +20,11 @@ use crate::limits::TREE_TIMEOUT_MS;
 use crate::note::{NearlyEmpty, Note};
 pub use crate::snapshots::{Element, ElementRef, parse_token};
 use crate::window::WindowRef;
-use crate::{CaptureTarget, Error, Screenshot, ScreenshotRequest, Session};
+use crate::{
+    capture::{CaptureTarget, Screenshot, ScreenshotRequest},
+    error::Error,
+    session::Session,
+};
 
 /// Default and largest tree read time.
 pub const TREE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -396,7 +400,7 @@ mod tests {
     use deskpilot_types::{ErrorCode, Rect, Role, WindowId};
 
     use super::*;
-    use crate::EngineConfig;
+    use crate::config::EngineConfig;
 
     fn el(parent: Option<usize>, depth: u32, role: Role, name: &str) -> RawElement {
         element(role, name)
@@ -648,7 +652,7 @@ mod tests {
             },
         );
         let find = |annotate| {
-            e.find_elements(&crate::FindRequest {
+            e.find_elements(&crate::find::FindRequest {
                 tree: TreeRequest::new(WindowRef::Id(w)),
                 description: "保存".into(),
                 name_contains: String::new(),

@@ -22,7 +22,7 @@ use crate::capture::{CaptureTarget, Screenshot, ScreenshotRequest};
 use crate::note::{Fallback, Note};
 use crate::registry::ScreenshotId;
 use crate::signature::{Signature, difference, signature};
-use crate::{Error, Session, pipeline};
+use crate::{error::Error, pipeline, session::Session};
 
 /// How long `verify` keeps looking for a change that has not shown yet.
 pub const SETTLE: Duration = Duration::from_millis(500);
@@ -256,7 +256,7 @@ mod tests {
     use deskpilot_backend::Frame;
 
     use super::*;
-    use crate::EngineConfig;
+    use crate::config::EngineConfig;
 
     fn blank(w: u32, h: u32) -> Frame {
         Frame {

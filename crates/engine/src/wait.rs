@@ -17,7 +17,7 @@ use deskpilot_types::Rect;
 
 use crate::signature::{Signature, difference};
 use crate::tree::TreeRequest;
-use crate::{Error, Session, WindowRef};
+use crate::{error::Error, session::Session, window::WindowRef};
 
 pub use crate::limits::MAX_WAIT;
 /// What to wait for.
@@ -57,7 +57,7 @@ pub struct WaitOutcome {
     /// Where an `Element` or `Text` wait found it: `accessibility` or `ocr`.
     pub source: Option<&'static str>,
     /// What the caller should know (which window was watched when none was named).
-    pub notes: Vec<crate::Note>,
+    pub notes: Vec<crate::note::Note>,
 }
 
 impl Session {
@@ -137,7 +137,7 @@ impl Session {
                         max_elements: 2000,
                         // One poll's read within the default read time; the lower
                         // bound is the tree request's own (`limits::TREE_TIMEOUT_MS`).
-                        timeout: remaining.min(crate::TREE_TIMEOUT),
+                        timeout: remaining.min(crate::tree::TREE_TIMEOUT),
                         ..TreeRequest::new(window.clone())
                     })?;
                     let hit = snapshot.elements.iter().find(|e| {
@@ -165,7 +165,8 @@ impl Session {
                         let WindowRef::Id(id) = window else {
                             unreachable!("the window was resolved to an id above")
                         };
-                        let mut ocr = crate::OcrRequest::new(crate::CaptureTarget::Window(id));
+                        let mut ocr =
+                            crate::ocr::OcrRequest::new(crate::capture::CaptureTarget::Window(id));
                         ocr.languages = request.languages.clone();
                         // Polls read without registering; only the capture that has the
                         // text becomes a screenshot.
@@ -201,7 +202,7 @@ impl Session {
                                 }
                             }
                             Err(e) if e.code() == deskpilot_types::ErrorCode::OcrUnavailable => {
-                                notes.push(crate::Note::TreeOnly {
+                                notes.push(crate::note::Note::TreeOnly {
                                     error: e.to_string(),
                                 });
                                 ocr_works = false;
@@ -316,7 +317,7 @@ mod tests {
     use deskpilot_types::ErrorCode;
 
     use super::*;
-    use crate::EngineConfig;
+    use crate::config::EngineConfig;
 
     #[test]
     fn a_still_screen_is_stable_and_missing_windows_time_out_saying_what_exists() {

@@ -15,7 +15,7 @@ use deskpilot_types::{Rect, WindowId, WindowInfo};
 
 use crate::note::{Chosen, Note};
 use crate::registry::{KeyTarget, Pin};
-use crate::{Error, Mutation, Session};
+use crate::{error::Error, safety::Mutation, session::Session};
 
 /// How long an operation may take to show in the window list.
 const OP_WAIT: Duration = Duration::from_millis(2000);
@@ -603,7 +603,7 @@ mod tests {
     use deskpilot_types::ErrorCode;
 
     use super::*;
-    use crate::EngineConfig;
+    use crate::config::EngineConfig;
 
     fn setup() -> (FakeDesktop, Session, WindowId, WindowId) {
         let fake = FakeDesktop::new(1920, 1080);
@@ -685,7 +685,7 @@ mod tests {
             .unwrap();
         assert_eq!(e.resolve_window(&WindowRef::Active).unwrap().id, b);
         assert_eq!(e.resolve_window(&WindowRef::PathsWindow).unwrap().id, b);
-        let mut request = crate::TreeRequest::new(WindowRef::Id(a));
+        let mut request = crate::tree::TreeRequest::new(WindowRef::Id(a));
         request.include_screenshot = false;
         let snapshot = e.window_state(&request).unwrap();
         e.issue_paths(&snapshot);

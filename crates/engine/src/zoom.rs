@@ -11,7 +11,7 @@ use crate::decorate::Decorations;
 use crate::note::{Note, clamp_max_width};
 use crate::pipeline::ImageFormat;
 use crate::registry::{ScreenshotId, recheck_pin};
-use crate::{Error, Session};
+use crate::{error::Error, session::Session};
 
 /// A zoom request after argument parsing.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -96,7 +96,9 @@ mod zoom_tests {
 
     use super::*;
     use crate::{
-        CaptureTarget, CoordinateSpace, EngineConfig, HitTestMode, PointerTarget, ScreenshotRequest,
+        capture::{CaptureTarget, ScreenshotRequest},
+        config::{EngineConfig, HitTestMode},
+        pointer::{CoordinateSpace, PointerTarget},
     };
 
     #[test]

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::effects::{SETTLE, dialog_after, judged};
 use super::refs::hit_point;
 use super::{BrowserOutcome, coded, unavailable};
-use crate::{Error, Mutation, Session};
+use crate::{error::Error, safety::Mutation, session::Session};
 
 impl Session {
     /// Clicks the element `r` names: scrolled into view, then real mouse events at its visible

@@ -9,7 +9,7 @@ use deskpilot_browser::script;
 use serde_json::json;
 
 use super::{BrowserOutcome, unavailable};
-use crate::Error;
+use crate::error::Error;
 
 /// "an alert dialog \"Saved\"", "a prompt dialog \"Name?\"".
 pub(super) fn dialog_words(d: &deskpilot_browser::cdp::Dialog) -> String {

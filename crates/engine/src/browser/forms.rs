@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::effects::dialog_after;
 use super::{BrowserOutcome, coded, unavailable};
-use crate::{Error, Mutation, Session};
+use crate::{error::Error, safety::Mutation, session::Session};
 
 /// One field to fill: its ref and what goes in it.
 #[derive(Debug, Clone, Default)]

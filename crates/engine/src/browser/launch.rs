@@ -15,7 +15,7 @@ use deskpilot_types::ErrorCode;
 use super::pages::{Browser, pages_of};
 use super::{BrowserInfo, CALL, coded, lock, unavailable};
 use crate::limits::{self, PAGE_LOAD_MS};
-use crate::{Error, Mutation, Session};
+use crate::{error::Error, safety::Mutation, session::Session};
 
 /// How long a launch may take to announce its endpoint.
 const START: Duration = Duration::from_secs(30);
@@ -147,7 +147,7 @@ impl Session {
             let deadline = Instant::now() + Duration::from_secs(10);
             while info.window.is_none() && Instant::now() < deadline {
                 info.window = self
-                    .list_windows(&crate::WindowFilter::default())
+                    .list_windows(&crate::engine::WindowFilter::default())
                     .ok()
                     .and_then(|w| w.into_iter().find(|w| w.pid == Some(pid)));
                 if info.window.is_none() {

@@ -9,7 +9,7 @@ use deskpilot_types::ErrorCode;
 
 use super::effects::dialog_words;
 use super::{BrowserOutcome, PageInfo, coded, unavailable};
-use crate::{Error, Mutation, Session};
+use crate::{error::Error, safety::Mutation, session::Session};
 
 /// Console levels from the most to the least severe; a level filter keeps its own and those
 /// before it.

@@ -28,8 +28,8 @@ use deskpilot_types::ErrorCode;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::Error;
 use crate::action::{Effect, Outcome, Route};
+use crate::error::Error;
 
 mod actions;
 mod effects;

@@ -16,7 +16,7 @@ use deskpilot_types::ErrorCode;
 
 use super::effects::dialog_words;
 use super::{PageInfo, coded, lock, unavailable};
-use crate::{Error, Session};
+use crate::{error::Error, session::Session};
 
 /// One page this client has attached to.
 #[derive(Debug)]

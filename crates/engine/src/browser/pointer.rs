@@ -9,7 +9,7 @@ use deskpilot_browser::input;
 use super::BrowserOutcome;
 use super::effects::{SETTLE, judged};
 use super::refs::hit_point;
-use crate::{Error, Mutation, Session};
+use crate::{error::Error, safety::Mutation, session::Session};
 
 /// How long a hover's effect is looked for.
 const HOVER_WINDOW: Duration = Duration::from_millis(100);

@@ -12,7 +12,7 @@ use deskpilot_browser::snapshot::Target;
 use deskpilot_types::ErrorCode;
 
 use super::{PageInfo, coded, lock, unavailable};
-use crate::{Error, Session};
+use crate::{error::Error, session::Session};
 
 impl Session {
     /// The node a ref names in the latest snapshot of its page.

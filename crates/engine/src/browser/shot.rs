@@ -21,7 +21,7 @@ use crate::coords::ViewGeometry;
 use crate::decorate::Decorations;
 use crate::note::Note;
 use crate::pipeline::{self, ImageFormat};
-use crate::{Error, Session, WindowFilter};
+use crate::{engine::WindowFilter, error::Error, session::Session};
 
 /// How long the browser may take to draw a frame for the screenshot (a page in a hidden tab
 /// never does).

@@ -13,7 +13,7 @@ use deskpilot_types::ErrorCode;
 use serde::Serialize;
 
 use super::{BrowserOutcome, PageInfo, coded, unavailable};
-use crate::{Error, Session};
+use crate::{error::Error, session::Session};
 
 /// One actionable control of a page (a ref of its snapshot) with its role, accessible name
 /// and depth in the tree; a control's own text is not another control (the snapshot's dedup).

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::launch::wait_loaded;
 use super::pages::pages_of;
 use super::{BrowserOutcome, coded, lock, unavailable};
-use crate::{Error, Mutation, Session};
+use crate::{error::Error, safety::Mutation, session::Session};
 
 /// Where `browser_navigate` goes when it is not to a URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

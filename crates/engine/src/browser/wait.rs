@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use deskpilot_browser::script;
 
 use super::PageInfo;
-use crate::{Error, Session};
+use crate::{error::Error, session::Session};
 
 /// How long the network must stay quiet to count as idle (playwright's `networkidle` too).
 pub const QUIET: Duration = Duration::from_millis(500);
