@@ -13,7 +13,7 @@ use windows::Win32::Graphics::Gdi::{
 use windows::Win32::Storage::Xps::{PRINT_WINDOW_FLAGS, PrintWindow};
 use windows::Win32::UI::WindowsAndMessaging::{GetWindowRect, PW_RENDERFULLCONTENT};
 
-use crate::WindowsDesktop;
+use crate::desktop::WindowsDesktop;
 
 impl Capture for WindowsDesktop {
     fn capture(&self, rect: Rect) -> Result<Frame, Error> {

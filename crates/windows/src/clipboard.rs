@@ -10,7 +10,7 @@ use windows::Win32::System::DataExchange::{
 use windows::Win32::System::Memory::{GMEM_MOVEABLE, GlobalAlloc, GlobalLock, GlobalUnlock};
 use windows::Win32::System::Ole::CF_UNICODETEXT;
 
-use crate::WindowsDesktop;
+use crate::desktop::WindowsDesktop;
 
 impl Clipboard for WindowsDesktop {
     fn read_text(&self) -> Result<Option<String>, Error> {

@@ -4,7 +4,7 @@
 use deskpilot_backend::{Capture, Check, Screens};
 use deskpilot_types::Rect;
 
-use crate::{Dpi, WindowsDesktop};
+use crate::desktop::{Dpi, WindowsDesktop};
 
 /// Runs every backend check.
 pub fn run(desktop: &WindowsDesktop) -> Vec<Check> {

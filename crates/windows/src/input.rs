@@ -14,7 +14,7 @@ use windows::Win32::UI::Input::KeyboardAndMouse::{
 };
 use windows::Win32::UI::WindowsAndMessaging::{GetCursorPos, SetCursorPos, WHEEL_DELTA};
 
-use crate::WindowsDesktop;
+use crate::desktop::WindowsDesktop;
 
 fn send(flags: MOUSE_EVENT_FLAGS, data: i32) -> Result<(), Error> {
     send_at(flags, data, (0, 0))

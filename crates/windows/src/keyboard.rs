@@ -11,7 +11,7 @@ use windows::Win32::UI::Input::KeyboardAndMouse::{
     VK_PRIOR, VK_RETURN, VK_RIGHT, VK_SHIFT, VK_SNAPSHOT, VK_SPACE, VK_TAB, VK_UP,
 };
 
-use crate::WindowsDesktop;
+use crate::desktop::WindowsDesktop;
 
 /// The virtual-key code of a named key; characters go through `KEYEVENTF_UNICODE`.
 fn virtual_key(key: Key) -> Option<VIRTUAL_KEY> {

@@ -12,7 +12,7 @@ use windows::Win32::UI::WindowsAndMessaging::{
 };
 use windows::core::BOOL;
 
-use crate::WindowsDesktop;
+use crate::desktop::WindowsDesktop;
 
 impl Screens for WindowsDesktop {
     fn monitors(&self) -> Result<Vec<Monitor>, Error> {

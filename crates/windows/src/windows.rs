@@ -20,7 +20,7 @@ use windows::Win32::UI::WindowsAndMessaging::{
 };
 use windows::core::{BOOL, PWSTR};
 
-use crate::WindowsDesktop;
+use crate::desktop::WindowsDesktop;
 use crate::monitors::rect_of;
 
 impl Windows for WindowsDesktop {

@@ -20,7 +20,7 @@ use windows::Win32::UI::WindowsAndMessaging::{
     SetForegroundWindow, SetWindowPos, ShowWindow, WM_CLOSE,
 };
 
-use crate::WindowsDesktop;
+use crate::desktop::WindowsDesktop;
 
 impl WindowControl for WindowsDesktop {
     fn window_op(&self, id: WindowId, op: WindowOp) -> Result<(), Error> {

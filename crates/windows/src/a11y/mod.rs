@@ -32,7 +32,7 @@ use deskpilot_backend::{
 use deskpilot_types::{WindowId, WindowInfo};
 use windows::Win32::Foundation::HWND;
 
-use crate::WindowsDesktop;
+use crate::desktop::WindowsDesktop;
 use session::{Node, Session};
 
 /// The limit for one action or state read on an element.
