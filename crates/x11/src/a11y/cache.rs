@@ -3,6 +3,11 @@
 //! Those containers, and the "suspects" that look empty, are never asked for their children
 //! here: the walk looks at each one's count first and reads a huge one only where it shows
 //! (`huge`; a Calc sheet is such an unfinished container, 2,147,483,647 children).
+//!
+//! A container whose count disagrees but is small is asked for its child list here instead:
+//! the children the cache holds keep their cached subtrees and only the others are described
+//! (LibreOffice fills its cache before it creates the frame's wrappers, so its cached window
+//! hangs below objects the cache does not hold; walking it all cost a Calc read 2½ times).
 
 use super::*;
 
@@ -24,9 +29,10 @@ pub(super) async fn from_cache(
     frame: &Node,
     limits: &TreeLimits,
     policy: Shown,
+    deadline: Instant,
 ) -> FromCache {
     let mut not_now = false;
-    match read_cache(conn, frame, limits, policy, &mut not_now).await {
+    match read_cache(conn, frame, limits, policy, deadline, &mut not_now).await {
         None if not_now => FromCache::NotNow,
         None => FromCache::Unusable,
         Some(None) => FromCache::FrameGone,
@@ -39,6 +45,7 @@ pub(super) async fn read_cache(
     frame: &Node,
     limits: &TreeLimits,
     policy: Shown,
+    deadline: Instant,
     not_now: &mut bool,
 ) -> Option<Option<(Vec<Node>, Vec<usize>)>> {
     let items = get_items(conn, frame.object.name_as_str()?, not_now).await?;
@@ -53,10 +60,11 @@ pub(super) async fn read_cache(
     for list in children.values_mut() {
         list.sort_by_key(|i| i.index);
     }
+    let by_path: HashMap<&str, &atspi::CacheItem> =
+        items.iter().map(|i| (i.object.path_as_str(), i)).collect();
     // The frame as the cache sees it now: a remembered frame that is gone or hidden is stale.
-    let Some(now) = items
-        .iter()
-        .find(|i| i.object.path_as_str() == frame.object.path_as_str())
+    let Some(now) = by_path
+        .get(frame.object.path_as_str())
         .filter(|i| shown(i.states, policy))
     else {
         return Some(None);
@@ -70,54 +78,109 @@ pub(super) async fn read_cache(
     let mut unfinished = Vec::new();
     // Showing menus whose children show nothing: open ones (gail) are read directly.
     let mut menus: Vec<(usize, ObjectRefOwned)> = Vec::new();
+    // Containers whose child list is asked for, and listed children the cache does not hold.
+    let mut partial: Vec<usize> = Vec::new();
+    let mut uncached: Vec<(ObjectRefOwned, usize, u32, u32)> = Vec::new();
     let mut stack = vec![0usize];
-    while let Some(at) = stack.pop() {
-        let node = nodes[at].clone();
-        let path = node.object.path_as_str().to_string();
-        let kids = children.get(&path).map(Vec::as_slice).unwrap_or_default();
-        let reported = items
-            .iter()
-            .find(|i| i.object.path_as_str() == path)
-            .map(|i| i.children)
-            .unwrap_or(kids.len() as i32);
-        if node.depth >= limits.max_depth {
-            continue;
+    loop {
+        while let Some(at) = stack.pop() {
+            let node = &nodes[at];
+            if node.depth >= limits.max_depth {
+                continue;
+            }
+            let path = node.object.path_as_str();
+            let kids = children.get(path).map(Vec::as_slice).unwrap_or_default();
+            // A node the cache does not hold itself reports the count read with its name.
+            let Some(reported) = by_path.get(path).map(|i| i.children).or(node.children) else {
+                unfinished.push(at);
+                continue;
+            };
+            if read_directly(kids.len(), reported) {
+                // The count disagrees (LibreOffice creates a frame's wrappers after filling its
+                // cache): the child list is asked for, and the children the cache holds keep
+                // their cached subtrees. Menus and huge containers are the walk's.
+                if too_many(reported, node.states)
+                    || hides_children(node.role)
+                    || Instant::now() >= deadline
+                {
+                    unfinished.push(at);
+                } else {
+                    partial.push(at);
+                }
+                continue;
+            }
+            let states: Vec<StateSet> = kids.iter().map(|i| i.states).collect();
+            if may_hide_open_items(node.role, &states)
+                && let Some(first) = kids.iter().find(|i| i.states.contains(State::Visible))
+            {
+                menus.push((at, first.object.clone()));
+                continue;
+            }
+            let depth = node.depth + 1;
+            let mut pushed = Vec::new();
+            for item in kids {
+                if nodes.len() >= limits.max_elements {
+                    break;
+                }
+                if !shown(item.states, policy) {
+                    continue;
+                }
+                nodes.push(cached_node(item, at, depth));
+                pushed.push(nodes.len() - 1);
+            }
+            stack.extend(pushed.into_iter().rev());
         }
-        if read_directly(kids.len(), reported) {
-            unfinished.push(at);
-            continue;
+        if partial.is_empty() {
+            break;
         }
-        let states: Vec<StateSet> = kids.iter().map(|i| i.states).collect();
-        if may_hide_open_items(node.role, &states)
-            && let Some(first) = kids.iter().find(|i| i.states.contains(State::Visible))
-        {
-            menus.push((at, first.object.clone()));
-            continue;
+        // Every partly cached container's child list at once.
+        let listed = join_all(partial.iter().map(|&at| {
+            let object = nodes[at].object.clone();
+            async move { (at, listed_children(conn, &object).await) }
+        }))
+        .await;
+        partial.clear();
+        for (at, listed) in listed {
+            let Some(listed) = listed else {
+                unfinished.push(at);
+                continue;
+            };
+            let depth = nodes[at].depth + 1;
+            for (rank, object) in (0u32..).zip(listed) {
+                match by_path.get(object.path_as_str()) {
+                    Some(item)
+                        if shown(item.states, policy) && nodes.len() < limits.max_elements =>
+                    {
+                        nodes.push(Node {
+                            rank,
+                            ..cached_node(item, at, depth)
+                        });
+                        stack.push(nodes.len() - 1);
+                    }
+                    Some(_) => {}
+                    None => uncached.push((object, at, depth, rank)),
+                }
+            }
         }
-        let mut pushed = Vec::new();
-        for item in kids {
+        // The listed children the cache does not hold, described together; the cache may still
+        // hold their children, so the traversal carries on from each.
+        let described = join_all(uncached.drain(..).map(
+            |(object, parent, depth, rank)| async move {
+                let p = accessible(conn, &object).await.ok()?;
+                let states = p.get_state().await.ok()?;
+                (shown(states, policy) || states.contains(State::Focused)).then_some(())?;
+                let node = describe(conn, object, states, parent, depth).await?;
+                Some(Node { rank, ..node })
+            },
+        ))
+        .await;
+        for node in described.into_iter().flatten() {
             if nodes.len() >= limits.max_elements {
                 break;
             }
-            if !shown(item.states, policy) {
-                continue;
-            }
-            nodes.push(Node {
-                object: item.object.clone(),
-                parent: Some(at),
-                depth: node.depth + 1,
-                role: item.role,
-                // atspi's field names are shifted: `short_name` carries the accessible name,
-                // `name` the description.
-                name: item.short_name.clone(),
-                description: Some(item.name.clone()),
-                states: item.states,
-                ifaces: item.ifaces,
-                summary: None,
-            });
-            pushed.push(nodes.len() - 1);
+            nodes.push(node);
+            stack.push(nodes.len() - 1);
         }
-        stack.extend(pushed.into_iter().rev());
     }
     // Menus whose items show nothing may be open all the same (gail): see `shown`.
     let open = join_all(menus.iter().map(|(at, item)| {
@@ -164,6 +227,37 @@ pub(super) async fn read_cache(
         }
     }
     Some(Some((nodes, unfinished)))
+}
+
+/// A node as the cache describes it.
+fn cached_node(item: &atspi::CacheItem, parent: usize, depth: u32) -> Node {
+    Node {
+        object: item.object.clone(),
+        parent: Some(parent),
+        depth,
+        role: item.role,
+        // atspi's field names are shifted: `short_name` carries the accessible name, `name`
+        // the description.
+        name: item.short_name.clone(),
+        description: Some(item.name.clone()),
+        states: item.states,
+        ifaces: item.ifaces,
+        summary: None,
+        // A cached count may be stale: a node walked from here asks again.
+        children: None,
+        rank: u32::try_from(item.index).unwrap_or(0),
+        bounds: None,
+    }
+}
+
+/// A container's children as it lists them now.
+async fn listed_children(
+    conn: &zbus::Connection,
+    object: &ObjectRefOwned,
+) -> Option<Vec<ObjectRefOwned>> {
+    let p = accessible(conn, object).await.ok()?;
+    let children = p.get_children().await.ok()?;
+    Some(children.into_iter().filter(|o| !o.is_null()).collect())
 }
 
 /// Whether a node's children must be read directly rather than from the cache: fewer cached

@@ -54,6 +54,9 @@ pub(super) async fn enrich_one(
     {
         let o = &n.object;
         let extents = async {
+            if n.bounds.is_some() {
+                return n.bounds;
+            }
             if !n.ifaces.contains(Interface::Component) {
                 return None;
             }

@@ -131,6 +131,9 @@ pub(super) async fn find_frame(
                         states,
                         ifaces,
                         summary: None,
+                        children: None,
+                        rank: 0,
+                        bounds: None,
                     },
                 ));
             }

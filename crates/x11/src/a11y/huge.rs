@@ -34,6 +34,8 @@ pub(super) fn too_many(count: i32, states: StateSet) -> bool {
 pub(super) struct Visible {
     pub children: Vec<ObjectRefOwned>,
     pub summary: String,
+    /// Each child's place in a table (`grid`); empty when the container is read as a list.
+    pub cells: Vec<CellAt>,
 }
 
 /// A cell range, inclusive, zero-based.
@@ -268,6 +270,9 @@ pub(super) async fn read_visible(
     {
         // The focused cell scrolled out of view is still what the keyboard acts on.
         visible.children.push(cell);
+        if !visible.cells.is_empty() {
+            visible.cells.push(None);
+        }
     }
     tracing::debug!(
         count,
@@ -358,15 +363,23 @@ async fn read_table(
     }));
     let (headers, got) = futures_lite::future::zip(headers, got).await;
     let mut children: Vec<ObjectRefOwned> = Vec::with_capacity(got.len());
+    let mut places: Vec<CellAt> = Vec::with_capacity(got.len());
     let headers: Vec<ObjectRefOwned> = headers
         .into_iter()
         .flatten()
         .filter(|o| !o.is_null())
         .collect();
-    for o in got.into_iter().flatten() {
-        // A merged cell answers for every position it spans.
-        if !o.is_null() && !children.contains(&o) {
-            children.push(o);
+    for (o, &at) in got.into_iter().zip(&wanted) {
+        let Some(o) = o.filter(|o| !o.is_null()) else {
+            continue;
+        };
+        // A merged cell answers for every position it spans: listed once, with no one place.
+        match children.iter().position(|c| c == &o) {
+            Some(i) => places[i] = None,
+            None => {
+                children.push(o);
+                places.push(Some(at));
+            }
         }
     }
     let name = |o: Option<&ObjectRefOwned>| {
@@ -381,6 +394,7 @@ async fn read_table(
     for (i, h) in headers.into_iter().enumerate() {
         if !children.contains(&h) {
             children.insert(i.min(children.len()), h);
+            places.insert(i.min(places.len()), None);
         }
     }
     let summary = table_summary(
@@ -388,7 +402,11 @@ async fn read_table(
         cells,
         (a.as_deref().unwrap_or(""), b.as_deref().unwrap_or("")),
     );
-    Some(Visible { children, summary })
+    Some(Visible {
+        children,
+        summary,
+        cells: places,
+    })
 }
 
 async fn read_list(
@@ -421,7 +439,11 @@ async fn read_list(
     .await;
     let children: Vec<ObjectRefOwned> = got.into_iter().flatten().collect();
     let summary = list_summary(count, (!children.is_empty()).then_some(range));
-    Visible { children, summary }
+    Visible {
+        children,
+        summary,
+        cells: Vec::new(),
+    }
 }
 
 /// The child indexes to read: from the first visible child to the last (or [`BLIND`] children

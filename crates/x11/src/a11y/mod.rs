@@ -36,6 +36,7 @@ mod advertised;
 mod cache;
 mod enrich;
 mod frame;
+mod grid;
 mod huge;
 pub(crate) mod joining;
 mod live;
@@ -74,6 +75,7 @@ use advertised::*;
 use cache::*;
 use enrich::*;
 use frame::*;
+use grid::*;
 use huge::*;
 use placement::*;
 pub(crate) use roles::role;
@@ -319,6 +321,12 @@ struct Node {
     ifaces: InterfaceSet,
     /// What a container too big to enumerate holds beyond the children read (`huge`).
     summary: Option<String>,
+    /// The child count read with the node's name; `None` means it must be asked for.
+    children: Option<i32>,
+    /// Where the node stands among its siblings (nodes read in one batch keep their order).
+    rank: u32,
+    /// Its screen extents when already known (a grid cell placed by its row and column).
+    bounds: Option<Rect>,
 }
 
 fn handle(o: &ObjectRefOwned) -> ElementHandle {

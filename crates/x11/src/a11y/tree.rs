@@ -19,6 +19,9 @@ impl X11Desktop {
         let shown = match toolkit(conn, app).await {
             Some((name, version)) => {
                 tracing::debug!(app, name, version, "toolkit");
+                if bulk_properties(&name) {
+                    serves_bulk(app);
+                }
                 policy(&name, &version)
             }
             None => Shown::Marked,
@@ -96,7 +99,7 @@ impl X11Desktop {
             let outcome = if walk_only {
                 FromCache::Unusable
             } else {
-                from_cache(conn, &frame, limits, policy).await
+                from_cache(conn, &frame, limits, policy, deadline).await
             };
             let frame = match (&outcome, fresh) {
                 (FromCache::FrameGone, false) => continue,

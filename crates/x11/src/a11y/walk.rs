@@ -14,7 +14,9 @@ pub(super) fn hides_children(r: atspi::Role) -> bool {
     )
 }
 
-/// Reads one node's basics (its states are known already).
+/// Reads one node's basics (its states are known already): its name, description and child
+/// count in one `Properties.GetAll` where the toolkit serves it (at-spi2-atk does), then its
+/// role and interfaces.
 pub(super) async fn describe(
     conn: &zbus::Connection,
     object: ObjectRefOwned,
@@ -23,22 +25,91 @@ pub(super) async fn describe(
     depth: u32,
 ) -> Option<Node> {
     let p = accessible(conn, &object).await.ok()?;
-    let (name, (role, ifaces)) = futures_lite::future::zip(
-        p.name(),
+    let (basics, (role, ifaces)) = futures_lite::future::zip(
+        basics(conn, &object, &p),
         futures_lite::future::zip(p.get_role(), p.get_interfaces()),
     )
     .await;
+    let (name, description, children) = basics;
     Some(Node {
         object,
         parent: Some(parent),
         depth,
         role: role.ok()?,
-        name: name.unwrap_or_default(),
-        description: None,
+        name,
+        description,
         states,
         ifaces: ifaces.unwrap_or_default(),
         summary: None,
+        children,
+        rank: 0,
+        bounds: None,
     })
+}
+
+/// Applications whose toolkit serves `Properties.GetAll` on its accessible objects (see
+/// [`bulk_properties`]); the others are asked one property at a time.
+static BULK: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Whether toolkit `name` answers `Properties.GetAll` on accessible objects: at-spi2-atk's
+/// (GTK 3, Gecko, Chromium, LibreOffice) and GTK 4's GDBus objects do. Qt's adaptor is left
+/// out: asking it closed a Qt 5 application's window.
+pub(super) fn bulk_properties(toolkit: &str) -> bool {
+    ["gtk", "gail", "gecko", "chromium"]
+        .iter()
+        .any(|t| toolkit.eq_ignore_ascii_case(t))
+}
+
+/// Remembers that `app`'s objects answer `Properties.GetAll`.
+pub(super) fn serves_bulk(app: &str) {
+    let mut bulk = BULK.lock().unwrap_or_else(|e| e.into_inner());
+    if bulk.len() > 256 {
+        bulk.clear();
+    }
+    if !bulk.iter().any(|a| a == app) {
+        bulk.push(app.to_string());
+    }
+}
+
+/// A node's name, and its description and child count when one request gets them all.
+pub(super) async fn basics(
+    conn: &zbus::Connection,
+    object: &ObjectRefOwned,
+    p: &AccessibleProxy<'_>,
+) -> (String, Option<String>, Option<i32>) {
+    let app = object.name_as_str().unwrap_or_default();
+    let bulk = BULK
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .any(|a| a == app);
+    if bulk && let Some(all) = all_properties(conn, object).await {
+        return all;
+    }
+    (p.name().await.unwrap_or_default(), None, None)
+}
+
+/// `Properties.GetAll` of the Accessible interface; `None` when it gives no name (the object
+/// is gone, or the answer is not the interface's).
+async fn all_properties(
+    conn: &zbus::Connection,
+    object: &ObjectRefOwned,
+) -> Option<(String, Option<String>, Option<i32>)> {
+    let props = proxy_at::<zbus::fdo::PropertiesProxy>(conn, object)
+        .await
+        .ok()?;
+    let interface =
+        zbus::names::InterfaceName::from_static_str_unchecked("org.a11y.atspi.Accessible");
+    let all = props.get_all(interface).await.ok()?;
+    let text = |key: &str| {
+        all.get(key)
+            .and_then(|v| String::try_from(v.try_clone().ok()?).ok())
+    };
+    let name = text("Name")?;
+    let count = all
+        .get("ChildCount")
+        .and_then(|v| i32::try_from(v.try_clone().ok()?).ok());
+    Some((name, text("Description"), count))
 }
 
 /// Walks the subtrees under `starts` level by level, every level's requests in flight at once.
@@ -67,7 +138,11 @@ pub(super) async fn walk(
                     return (at, Vec::new(), None);
                 }
                 let depth = node.depth;
-                let (children, summary) = children(conn, &node, cap, focused).await;
+                let (children, summary, cells) = children(conn, &node, cap, focused).await;
+                if !cells.is_empty() {
+                    let kids = describe_grid(conn, children, cells, at, depth + 1, policy).await;
+                    return (at, kids, summary);
+                }
                 if !hides_children(node.role) {
                     // Everything in one round: few children here are hidden.
                     let kids = join_all(children.into_iter().map(|c| async move {
@@ -152,18 +227,22 @@ pub(super) async fn children(
     node: &Node,
     cap: usize,
     focused: Option<&str>,
-) -> (Vec<ObjectRefOwned>, Option<String>) {
+) -> (Vec<ObjectRefOwned>, Option<String>, Vec<CellAt>) {
     let Ok(p) = accessible(conn, &node.object).await else {
-        return (Vec::new(), None);
+        return (Vec::new(), None, Vec::new());
     };
-    match p.child_count().await {
-        Ok(n) if n <= 0 => (Vec::new(), None),
+    let count = match node.children {
+        Some(n) => Ok(n),
+        None => p.child_count().await,
+    };
+    match count {
+        Ok(n) if n <= 0 => (Vec::new(), None, Vec::new()),
         Ok(n) if too_many(n, node.states) => {
             let v = read_visible(conn, node, n, cap, focused).await;
-            (v.children, Some(v.summary))
+            (v.children, Some(v.summary), v.cells)
         }
-        Ok(_) => (p.get_children().await.unwrap_or_default(), None),
-        Err(_) => (Vec::new(), None),
+        Ok(_) => (p.get_children().await.unwrap_or_default(), None, Vec::new()),
+        Err(_) => (Vec::new(), None, Vec::new()),
     }
 }
 
@@ -174,6 +253,9 @@ pub(super) fn depth_first(nodes: Vec<Node>) -> Vec<Node> {
         if let Some(p) = n.parent {
             children[p].push(i);
         }
+    }
+    for siblings in &mut children {
+        siblings.sort_by_key(|&i| nodes[i].rank);
     }
     let mut order = Vec::with_capacity(nodes.len());
     let mut stack = vec![0usize];
