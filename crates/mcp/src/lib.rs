@@ -14,7 +14,7 @@ mod kit;
 mod profiles;
 
 pub use kit::schema::wire_line as tools_list_line;
-pub use kit::server::ServerIdentity;
+pub use kit::server::{ProfileSpec, Server, ServerIdentity};
 pub use kit::spill::set_root as set_spill_root;
 pub use kit::{Parameters, ToolFilter, Wording};
 pub use profiles::computer_use::{ComputerUseServer, tools_list as computer_use_tools_list};
