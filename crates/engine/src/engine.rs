@@ -118,7 +118,7 @@ impl Engine {
 
     /// Serves `desktop` from now on in place of one that went away (`why`): like
     /// [`Engine::replace_desktop`], and every session's next call is told once
-    /// ([`Session::take_restart`](crate::Session::take_restart)) that its apps are gone.
+    /// ([`Session::take_restart`](crate::session::Session::take_restart)) that its apps are gone.
     pub fn restore_desktop(&self, desktop: Desktop, why: &str) {
         self.replace_desktop(desktop);
         let at_ms = std::time::SystemTime::now()

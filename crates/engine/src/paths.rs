@@ -60,7 +60,8 @@ impl Session {
         all
     }
 
-    /// The window this session was last handed paths for ([`crate::WindowRef::PathsWindow`]).
+    /// The window this session was last handed paths for
+    /// ([`crate::window::WindowRef::PathsWindow`]).
     pub(crate) fn paths_window(&self) -> Option<WindowId> {
         self.with_slot::<Issued, _>(|issued| issued.last)
     }
