@@ -3,13 +3,14 @@
 //! (`render`, `report`), tool filtering (`filter`), argument parsing that names the field
 //! (`args`), elicitation (`approval`) and progress notifications (`progress`); the server every
 //! profile is (`server`: [`server::Server`] over a [`server::ProfileSpec`]), and the tools several
-//! profiles offer, declared once (`context`, `skills`).
+//! profiles offer, declared once (`apps`, `context`, `memory`, `shell`, `skills`).
 //!
 //! Nothing here words a tool for a profile: a profile supplies its [`Wording`] (hints, the
 //! "unverifiable" advice, how an image is described), the descriptions of the shared tools it
 //! mounts, and its own tool routers.
 
 pub(crate) mod approval;
+pub(crate) mod apps;
 pub(crate) mod args;
 pub(crate) mod capture;
 pub(crate) mod clipboard;

@@ -169,6 +169,29 @@ pub(crate) fn rename_param<S>(router: &mut ToolRouter<S>, name: &str, from: &str
     route.attr.input_schema = Arc::new(schema);
 }
 
+/// Gives the parameter `param` of the shared tool `name` in `router` the profile's
+/// `description`.
+pub(crate) fn describe_param<S>(
+    router: &mut ToolRouter<S>,
+    name: &str,
+    param: &str,
+    description: &str,
+) {
+    let Some(route) = router.map.get_mut(name) else {
+        return;
+    };
+    let mut schema = (*route.attr.input_schema).clone();
+    if let Some(serde_json::Value::Object(props)) = schema.get_mut("properties")
+        && let Some(serde_json::Value::Object(p)) = props.get_mut(param)
+    {
+        p.insert(
+            "description".to_string(),
+            serde_json::Value::from(description),
+        );
+    }
+    route.attr.input_schema = Arc::new(schema);
+}
+
 /// Gives the shared tool `name` in `router` the profile's `description`.
 pub(crate) fn describe<S>(router: &mut ToolRouter<S>, name: &str, description: &'static str) {
     if let Some(route) = router.map.get_mut(name) {

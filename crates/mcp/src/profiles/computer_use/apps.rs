@@ -1,11 +1,11 @@
-//! Apps and windows: `list_apps`, `list_windows`, `get_window`, `launch_app`,
+//! Apps and windows: `list_apps` (the kit's, in this profile's words), `list_windows`, `get_window`, `launch_app`,
 //! `activate_window`.
 
 use std::time::Duration;
 
 use deskpilot_backend::apps::InstalledApp;
 use deskpilot_engine::{
-    Check, Effect, Found, LaunchOutcome, MAX_LAUNCH_WAIT, Outcome, Route, VerifyTarget,
+    Check, Effect, Found, LaunchOutcome, MAX_LAUNCH_WAIT, Outcome, Route, RunningApp, VerifyTarget,
     WindowAction, WindowFilter,
 };
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -16,7 +16,8 @@ use serde_json::json;
 use super::state::{window_json, window_line};
 use super::view::{self, WindowSel};
 use super::wording::WORDING;
-use super::{ComputerUseServer, error};
+use super::{ComputerUse, ComputerUseServer, error};
+use crate::kit::apps::{AppsProfile, AppsWording};
 use crate::kit::report::{self, Body};
 use crate::kit::{Parameters, render};
 
@@ -67,82 +68,40 @@ impl Outcome for Launched {
     }
 }
 
-#[tool_router(router = apps_router, vis = "pub(crate)")]
-impl ComputerUseServer {
-    /// Running apps with their windows (window_id, title), then installed apps launch_app can start.
-    #[tool(
-        name = "list_apps",
-        annotations(
-            title = "List apps",
-            read_only_hint = true,
-            destructive_hint = false,
-            open_world_hint = false
-        )
-    )]
-    pub async fn list_apps(&self, Parameters(a): Parameters<ListArgs>) -> CallToolResult {
-        let session = self.session();
-        let list = match render::blocking(self.request_timeout(), "list_apps", move || {
-            session.list_apps()
-        })
-        .await
-        {
-            Ok(l) => l,
-            Err(e) => return error(&e),
-        };
-        let list = list.matching(&a.filter);
-        let (running, installed) = (list.running.as_slice(), list.installed.as_slice());
-        let mut text = format!("Running apps ({}):", running.len());
-        for r in running {
-            text.push_str(&format!(
-                "\n{} (pid {})",
-                r.process.as_deref().unwrap_or("?"),
-                r.pid.map_or("?".to_string(), |p| p.to_string())
-            ));
-            for w in &r.windows {
-                text.push_str(&format!("\n\twindow_id {}", window_line(w)));
-            }
-        }
-        text.push_str(&format!(
-            "\nInstalled apps ({}; launch_app {{app: <id or name>}}):",
-            installed.len()
-        ));
-        for i in installed {
-            let local: Vec<&str> = i.localized.values().map(String::as_str).collect();
-            text.push_str(&format!(
-                "\n{}: {}{}",
-                i.id,
-                i.name,
-                if local.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", local.join(", "))
-                }
-            ));
-        }
-        if let Some(e) = &list.catalog_error {
-            text.push_str(&format!("\nThe installed apps could not be read: {e}"));
-        }
-        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-        result.structured_content = Some(json!({
-            "running": running.iter().map(|r| json!({
+impl AppsProfile for ComputerUse {
+    const APPS: AppsWording = AppsWording {
+        description: "Running apps with their windows (window_id, title), then installed apps launch_app can start.",
+        filter: "Only apps/windows whose name, title or id contains this.",
+        label: "list_apps",
+        running: |n| format!("Running apps ({n}):"),
+        app: app_lines,
+        app_json: |r| {
+            json!({
                 "app": r.process,
                 "pid": r.pid,
                 "windows": r.windows.iter().map(window_json).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-            "installed": installed.iter().map(|i| json!({
-                "id": i.id,
-                "name": i.name,
-                "localized": i.localized,
-                "exec": i.exec,
-                "icon": i.icon,
-                "keywords": i.keywords,
-                "source": i.source,
-            })).collect::<Vec<_>>(),
-            "catalog_error": list.catalog_error,
-        }));
-        result
-    }
+            })
+        },
+        installed: |n| format!("\nInstalled apps ({n}; launch_app {{app: <id or name>}}):"),
+        exec: false,
+    };
+}
 
+/// `\nmousepad (pid 4242)`, then a tab-indented `window_id …` line per window.
+fn app_lines(r: &RunningApp) -> String {
+    let mut text = format!(
+        "\n{} (pid {})",
+        r.process.as_deref().unwrap_or("?"),
+        r.pid.map_or("?".to_string(), |p| p.to_string())
+    );
+    for w in &r.windows {
+        text.push_str(&format!("\n\twindow_id {}", window_line(w)));
+    }
+    text
+}
+
+#[tool_router(router = apps_router, vis = "pub(crate)")]
+impl ComputerUseServer {
     /// Top-level windows, topmost first: window_id, app, pid, title, frame, state.
     #[tool(
         name = "list_windows",

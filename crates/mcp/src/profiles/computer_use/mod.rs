@@ -87,6 +87,7 @@ impl ProfileSpec for ComputerUse {
 
     fn router() -> ToolRouter<ComputerUseServer> {
         ComputerUseServer::apps_router()
+            + crate::kit::apps::tool::<Self>()
             + ComputerUseServer::state_router()
             + ComputerUseServer::input_router()
     }

@@ -169,6 +169,7 @@ impl ProfileSpec for Deskpilot {
 
     fn router() -> ToolRouter<DeskpilotServer> {
         DeskpilotServer::windows_router()
+            + kit::apps::tool::<Self>()
             + DeskpilotServer::screenshot_router()
             + DeskpilotServer::ocr_router()
             + kit::skills::tool::<Self>(APP_SKILL)

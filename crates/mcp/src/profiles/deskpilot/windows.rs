@@ -1,14 +1,15 @@
-//! `list_windows` and `list_apps`.
+//! `list_windows`, and `list_apps` (the kit's) in this profile's words.
 
 use crate::kit::Parameters;
-use deskpilot_engine::WindowFilter;
+use deskpilot_engine::{RunningApp, WindowFilter};
 use deskpilot_types::WindowInfo;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{DeskpilotServer, error};
+use super::{Deskpilot, DeskpilotServer, error};
+use crate::kit::apps::{AppsProfile, AppsWording};
 use crate::kit::render;
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -37,85 +38,45 @@ pub(crate) fn window_line(w: &WindowInfo) -> String {
     )
 }
 
-#[tool_router(router = windows_router, vis = "pub(crate)")]
-impl DeskpilotServer {
-    /// Running apps with windows; installed apps to start with window launch.
-    #[tool(
-        name = "list_apps",
-        annotations(
-            title = "List apps",
-            read_only_hint = true,
-            destructive_hint = false,
-            open_world_hint = false
-        )
-    )]
-    pub async fn list_apps(&self, Parameters(args): Parameters<ListWindowsArgs>) -> CallToolResult {
-        let session = self.session();
-        let list = match render::blocking(self.request_timeout(), "list apps", move || {
-            session.list_apps()
-        })
-        .await
-        {
-            Ok(l) => l,
-            Err(e) => return error(&e),
-        };
-        let list = list.matching(&args.filter);
-        let (running, installed) = (list.running.as_slice(), list.installed.as_slice());
-        let mut text = format!("{} running app(s):", running.len());
-        for a in running {
-            text.push_str(&format!(
-                "\n{} (pid {}): {}",
-                a.process.as_deref().unwrap_or("?"),
-                a.pid.map_or("?".to_string(), |p| p.to_string()),
-                a.windows
-                    .iter()
-                    .map(|w| format!("{} \"{}\"", w.id, w.title))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        text.push_str(&format!(
-            "\n{} installed app(s) (start one with window {{action: \"launch\", command, args}} from its exec):",
-            installed.len()
-        ));
-        for a in installed {
-            let local: Vec<&str> = a.localized.values().map(String::as_str).collect();
-            text.push_str(&format!(
-                "\n{}: {}{} — {}",
-                a.id,
-                a.name,
-                if local.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", local.join(", "))
-                },
-                a.exec.join(" ")
-            ));
-        }
-        if let Some(e) = &list.catalog_error {
-            text.push_str(&format!("\nThe installed apps could not be read: {e}"));
-        }
-        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-        result.structured_content = Some(json!({
-            "running": running.iter().map(|a| json!({
+impl AppsProfile for Deskpilot {
+    const APPS: AppsWording = AppsWording {
+        description: "Running apps with windows; installed apps to start with window launch.",
+        filter: "Title, process or class substring (\"记事本\").",
+        label: "list apps",
+        running: |n| format!("{n} running app(s):"),
+        app: app_line,
+        app_json: |a| {
+            json!({
                 "process": a.process,
                 "pid": a.pid,
                 "windows": a.windows,
-            })).collect::<Vec<_>>(),
-            "installed": installed.iter().map(|a| json!({
-                "id": a.id,
-                "name": a.name,
-                "localized": a.localized,
-                "exec": a.exec,
-                "icon": a.icon,
-                "keywords": a.keywords,
-                "source": a.source,
-            })).collect::<Vec<_>>(),
-            "catalog_error": list.catalog_error,
-        }));
-        result
-    }
+            })
+        },
+        installed: |n| {
+            format!(
+                "\n{n} installed app(s) (start one with window {{action: \"launch\", command, args}} from its exec):"
+            )
+        },
+        exec: true,
+    };
+}
 
+/// `\nmousepad (pid 123): 0x1a00003 "Title", 0x1a00007 "Other"`.
+fn app_line(a: &RunningApp) -> String {
+    format!(
+        "\n{} (pid {}): {}",
+        a.process.as_deref().unwrap_or("?"),
+        a.pid.map_or("?".to_string(), |p| p.to_string()),
+        a.windows
+            .iter()
+            .map(|w| format!("{} \"{}\"", w.id, w.title))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+#[tool_router(router = windows_router, vis = "pub(crate)")]
+impl DeskpilotServer {
     /// Top-level windows, topmost first: id, title, process, pid, class, rects, state.
     #[tool(
         name = "list_windows",
