@@ -200,6 +200,12 @@ pub enum Error {
         point: Point,
         capture: Rect,
     },
+    /// A count outside the range its limit allows; `what` names the argument (`count`).
+    #[error("{what} {} must be {}", range.value, range.limit.words())]
+    OutOfRange {
+        what: &'static str,
+        range: crate::limits::OutOfRange,
+    },
     /// `WindowRef::App` with a window id that belongs to another app.
     #[error("window {id} belongs to {}, not to \"{app}\"", process.as_deref().unwrap_or("an unknown process"))]
     NotAppWindow {
@@ -288,6 +294,7 @@ impl Error {
             Error::AmbiguousApp { .. } => ErrorCode::AmbiguousWindow,
             Error::NotAppWindow { .. } => ErrorCode::InvalidArgument,
             Error::OutsideImage { .. } => ErrorCode::InvalidArgument,
+            Error::OutOfRange { .. } => ErrorCode::InvalidArgument,
         }
     }
 

@@ -87,7 +87,7 @@ pub use perceive::{
     BLANK_STDDEV, COVERED, Coverer, OFFSCREEN, OwnPixels, PerceiveRequest, Perception, TINY,
     WindowPerception, WindowVerdict,
 };
-pub use pointer::{CoordinateSpace, HitWarning, PointerOutcome, PointerTarget, Receipt};
+pub use pointer::{Aim, CoordinateSpace, HitWarning, PointerOutcome, PointerTarget, Receipt};
 pub use registry::{Pin, ScreenshotId, ScreenshotRecord};
 pub use remember::{LiveToken, MAX_TIMELINE_READ, MemoryCleared, MemoryReport, Recollection};
 pub use safety::{

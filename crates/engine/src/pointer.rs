@@ -9,7 +9,9 @@
 //!    `CLICK_WRONG_WINDOW`), per `hit_test` mode;
 //! 4. move, read the pointer back, retry once, else `POINTER_NOT_LANDED`; only then press.
 //!
-//! Nothing reaches the OS before steps 1–3 pass.
+//! Nothing reaches the OS before steps 1–3 pass. Scroll and drag may also aim at an element
+//! ([`Aim::Element`]): step 1 is then the element's centre on screen, and step 2 re-checks the
+//! window as the element's snapshot saw it — no screenshot, no image pixels in between.
 
 use deskpilot_backend::Button;
 use deskpilot_types::{ErrorCode, Key, Point, WindowInfo};
@@ -20,6 +22,7 @@ use crate::config::HitTestMode;
 use crate::limits::CLICK_COUNT;
 use crate::registry::{Pin, ScreenshotRecord, recheck_pin};
 use crate::safety::on;
+use crate::snapshots::ElementRef;
 use crate::verify::VerifyTarget;
 use crate::{Error, Mutation, Session};
 
@@ -47,6 +50,25 @@ pub struct PointerTarget {
     pub x: f64,
     pub y: f64,
     pub space: CoordinateSpace,
+}
+
+/// Where a scroll or a drag end acts: a point as a tool received it, or an element's centre.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Aim {
+    Point(PointerTarget),
+    Element(ElementRef),
+}
+
+impl From<PointerTarget> for Aim {
+    fn from(target: PointerTarget) -> Self {
+        Aim::Point(target)
+    }
+}
+
+impl From<ElementRef> for Aim {
+    fn from(element: ElementRef) -> Self {
+        Aim::Element(element)
+    }
 }
 
 /// Proof of where the pointer went.
@@ -192,6 +214,50 @@ impl Session {
                 (None, None) => VerifyTarget::Screen,
             },
         );
+        Ok(checked)
+    }
+
+    /// Steps 1–3 for aims: points as [`check_points`](Self::check_points) checks them (all in
+    /// one reference when every aim is a point), an element at its centre now, pinned to its
+    /// window as its snapshot saw it.
+    fn check_aims(&self, aims: &[Aim], mode: HitTestMode) -> Result<Vec<Checked>, Error> {
+        let points: Option<Vec<PointerTarget>> = aims
+            .iter()
+            .map(|a| match a {
+                Aim::Point(t) => Some(*t),
+                Aim::Element(_) => None,
+            })
+            .collect();
+        if let Some(points) = points {
+            return self.check_points(&points, mode);
+        }
+        let mut checked = Vec::with_capacity(aims.len());
+        for aim in aims {
+            let mut one = match aim {
+                Aim::Point(t) => self.check_points(&[*t], mode)?,
+                Aim::Element(e) => self.check_element(e, mode)?,
+            };
+            checked.push(one.remove(0));
+        }
+        Ok(checked)
+    }
+
+    /// Steps 1–3 for an element: its centre on screen, the window as its snapshot saw it
+    /// re-checked (moved → `TARGET_WINDOW_MOVED`) and the centre hit tested against it.
+    fn check_element(&self, target: &ElementRef, mode: HitTestMode) -> Result<Vec<Checked>, Error> {
+        let (seen, element) = self.element(target.clone())?;
+        let Some(bounds) = element.bounds else {
+            return Err(Error::ElementNotFound {
+                what: format!("{target} has no position on screen"),
+            });
+        };
+        let centre = bounds.center();
+        let checked = self.hit_check(&[centre], Some(Pin::of(&seen)), mode)?;
+        if let Some(w) = checked.first().and_then(|c| c.window.as_ref()) {
+            self.note_window(w);
+        }
+        self.note_point(centre);
+        self.aim(VerifyTarget::Window(seen.id));
         Ok(checked)
     }
 
@@ -342,17 +408,18 @@ impl Session {
         })
     }
 
-    /// Clicks `count` times (1–3) with `button`.
+    /// Clicks `count` times with `button`; a count outside [`CLICK_COUNT`] is refused
+    /// ([`Error::OutOfRange`]) before anything else is looked at.
     pub fn click(
         &self,
         target: PointerTarget,
         button: Button,
-        count: u8,
+        count: impl Into<i64>,
         modifiers: &[Key],
         mode: HitTestMode,
     ) -> Result<PointerOutcome, Error> {
         check_modifiers(modifiers)?;
-        check_count(count)?;
+        let count = click_count(count.into())?;
         let mut checked = self.check_points(&[target], mode)?;
         self.click_checked(checked.remove(0), button, count, modifiers)
     }
@@ -401,10 +468,11 @@ impl Session {
         })
     }
 
-    /// Scrolls `dy` notches down (negative: up) and `dx` right (negative: left) at the point.
+    /// Scrolls `dy` notches down (negative: up) and `dx` right (negative: left) at the point
+    /// or over the element's centre.
     pub fn scroll(
         &self,
-        target: PointerTarget,
+        target: impl Into<Aim>,
         dx: i32,
         dy: i32,
         modifiers: &[Key],
@@ -421,7 +489,7 @@ impl Session {
                 message: format!("scroll of ({dx}, {dy}) notches is beyond ±200"),
             });
         }
-        let mut checked = self.check_points(&[target], mode)?;
+        let mut checked = self.check_aims(&[target.into()], mode)?;
         let c = checked.remove(0);
         self.gate(
             Mutation::Other,
@@ -443,11 +511,12 @@ impl Session {
         })
     }
 
-    /// Presses at `from`, moves in `steps` steps to `to`, releases there.
+    /// Presses at `from`, moves in `steps` steps to `to`, releases there (each a point or an
+    /// element's centre).
     pub fn drag(
         &self,
-        from: PointerTarget,
-        to: PointerTarget,
+        from: impl Into<Aim>,
+        to: impl Into<Aim>,
         button: Button,
         steps: u32,
         modifiers: &[Key],
@@ -459,7 +528,7 @@ impl Session {
                 message: format!("steps {steps} must be 1..=200"),
             });
         }
-        let checked = self.check_points(&[from, to], mode)?;
+        let checked = self.check_aims(&[from.into(), to.into()], mode)?;
         let (a, b) = (checked[0].point, checked[1].point);
         self.gate(
             Mutation::Other,
@@ -512,11 +581,17 @@ impl Session {
 
 /// One, two or three clicks ([`CLICK_COUNT`]).
 pub(crate) fn check_count(count: u8) -> Result<(), Error> {
+    click_count(count.into()).map(drop)
+}
+
+/// `count` as a click count, or [`Error::OutOfRange`] naming it `count`.
+fn click_count(count: i64) -> Result<u8, Error> {
     CLICK_COUNT
-        .check(count.into())
-        .map(drop)
-        .map_err(|r| Error::InvalidArgument {
-            message: format!("count {} must be {}", r.value, r.limit.words()),
+        .check(count)
+        .map(|n| n as u8)
+        .map_err(|range| Error::OutOfRange {
+            what: "count",
+            range,
         })
 }
 
@@ -842,6 +917,69 @@ mod tests {
         assert!(
             log[before..].iter().all(|l| !l.starts_with("key")),
             "a drag that never landed presses nothing: {log:?}"
+        );
+    }
+
+    #[test]
+    fn scroll_and_drag_aim_at_an_element_centre_without_a_screenshot() {
+        use deskpilot_backend::fake::{element, tree};
+        use deskpilot_types::Role;
+
+        use crate::{TreeRequest, WindowRef};
+
+        let (fake, e, target, _) = setup();
+        fake.set_tree(
+            target,
+            tree(vec![
+                element(Role::Window, "target").bounds(Rect::new(0, 0, 960, 1080)),
+                element(Role::List, "files")
+                    .child_of(0, 1)
+                    .bounds(Rect::new(11, 21, 101, 51)),
+                element(Role::ListItem, "a.txt")
+                    .child_of(1, 2)
+                    .bounds(Rect::new(11, 21, 101, 17)),
+                element(Role::Text, "label").child_of(0, 1),
+            ]),
+        );
+        let s = e
+            .window_state(&TreeRequest::new(WindowRef::Id(target)))
+            .unwrap();
+        let at = |index| ElementRef::At {
+            snapshot: s.id,
+            index,
+        };
+        // The element's own centre on screen: no screenshot is needed, no image pixel rounds it.
+        let out = e.scroll(at(1), 0, 2, &[], HitTestMode::Fail).unwrap();
+        assert_eq!(out.point, Point::new(61, 46));
+        assert!(matches!(
+            fake.pointer_events().last(),
+            Some(PointerEvent::Wheel { dx: 0, dy: 2, at }) if *at == Point::new(61, 46)
+        ));
+        // An element and a point may be the two ends of one drag.
+        let to = PointerTarget {
+            x: 300.0,
+            y: 400.0,
+            space: CoordinateSpace::Physical,
+        };
+        let out = e
+            .drag(at(2), to, Button::Left, 2, &[], HitTestMode::Fail)
+            .unwrap();
+        assert_eq!(out.point, Point::new(300, 400));
+        assert!(fake.pointer_events().iter().any(
+            |ev| matches!(ev, PointerEvent::Button { down: true, at, .. } if *at == Point::new(61, 29))
+        ));
+        // An element without a position has no centre to aim at.
+        let err = e.scroll(at(3), 0, 1, &[], HitTestMode::Fail).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ElementNotFound);
+        // The window is re-checked as the snapshot saw it: moved since, nothing happens.
+        let events = fake.pointer_events().len();
+        fake.move_window(target, Rect::new(5, 0, 960, 1080));
+        let err = e.scroll(at(1), 0, 1, &[], HitTestMode::Fail).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::TargetWindowMoved);
+        assert_eq!(
+            fake.pointer_events().len(),
+            events,
+            "nothing reached the OS"
         );
     }
 }

@@ -5,15 +5,16 @@
 //! key input; a point is read in the window's current screenshot (`screenshot_id`, when given,
 //! must be that one), must lie inside it (`point_outside_window`), and must not be covered by
 //! another app's window (`point_obstructed`, the engine's hit test). Element actions resolve
-//! `element_index` through [`view::element`], so a changed window refuses an old index.
+//! `element_index` through [`view::element`], so a changed window refuses an old index; a scroll
+//! or drag on an element hands the engine the element itself, which acts at its centre on screen.
 
 use deskpilot_backend::Button;
 use deskpilot_engine::{
-    Check, CoordinateSpace, ElementOp, ElementOutcome, Error, HitTestMode, KeyboardNote,
-    KeyboardOutcome, PointerOutcome, PointerTarget, ScreenshotRequest, Session, Unsupported,
-    VerifyTarget, WindowAction,
+    Aim, Check, CoordinateSpace, Element, ElementOp, ElementOutcome, Error, HitTestMode,
+    KeyboardNote, KeyboardOutcome, PointerOutcome, PointerTarget, ScreenshotRequest, Session,
+    Unsupported, VerifyTarget, WindowAction,
 };
-use deskpilot_types::{Key, Point, WindowInfo};
+use deskpilot_types::{Key, WindowInfo};
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
@@ -198,7 +199,7 @@ fn foreground(
 }
 
 /// The window's current screenshot id: `given` must be it; without one yet, a screenshot is
-/// taken now when `take` (element points need one to be checked against), else refused.
+/// taken now when `take` (the window's centre needs one to be read in), else refused.
 fn current_screenshot(
     s: &Session,
     w: &WindowInfo,
@@ -267,48 +268,42 @@ fn outside_window(e: Error) -> Error {
     }
 }
 
-/// The centre of element `index` as a pointer target in the window's current screenshot.
-fn element_point(s: &Session, w: &WindowInfo, index: usize) -> Result<PointerTarget, Error> {
-    let (_, e) = view::element(s, w, index)?;
-    let Some(b) = e.bounds else {
-        return Err(Error::ElementNotFound {
-            what: format!("element_index {index} has no position on screen"),
-        });
-    };
-    let id = current_screenshot(s, w, None, true)?;
-    let v = s.screenshot_record(id)?.view;
-    let centre = Point::new(b.x + b.width as i32 / 2, b.y + b.height as i32 / 2);
-    let Some((x, y)) = v.physical_to_image(centre) else {
-        return Err(Error::OutsideTargetWindow {
-            point: centre,
-            window: v.capture,
-        });
-    };
-    Ok(PointerTarget {
-        x: x as f64,
-        y: y as f64,
-        space: CoordinateSpace::Image {
-            screenshot_id: Some(id),
-        },
-    })
-}
-
-/// Where a pointer tool acts: an element's centre, x/y, or (when `default_centre`) the
-/// window's centre.
-fn point(
+/// Where a pointer tool acts: an element's centre (the engine finds it on screen), or x/y of
+/// the window's current screenshot. The element comes along for [`unplaced`].
+fn aim(
     s: &Session,
     w: &WindowInfo,
     element_index: Option<usize>,
     xy: (Option<f64>, Option<f64>),
     screenshot_id: Option<u64>,
     what: &str,
-) -> Result<PointerTarget, Error> {
+) -> Result<(Aim, Option<(usize, Element)>), Error> {
     match (element_index, xy) {
-        (Some(i), (None, None)) => element_point(s, w, i),
-        (None, (Some(x), Some(y))) => image_point(s, w, x, y, screenshot_id),
+        (Some(i), (None, None)) => {
+            let (token, e) = view::element(s, w, i)?;
+            Ok((Aim::Element(token), Some((i, e))))
+        }
+        (None, (Some(x), Some(y))) => {
+            Ok((Aim::Point(image_point(s, w, x, y, screenshot_id)?), None))
+        }
         _ => Err(Error::InvalidArgument {
             message: format!("{what}: pass element_index, or both x and y (screenshot pixels)"),
         }),
+    }
+}
+
+/// The engine's refusal of an element with no position on screen, naming it by its index:
+/// the first of `ends` (in the order the engine checks them) that has none.
+fn unplaced(e: Error, ends: &[&Option<(usize, Element)>]) -> Error {
+    let without = ends
+        .iter()
+        .filter_map(|end| end.as_ref())
+        .find(|(_, el)| el.bounds.is_none());
+    match (e, without) {
+        (Error::ElementNotFound { .. }, Some((i, _))) => Error::ElementNotFound {
+            what: format!("element_index {i} has no position on screen"),
+        },
+        (other, _) => other,
     }
 }
 
@@ -595,23 +590,24 @@ impl ComputerUseServer {
             step("scroll", self.request_timeout()),
             move |s| {
                 let w = foreground(s, a.window_id, a.window.as_ref())?;
-                let t = match (a.element_index, a.x, a.y) {
+                let (t, element) = match (a.element_index, a.x, a.y) {
                     (None, None, None) => {
                         let id = current_screenshot(s, &w, a.screenshot_id, true)?;
                         let v = s.screenshot_record(id)?.view;
-                        PointerTarget {
+                        let centre = PointerTarget {
                             x: (v.width / 2) as f64,
                             y: (v.height / 2) as f64,
                             space: CoordinateSpace::Image {
                                 screenshot_id: Some(id),
                             },
-                        }
+                        };
+                        (Aim::Point(centre), None)
                     }
-                    (e, x, y) => point(s, &w, e, (x, y), a.screenshot_id, "scroll")?,
+                    (e, x, y) => aim(s, &w, e, (x, y), a.screenshot_id, "scroll")?,
                 };
                 let o = s
                     .scroll(t, dx, dy, &[], HitTestMode::Fail)
-                    .map_err(outside_window)?;
+                    .map_err(|e| unplaced(outside_window(e), &[&element]))?;
                 Ok(Pointed(w, o))
             },
             move |Pointed(w, o)| {
@@ -645,7 +641,7 @@ impl ComputerUseServer {
             step("drag", self.request_timeout()),
             move |s| {
                 let w = foreground(s, a.window_id, a.window.as_ref())?;
-                let from = point(
+                let (from, from_element) = aim(
                     s,
                     &w,
                     a.from_element_index,
@@ -653,7 +649,7 @@ impl ComputerUseServer {
                     a.screenshot_id,
                     "drag start",
                 )?;
-                let to = point(
+                let (to, to_element) = aim(
                     s,
                     &w,
                     a.to_element_index,
@@ -662,19 +658,16 @@ impl ComputerUseServer {
                     "drag end",
                 )?;
                 // Both ends in the one screenshot the start was read in.
-                let to = match (from.space, to.space) {
-                    (CoordinateSpace::Image { screenshot_id: a }, CoordinateSpace::Image { screenshot_id: b })
-                        if a != b =>
-                    {
-                        return Err(Error::InvalidArgument {
-                            message: "drag: both ends must be read in the same screenshot; call get_window_state again".to_string(),
-                        });
-                    }
-                    _ => to,
-                };
+                if let (Aim::Point(a), Aim::Point(b)) = (&from, &to)
+                    && a.space != b.space
+                {
+                    return Err(Error::InvalidArgument {
+                        message: "drag: both ends must be read in the same screenshot; call get_window_state again".to_string(),
+                    });
+                }
                 let o = s
                     .drag(from, to, button, 10, &[], HitTestMode::Fail)
-                    .map_err(outside_window)?;
+                    .map_err(|e| unplaced(outside_window(e), &[&from_element, &to_element]))?;
                 Ok(Pointed(w, o))
             },
             |Pointed(w, o)| pointer_body("Dragged", w, o, json!({})),

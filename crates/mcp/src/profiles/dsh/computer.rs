@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use deskpilot_backend::Button;
-use deskpilot_engine::limits::{CLICK_COUNT, PAUSE_SECONDS};
+use deskpilot_engine::limits::PAUSE_SECONDS;
 use deskpilot_engine::{
     CaptureTarget, Check, CoordinateSpace, Error, KeyboardOutcome, OcrRequest, OutlineMode,
     PointerOutcome, PointerTarget, ScreenshotRequest, Session, VerifyTarget, WaitKind, WaitRequest,
@@ -158,6 +158,19 @@ pub struct ComputerArgs {
     pub title_match: Option<String>,
     /// wait_for element: its name.
     pub name: Option<String>,
+}
+
+/// The engine's refusal of a click count, in dsh-computer-use's words (`count: 4 is not 1, 2
+/// or 3`).
+fn count_words(e: Error) -> Error {
+    match e {
+        Error::OutOfRange { range, .. } => invalid(format!(
+            "count: {} is not {}",
+            range.value,
+            range.limit.words()
+        )),
+        other => other,
+    }
 }
 
 fn invalid(message: impl Into<String>) -> Error {
@@ -507,20 +520,9 @@ impl DshServer {
         let check = a.check();
         let mode = self.session.config().hit_test;
         let b = a.button.unwrap_or_default();
-        let (what, count): (&'static str, u8) = match a.action {
-            ComputerAction::Click => {
-                let count = match CLICK_COUNT.check(a.count.unwrap_or(1)) {
-                    Ok(n) => n as u8,
-                    Err(r) => {
-                        return error(&invalid(format!(
-                            "count: {} is not {}",
-                            r.value,
-                            r.limit.words()
-                        )));
-                    }
-                };
-                ("click", count)
-            }
+        // The engine checks a click's count (`count_words` says its refusal this profile's way).
+        let (what, count): (&'static str, i64) = match a.action {
+            ComputerAction::Click => ("click", a.count.unwrap_or(1)),
             ComputerAction::DoubleClick => ("double_click", 2),
             ComputerAction::RightClick => ("right_click", 1),
             ComputerAction::MiddleClick => ("middle_click", 1),
@@ -628,7 +630,10 @@ impl DshServer {
                     session,
                     &WORDING,
                     step,
-                    move |s| s.click(at_pointer(s, from)?, b, count, &mods, mode),
+                    move |s| {
+                        s.click(at_pointer(s, from)?, b, count, &mods, mode)
+                            .map_err(count_words)
+                    },
                     move |o| {
                         pointer_body(
                             format!(
@@ -892,4 +897,36 @@ async fn wait(seconds: Option<f64>) -> CallToolResult {
     let mut r = CallToolResult::success(vec![ContentBlock::text(format!("Waited {s} s."))]);
     r.structured_content = Some(json!({ "waited": s }));
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use deskpilot_backend::FakeDesktop;
+    use deskpilot_engine::{EngineConfig, HitTestMode};
+
+    use super::*;
+
+    #[test]
+    fn the_engine_refuses_a_click_count_and_this_profile_words_it() {
+        let fake = FakeDesktop::new(800, 600);
+        let s = Session::standalone(fake.desktop(), EngineConfig::default());
+        let at = PointerTarget {
+            x: 10.0,
+            y: 10.0,
+            space: CoordinateSpace::Physical,
+        };
+        for (count, words) in [
+            (4, "count: 4 is not 1, 2 or 3"),
+            (-1, "count: -1 is not 1, 2 or 3"),
+            (300, "count: 300 is not 1, 2 or 3"),
+        ] {
+            let e = s
+                .click(at, Button::Left, count, &[], HitTestMode::Fail)
+                .map_err(count_words)
+                .unwrap_err();
+            assert_eq!(e.code(), deskpilot_types::ErrorCode::InvalidArgument);
+            assert_eq!(e.to_string(), words);
+        }
+        assert!(fake.pointer_events().is_empty(), "nothing reached the OS");
+    }
 }
