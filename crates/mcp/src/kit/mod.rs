@@ -53,11 +53,19 @@ pub trait Wording: Send + Sync + 'static {
     /// One line telling the agent what to do next after an error with `code`.
     fn hint(&self, code: ErrorCode) -> &'static str;
     /// What to do when nothing checked the effect of an action that took `route` ("take a
-    /// screenshot …").
-    fn unverifiable(&self, route: deskpilot_engine::Route) -> &'static str;
+    /// screenshot …"); by default only that nothing did, for a profile whose tools act on nothing.
+    fn unverifiable(&self, _route: deskpilot_engine::Route) -> &'static str {
+        "nothing checked the effect"
+    }
     /// The text + image + structured result for a screenshot (`kind`: "Screenshot",
-    /// "Observation", …; `what`: what it shows).
-    fn image(&self, kind: &str, shot: &Screenshot, what: &str) -> CallToolResult;
+    /// "Observation", …; `what`: what it shows); by default one line naming it, for a profile
+    /// that never renders a screenshot.
+    fn image(&self, kind: &str, shot: &Screenshot, what: &str) -> CallToolResult {
+        CallToolResult::success(vec![rmcp::model::ContentBlock::text(format!(
+            "{kind} {} of {what}",
+            shot.id
+        ))])
+    }
     /// Fields this profile's answers carry beside the engine's screen verdict of an action
     /// whose check sampled `target` (an object, added to `structuredContent`): none by default.
     fn verdict_fields(

@@ -4,10 +4,8 @@
 
 use std::time::Duration;
 
-use deskpilot_engine::{Route, Screenshot};
 use deskpilot_types::ErrorCode;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{CallToolResult, ContentBlock};
 
 use crate::kit::context::ContextWording;
 use crate::kit::server::{ProfileSpec, Server};
@@ -34,7 +32,8 @@ pub struct UiContext;
 /// The MCP server for the `ui-context` profile.
 pub type UiContextServer = Server<UiContext>;
 
-/// How the `ui-context` profile words errors: only what its three tools can meet.
+/// How the `ui-context` profile words errors: only what its three tools can meet (they act on
+/// nothing and return the picker's own images: the kit's defaults say the rest).
 #[derive(Debug)]
 struct UiContextWording;
 
@@ -56,18 +55,6 @@ impl Wording for UiContextWording {
             }
             _ => "Read the message; retry once, then report it.",
         }
-    }
-
-    fn unverifiable(&self, _route: Route) -> &'static str {
-        "nothing checked the effect"
-    }
-
-    fn image(&self, kind: &str, shot: &Screenshot, what: &str) -> CallToolResult {
-        // These tools return the picker's own images; no screenshot is ever rendered here.
-        CallToolResult::success(vec![ContentBlock::text(format!(
-            "{kind} {} of {what}",
-            shot.id
-        ))])
     }
 }
 

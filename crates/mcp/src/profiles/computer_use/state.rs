@@ -8,9 +8,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::view::{self, MAX_ELEMENTS, MAX_TREE_CHARS, Views, WindowSel};
-use super::wording::image_parts;
+use super::wording::{image_head, image_json};
 use super::{ComputerUseServer, MAX_EDGE, error};
-use crate::kit::{Parameters, render};
+use crate::kit::{Parameters, image, render};
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -208,10 +208,9 @@ impl ComputerUseServer {
         let mut images = Vec::new();
         match &shot {
             Some(Ok(s)) => {
-                let (line, data, part) = image_parts("Screenshot", s, "the window");
-                text.push_str(&line);
-                images.push(ContentBlock::image(data, s.image.format.mime_type()));
-                structured["screenshot"] = part;
+                text.push_str(&image::text(image_head("Screenshot", s, "the window"), s));
+                images.push(image::block(s));
+                structured["screenshot"] = image_json(s);
             }
             Some(Err(e)) => {
                 let code = super::wording::code_name(e.code());

@@ -5,14 +5,12 @@
 
 use std::borrow::Cow;
 
-use base64::Engine as _;
 use deskpilot_engine::Screenshot;
-use deskpilot_engine::pipeline::ImageFormat;
 use deskpilot_types::ErrorCode;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use serde_json::json;
 
-use crate::kit::Wording;
+use crate::kit::{Wording, image};
 
 /// The `computer-use` profile's wording.
 #[derive(Debug)]
@@ -129,52 +127,39 @@ impl Wording for ComputerUseWording {
     }
 
     fn image(&self, kind: &str, shot: &Screenshot, what: &str) -> CallToolResult {
-        let (text, data, structured) = image_parts(kind, shot, what);
-        let mut result = CallToolResult::success(vec![
-            ContentBlock::text(text),
-            ContentBlock::image(data, shot.image.format.mime_type()),
-        ]);
-        result.structured_content = Some(structured);
-        result
+        image::answer(image_head(kind, shot, what), shot, image_json(shot))
     }
 }
 
-/// A screenshot's line, its base64 image and its structured part.
-pub(crate) fn image_parts(
-    kind: &str,
-    shot: &Screenshot,
-    what: &str,
-) -> (String, String, serde_json::Value) {
+/// A screenshot's first line in this profile's words: its id, size and scale, and that x/y
+/// are read in it (the kit's [`image`] adds the masks and notes).
+pub(crate) fn image_head(kind: &str, shot: &Screenshot, what: &str) -> String {
     let v = &shot.view;
-    let format = match shot.image.format {
-        ImageFormat::Jpeg { .. } => "jpeg",
-        ImageFormat::Png => "png",
-    };
-    let mut text = format!(
+    format!(
         "{kind} {id}: {w}x{h} {f} of {what}, scale {scale:.4} (image pixels / physical pixels). x/y for click, \
          scroll and drag are pixels of this image; pass screenshot_id {id} with them.",
         id = shot.id,
         w = v.width,
         h = v.height,
-        f = format.to_uppercase(),
+        f = image::format_name(shot.image.format).to_uppercase(),
         scale = v.scale,
-    );
-    crate::kit::render::masks_and_notes(&mut text, shot.masked_regions, &shot.notes, |n| {
-        format!("{n} privacy-masked regions are blacked out.")
-    });
-    let data = base64::engine::general_purpose::STANDARD.encode(&shot.image.bytes);
-    let structured = json!({
+    )
+}
+
+/// A screenshot's structured part: its id, size, scale, format and where it lies on screen.
+pub(crate) fn image_json(shot: &Screenshot) -> serde_json::Value {
+    let v = &shot.view;
+    json!({
         "screenshot_id": shot.id,
         "width": v.width,
         "height": v.height,
         "scale": v.scale,
-        "format": format,
+        "format": image::format_name(shot.image.format),
         "bytes": shot.image.bytes.len(),
         "origin": { "x": v.capture.x, "y": v.capture.y },
         "masked_regions": shot.masked_regions,
         "notes": shot.notes,
-    });
-    (text, data, structured)
+    })
 }
 
 #[cfg(test)]

@@ -40,7 +40,8 @@ pub struct Conformance;
 /// The MCP server for the `conformance` profile.
 pub type ConformanceServer = Server<Conformance>;
 
-/// Errors come from the fixtures themselves; the kit words only argument errors here.
+/// Errors come from the fixtures themselves; the kit words only argument errors here (no
+/// fixture acts on the desktop or takes a screenshot: the kit's defaults say the rest).
 #[derive(Debug)]
 struct ConformanceWording;
 
@@ -52,18 +53,6 @@ impl Wording for ConformanceWording {
             ErrorCode::InvalidArgument => "Fix the argument named in the message and call again.",
             _ => "Read the message.",
         }
-    }
-
-    fn unverifiable(&self, _route: Route) -> &'static str {
-        "nothing checked the effect"
-    }
-
-    fn image(&self, kind: &str, shot: &Screenshot, what: &str) -> CallToolResult {
-        // No fixture takes a screenshot.
-        CallToolResult::success(vec![ContentBlock::text(format!(
-            "{kind} {} of {what}",
-            shot.id
-        ))])
     }
 }
 
