@@ -10,7 +10,7 @@
 use deskpilot_types::{Point, Rect};
 use serde::Serialize;
 
-use crate::Error;
+use crate::error::Error;
 
 /// Geometry of one image handed to a model: which physical rectangle it shows and how.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]

@@ -19,12 +19,13 @@ use serde::Serialize;
 
 use crate::action::{Outcome, Route};
 use crate::config::HitTestMode;
+use crate::error::Error;
 use crate::limits::CLICK_COUNT;
 use crate::registry::{Pin, ScreenshotRecord, recheck_pin};
-use crate::safety::on;
+use crate::safety::{Mutation, on};
+use crate::session::Session;
 use crate::snapshots::ElementRef;
 use crate::verify::VerifyTarget;
-use crate::{Error, Mutation, Session};
 
 /// How long one move may take to show up in the pointer position.
 const LANDING_WAIT: std::time::Duration = std::time::Duration::from_millis(150);
@@ -617,7 +618,8 @@ mod tests {
     use deskpilot_types::{ErrorCode, Rect};
 
     use super::*;
-    use crate::{CaptureTarget, EngineConfig, ScreenshotRequest};
+    use crate::capture::{CaptureTarget, ScreenshotRequest};
+    use crate::config::EngineConfig;
 
     fn image(x: f64, y: f64) -> PointerTarget {
         PointerTarget {
@@ -925,7 +927,8 @@ mod tests {
         use deskpilot_backend::fake::{element, tree};
         use deskpilot_types::Role;
 
-        use crate::{TreeRequest, WindowRef};
+        use crate::tree::TreeRequest;
+        use crate::window::WindowRef;
 
         let (fake, e, target, _) = setup();
         fake.set_tree(
