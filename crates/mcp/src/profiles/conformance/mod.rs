@@ -14,7 +14,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use deskpilot_backend::{Frame, PixelFormat};
 use deskpilot_engine::pipeline::{self, ImageFormat};
-use deskpilot_engine::{Decorations, Route, Screenshot, coords::ViewGeometry};
+use deskpilot_engine::{Decorations, coords::ViewGeometry};
 use deskpilot_types::{ErrorCode, Rect};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
