@@ -636,6 +636,76 @@ async fn writer_bold_words_saved_as_odt() {
     server.finish().await;
 }
 
+/// LibreOffice Writer with a text file open: its paragraphs are in the tree. Writer's cache
+/// lists the document with no children (the paragraphs come after the cache was filled); a
+/// read that trusted the cached count showed the window without a line of the text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writer_paragraphs_of_an_opened_file_are_in_the_tree() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(Some(desktop), &[], &[]).await;
+    let dir = scratch("writer-open");
+    let file = dir.join("lines.txt");
+    let lines: Vec<String> = (1..=12)
+        .map(|n| format!("Line {n} of the opened file"))
+        .collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let profile = format!("-env:UserInstallation=file://{}", dir.join("lo").display());
+    let app = Group::start(
+        desktop,
+        "writer-open",
+        &dir,
+        "soffice",
+        &[
+            "--writer",
+            "--norestore",
+            "--nologo",
+            "--nolockcheck",
+            &profile,
+            file.to_str().unwrap(),
+        ],
+        &[("SAL_USE_VCLPLUGIN", "gtk3".into())],
+    );
+    let d = Driver {
+        server: &server,
+        test: "writer-open",
+        app: &app,
+    };
+    let w = d.window("lines.txt").await;
+    let shown = wait_for(
+        START_DEADLINE,
+        "the file's lines in a fresh tree",
+        || async {
+            let r = server
+                .call(
+                    "get_window_state",
+                    json!({ "window_id": w["id"], "include_screenshot": false, "fresh": true }),
+                )
+                .await;
+            let elements = r.structured_content.as_ref()?["elements"]
+                .as_array()?
+                .clone();
+            let values: Vec<&str> = elements
+                .iter()
+                .filter_map(|e| e["value"].as_str())
+                .collect();
+            lines
+                .iter()
+                .all(|l| values.contains(&l.as_str()))
+                .then_some(values.len())
+        },
+    )
+    .await;
+    say(
+        "writer-open",
+        &format!("{shown} elements with a value, every line among them"),
+    );
+    drop(app);
+    server.finish().await;
+}
+
 /// The test's own HTTP server on 127.0.0.1: `GET /` is the form, every `POST` body is kept.
 struct FormServer {
     url: String,

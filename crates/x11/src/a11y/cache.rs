@@ -82,8 +82,33 @@ pub(super) async fn read_cache(
     let mut partial: Vec<usize> = Vec::new();
     let mut uncached: Vec<(ObjectRefOwned, usize, u32, u32)> = Vec::new();
     let mut stack = vec![0usize];
+    // Once a count disagreed, the cache is known to lag behind the application (LibreOffice's
+    // says its document holds the one paragraph that had the focus): from then on, containers
+    // that create children lazily are asked their count as the traversal reaches them.
+    let mut lagging = false;
     loop {
-        while let Some(at) = stack.pop() {
+        let wave = std::mem::take(&mut stack);
+        let live: HashMap<usize, i32> = if lagging {
+            let nodes = &nodes;
+            join_all(
+                wave.iter()
+                    .filter(|&&at| {
+                        let n = &nodes[at];
+                        n.children.is_none() && n.depth < limits.max_depth && lazy_container(n)
+                    })
+                    .map(|&at| async move {
+                        let p = accessible(conn, &nodes[at].object).await.ok()?;
+                        Some((at, p.child_count().await.ok()?))
+                    }),
+            )
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
+        } else {
+            HashMap::new()
+        };
+        for at in wave {
             let node = &nodes[at];
             if node.depth >= limits.max_depth {
                 continue;
@@ -91,11 +116,17 @@ pub(super) async fn read_cache(
             let path = node.object.path_as_str();
             let kids = children.get(path).map(Vec::as_slice).unwrap_or_default();
             // A node the cache does not hold itself reports the count read with its name.
-            let Some(reported) = by_path.get(path).map(|i| i.children).or(node.children) else {
+            let Some(reported) = live
+                .get(&at)
+                .copied()
+                .or_else(|| by_path.get(path).map(|i| i.children))
+                .or(node.children)
+            else {
                 unfinished.push(at);
                 continue;
             };
             if read_directly(kids.len(), reported) {
+                lagging = true;
                 // The count disagrees (LibreOffice creates a frame's wrappers after filling its
                 // cache): the child list is asked for, and the children the cache holds keep
                 // their cached subtrees. Menus and huge containers are the walk's.
@@ -131,7 +162,10 @@ pub(super) async fn read_cache(
             stack.extend(pushed.into_iter().rev());
         }
         if partial.is_empty() {
-            break;
+            if stack.is_empty() {
+                break;
+            }
+            continue;
         }
         // Every partly cached container's child list at once.
         let listed = join_all(partial.iter().map(|&at| {
@@ -305,7 +339,8 @@ pub(super) async fn get_items(
     Some(items)
 }
 
-/// Containers whose children a toolkit may create only when asked. Menus and combo boxes
+/// Containers whose children a toolkit may create only when asked (a LibreOffice document's
+/// cached item says 0 children while it shows dozens of paragraphs). Menus and combo boxes
 /// count only while open: a closed one's items are hidden anyway.
 pub(super) fn lazy_container(n: &Node) -> bool {
     use atspi::Role as A;
@@ -323,6 +358,12 @@ pub(super) fn lazy_container(n: &Node) -> bool {
                 | A::Viewport
                 | A::Panel
                 | A::Filler
+                | A::DocumentFrame
+                | A::DocumentText
+                | A::DocumentSpreadsheet
+                | A::DocumentPresentation
+                | A::DocumentWeb
+                | A::DocumentEmail
         ),
     }
 }
