@@ -15,8 +15,12 @@ use deskpilot_backend::Windows;
 use deskpilot_types::{Point, WindowId, WindowInfo};
 
 use crate::{
-    Aliases, ElementObservation, LoadWarning, Memory, MemoryPrivacy, MemorySettings, STATE_FILE,
-    TimelineEntry, TimelineTarget, TimelineWindow, UnixMillis, WindowObservation, now_millis,
+    Memory, MemoryPrivacy, MemorySettings, UnixMillis,
+    aliases::Aliases,
+    now_millis,
+    persist::{LoadWarning, STATE_FILE},
+    store::{ElementObservation, WindowObservation},
+    timeline::{TimelineEntry, TimelineTarget, TimelineWindow},
 };
 
 /// The shortest time between two saves of the state file.

@@ -19,7 +19,7 @@ use deskpilot_engine::Engine;
 use rmcp::RoleServer;
 use rmcp::service::{DynService, ServiceExt};
 
-use crate::ToolFilter;
+use crate::kit::ToolFilter;
 use crate::kit::filter::Groups;
 use crate::kit::server::{ProfileSpec, Server, ServerIdentity};
 
