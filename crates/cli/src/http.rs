@@ -10,7 +10,8 @@
 //!   `--token-file`, or is generated and written once to stderr with the URL; it is never
 //!   logged. `--no-auth` exists only for a loopback bind.
 //! - `Host` must be loopback or a name given with `--allow-host`; a present `Origin` must be
-//!   one given with `--allow-origin` (DNS rebinding and cross-site requests are refused).
+//!   the server's own (one of those names at its port) or one given with `--allow-origin`
+//!   (DNS rebinding and cross-site requests are refused).
 //! - Limits: the request body (`--max-body-bytes`, 413), open sessions (`--max-sessions`, 503
 //!   with a JSON-RPC error), idle sessions closed (`--idle-timeout-secs`), a per-session queue
 //!   (its sender waits: one slow session never holds up another).
@@ -56,8 +57,9 @@ pub struct HttpArgs {
     /// `name:port`). Repeatable. Loopback names are always accepted.
     #[arg(long, value_name = "HOST", requires = "http")]
     pub allow_host: Vec<String>,
-    /// Accept requests whose Origin is this (`https://app.example.com:443`). Repeatable;
-    /// without it, every request that carries an Origin is refused.
+    /// Also accept requests whose Origin is this (`https://app.example.com:443`). Repeatable;
+    /// the server's own origins (its host names at its port) are always accepted, every other
+    /// Origin is refused.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub allow_origin: Vec<String>,
     /// TLS certificate chain (PEM); with --tls-key.
@@ -252,6 +254,30 @@ fn tls(args: &HttpArgs) -> anyhow::Result<Option<tokio_rustls::TlsAcceptor>> {
     Ok(Some(tokio_rustls::TlsAcceptor::from(Arc::new(config))))
 }
 
+/// The origins a browser page served by this server itself sends: every name the server
+/// answers to (`hosts`: the loopback names and `--allow-host`) at its bound port, and without
+/// the port where it is the scheme's default.
+fn own_origins(scheme: &str, port: u16, hosts: &[String]) -> Vec<String> {
+    let default_port = matches!((scheme, port), ("http", 80) | ("https", 443));
+    let mut origins = Vec::new();
+    for host in hosts {
+        // A bare IPv6 address is written in brackets in an origin.
+        let host = if host.contains(':') && !host.starts_with('[') {
+            format!("[{host}]")
+        } else {
+            host.clone()
+        };
+        let origin = format!("{scheme}://{host}:{port}");
+        if !origins.contains(&origin) {
+            origins.push(origin);
+        }
+        if default_port {
+            origins.push(format!("{scheme}://{host}"));
+        }
+    }
+    origins
+}
+
 /// Serves `profile` over HTTP at `args.http` until a signal; exit 0 after a clean shutdown.
 pub fn run(desktop: &DesktopArgs, tools: &ToolArgs, args: &HttpArgs) -> anyhow::Result<ExitCode> {
     let addr = args.http.context("serve --http needs an address")?;
@@ -273,22 +299,25 @@ pub fn run(desktop: &DesktopArgs, tools: &ToolArgs, args: &HttpArgs) -> anyhow::
     let cancel = tokio_util::sync::CancellationToken::new();
     let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
     hosts.extend(args.allow_host.iter().cloned());
+    let runtime = crate::runtime()?;
+    // Bound before the endpoint is built: the server's own origins carry its port.
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(addr))
+        .with_context(|| format!("binding {addr}"))?;
+    let bound = listener.local_addr()?;
+    let scheme = if acceptor.is_some() { "https" } else { "http" };
+    let mut origins = own_origins(scheme, bound.port(), &hosts);
+    origins.extend(args.allow_origin.iter().cloned());
     let options = HttpOptions {
         allowed_hosts: hosts,
-        allowed_origins: args.allow_origin.clone(),
+        allowed_origins: origins,
         max_body_bytes: args.max_body_bytes,
         idle_timeout: Duration::from_secs(args.idle_timeout_secs.max(1)),
         queue: 16,
         cancel: cancel.clone(),
     };
     let mcp = (profile.http)(engine.clone(), identity, &filter, &options);
-    let runtime = crate::runtime()?;
     let outcome = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("binding {addr}"))?;
-        let bound = listener.local_addr()?;
-        let scheme = if acceptor.is_some() { "https" } else { "http" };
         {
             use std::io::Write as _;
             // Once, on stderr, outside the log: the token is never a log line.
@@ -392,5 +421,23 @@ mod tests {
         assert!(!same(b"abc", b"abd"));
         assert!(!same(b"abc", b"ab"));
         assert!(!same(b"", b"a"));
+    }
+
+    #[test]
+    fn own_origins_are_every_served_name_at_the_bound_port() {
+        let hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
+        assert_eq!(
+            own_origins("http", 8931, &hosts),
+            [
+                "http://localhost:8931",
+                "http://127.0.0.1:8931",
+                "http://[::1]:8931"
+            ]
+        );
+        let origins = own_origins("https", 443, &["desk.example".to_string()]);
+        assert_eq!(
+            origins,
+            ["https://desk.example:443", "https://desk.example"]
+        );
     }
 }

@@ -213,6 +213,50 @@ async fn two_http_sessions_have_their_own_engine_sessions_and_sigterm_exits_clea
     drop((a, b));
 }
 
+/// A page served from the server's own origin (any of its loopback names at its port) may
+/// call it without `--allow-origin`; another site may not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_own_origin_is_accepted_without_being_listed() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let server = HttpServer::start(desktop, &[], Some(TOKEN));
+    let port = server
+        .base
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches('/');
+    let port: u16 = port.parse().unwrap();
+    let bearer = format!("Bearer {TOKEN}");
+    for origin in [
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+    ] {
+        let (status, h, body) = post(
+            &server,
+            &[("authorization", &bearer), ("origin", &origin)],
+            initialize_body(),
+        )
+        .await;
+        assert_eq!(status, 200, "{origin}: {body}");
+        assert!(h.contains_key("mcp-session-id"), "{origin}: {h:?}");
+    }
+    for origin in [
+        "http://evil.example".to_string(),
+        format!("https://127.0.0.1:{port}"),
+        format!("http://127.0.0.1:{}", port + 1),
+    ] {
+        let (status, _, body) = post(
+            &server,
+            &[("authorization", &bearer), ("origin", &origin)],
+            initialize_body(),
+        )
+        .await;
+        assert_eq!(status, 403, "{origin}: {body}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_token_host_origin_and_limits_are_enforced_and_health_answers() {
     let Some(desktop) = harness::desktop() else {
@@ -272,6 +316,24 @@ async fn the_token_host_origin_and_limits_are_enforced_and_health_answers() {
         &[
             ("authorization", &bearer),
             ("origin", "http://evil.example"),
+        ],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(status, 403);
+    // The server's own origin at another port is another site.
+    let port = server
+        .base
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches('/');
+    let port: u16 = port.parse().unwrap();
+    let (status, _, _) = post(
+        &server,
+        &[
+            ("authorization", &bearer),
+            ("origin", &format!("http://127.0.0.1:{}", port + 1)),
         ],
         initialize_body(),
     )
