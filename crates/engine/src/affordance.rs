@@ -96,29 +96,12 @@ mod tests {
     use super::*;
 
     fn el(role: Role, actions: &[&str]) -> Element {
-        Element {
-            index: 0,
-            token: "s1:0".into(),
-            parent: None,
-            depth: 0,
-            role,
-            platform_role: String::new(),
-            name: "x".into(),
-            description: String::new(),
-            value: None,
-            enabled: true,
-            focusable: false,
-            focused: false,
-            selected: false,
-            checked: false,
-            expanded: false,
-            editable: false,
-            onscreen: true,
-            actions: actions.iter().map(|a| a.to_string()).collect(),
-            bounds: None,
-            handle: ElementHandle("h".into()),
-            states: ElementStates::default(),
-        }
+        Element::from_raw(
+            0,
+            deskpilot_backend::fake::element(role, "x")
+                .actions(actions)
+                .build(),
+        )
     }
 
     #[test]
