@@ -91,7 +91,6 @@ impl Element {
 
 #[cfg(test)]
 mod tests {
-    use deskpilot_backend::{ElementHandle, ElementStates};
 
     use super::*;
 
