@@ -60,9 +60,7 @@ pub(super) async fn enrich_one(
             if !n.ifaces.contains(Interface::Component) {
                 return None;
             }
-            let c = proxy_at::<ComponentProxy>(conn, o).await.ok()?;
-            let (x, y, w, h) = c.get_extents(CoordType::Screen).await.ok()?;
-            bounds(x, y, w, h)
+            screen_bounds(conn, o).await
         };
         let actions = async {
             if !n.ifaces.contains(Interface::Action) {

@@ -130,14 +130,7 @@ async fn in_full(
     (shown(states, policy) || states.contains(State::Focused)).then_some(())?;
     let node = describe(conn, object, states, parent, depth).await?;
     let bounds = if node.ifaces.contains(Interface::Component) {
-        match proxy_at::<ComponentProxy>(conn, &node.object).await {
-            Ok(c) => c
-                .get_extents(CoordType::Screen)
-                .await
-                .ok()
-                .and_then(|(x, y, w, h)| bounds(x, y, w, h)),
-            Err(_) => None,
-        }
+        screen_bounds(conn, &node.object).await
     } else {
         None
     };

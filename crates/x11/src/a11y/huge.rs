@@ -246,14 +246,7 @@ pub(super) async fn read_visible(
 ) -> Visible {
     let cap = cap.clamp(1, MAX_VISIBLE);
     let t = Instant::now();
-    let view = match proxy_at::<ComponentProxy>(conn, &node.object).await {
-        Ok(c) => c
-            .get_extents(CoordType::Screen)
-            .await
-            .ok()
-            .and_then(|(x, y, w, h)| bounds(x, y, w, h)),
-        Err(_) => None,
-    };
+    let view = screen_bounds(conn, &node.object).await;
     let visible = match view {
         Some(view) if node.ifaces.contains(Interface::Table) => {
             match read_table(conn, node, view, cap).await {
@@ -334,9 +327,9 @@ async fn read_table(
                     table.get_column_at_index(index),
                 ),
                 async {
-                    let c = proxy_at::<ComponentProxy>(conn, &child).await.ok()?;
-                    let (x, y, w, h) = c.get_extents(CoordType::Screen).await.ok()?;
-                    bounds(x, y, w, h).map(|b| (b.width, b.height))
+                    screen_bounds(conn, &child)
+                        .await
+                        .map(|b| (b.width, b.height))
                 },
             )
             .await;

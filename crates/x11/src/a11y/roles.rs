@@ -92,3 +92,10 @@ pub(super) fn bounds(x: i32, y: i32, w: i32, h: i32) -> Option<Rect> {
     }
     Some(Rect::new(x, y, w as u32, h as u32))
 }
+
+/// An object's screen extents as a rectangle; `None` when it does not answer or is not placed.
+pub(super) async fn screen_bounds(conn: &zbus::Connection, o: &ObjectRefOwned) -> Option<Rect> {
+    let c = proxy_at::<ComponentProxy>(conn, o).await.ok()?;
+    let (x, y, w, h) = c.get_extents(CoordType::Screen).await.ok()?;
+    bounds(x, y, w, h)
+}

@@ -98,12 +98,7 @@ pub(super) async fn menu_open(
             return false;
         }
     }
-    let Ok(c) = proxy_at::<ComponentProxy>(conn, item).await else {
-        return false;
-    };
-    c.get_extents(CoordType::Screen)
-        .await
-        .is_ok_and(|(x, y, w, h)| bounds(x, y, w, h).is_some())
+    screen_bounds(conn, item).await.is_some()
 }
 
 /// Of a showing menu's children (with their states), those that are open items: `VISIBLE`
@@ -116,13 +111,7 @@ pub(super) async fn open_menu_items(
         if !s.contains(State::Visible) || s.contains(State::Defunct) {
             return None;
         }
-        let e = proxy_at::<ComponentProxy>(conn, &c)
-            .await
-            .ok()?
-            .get_extents(CoordType::Screen)
-            .await
-            .ok()?;
-        bounds(e.0, e.1, e.2, e.3).map(|_| (c, s))
+        screen_bounds(conn, &c).await.map(|_| (c, s))
     }))
     .await;
     placed.into_iter().flatten().collect()
