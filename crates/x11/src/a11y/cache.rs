@@ -200,10 +200,7 @@ pub(super) async fn read_cache(
         // hold their children, so the traversal carries on from each.
         let described = join_all(uncached.drain(..).map(
             |(object, parent, depth, rank)| async move {
-                let p = accessible(conn, &object).await.ok()?;
-                let states = p.get_state().await.ok()?;
-                (shown(states, policy) || states.contains(State::Focused)).then_some(())?;
-                let node = describe(conn, object, states, parent, depth).await?;
+                let node = describe_shown(conn, object, parent, depth, policy).await?;
                 Some(Node { rank, ..node })
             },
         ))

@@ -125,10 +125,7 @@ async fn in_full(
     depth: u32,
     policy: Shown,
 ) -> Option<Node> {
-    let p = accessible(conn, &object).await.ok()?;
-    let states = p.get_state().await.ok()?;
-    (shown(states, policy) || states.contains(State::Focused)).then_some(())?;
-    let node = describe(conn, object, states, parent, depth).await?;
+    let node = describe_shown(conn, object, parent, depth, policy).await?;
     let bounds = if node.ifaces.contains(Interface::Component) {
         screen_bounds(conn, &node.object).await
     } else {

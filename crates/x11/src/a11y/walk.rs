@@ -47,6 +47,21 @@ pub(super) async fn describe(
     })
 }
 
+/// Reads a child's states and, when it shows (or has the focus: a sheet's cell cursor stays
+/// even scrolled out of view), its basics; `None` for a hidden or vanished child.
+pub(super) async fn describe_shown(
+    conn: &zbus::Connection,
+    object: ObjectRefOwned,
+    parent: usize,
+    depth: u32,
+    policy: Shown,
+) -> Option<Node> {
+    let p = accessible(conn, &object).await.ok()?;
+    let states = p.get_state().await.ok()?;
+    (shown(states, policy) || states.contains(State::Focused)).then_some(())?;
+    describe(conn, object, states, parent, depth).await
+}
+
 /// Applications whose toolkit serves `Properties.GetAll` on its accessible objects (see
 /// [`bulk_properties`]); the others are asked one property at a time.
 static BULK: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -145,14 +160,11 @@ pub(super) async fn walk(
                 }
                 if !hides_children(node.role) {
                     // Everything in one round: few children here are hidden.
-                    let kids = join_all(children.into_iter().map(|c| async move {
-                        let p = accessible(conn, &c).await.ok()?;
-                        let states = p.get_state().await.ok()?;
-                        // The focused element stays even scrolled out of view (a sheet's
-                        // cell cursor).
-                        (shown(states, policy) || states.contains(State::Focused)).then_some(())?;
-                        describe(conn, c, states, at, depth + 1).await
-                    }))
+                    let kids = join_all(
+                        children
+                            .into_iter()
+                            .map(|c| describe_shown(conn, c, at, depth + 1, policy)),
+                    )
                     .await
                     .into_iter()
                     .flatten()
