@@ -96,6 +96,12 @@ impl HttpServer {
         format!("{}{path}", self.base)
     }
 
+    /// The port the server bound (its printed address ends with it).
+    fn port(&self) -> u16 {
+        let (_, port) = self.base.rsplit_once(':').expect("an address with a port");
+        port.parse().expect("a port number")
+    }
+
     async fn client(&self, token: &str) -> Client {
         let config =
             StreamableHttpClientTransportConfig::with_uri(self.url("/mcp")).auth_header(token);
@@ -221,13 +227,7 @@ async fn the_servers_own_origin_is_accepted_without_being_listed() {
         return;
     };
     let server = HttpServer::start(desktop, &[], Some(TOKEN));
-    let port = server
-        .base
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .trim_end_matches('/');
-    let port: u16 = port.parse().unwrap();
+    let port = server.port();
     let bearer = format!("Bearer {TOKEN}");
     for origin in [
         format!("http://127.0.0.1:{port}"),
@@ -322,13 +322,7 @@ async fn the_token_host_origin_and_limits_are_enforced_and_health_answers() {
     .await;
     assert_eq!(status, 403);
     // The server's own origin at another port is another site.
-    let port = server
-        .base
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .trim_end_matches('/');
-    let port: u16 = port.parse().unwrap();
+    let port = server.port();
     let (status, _, _) = post(
         &server,
         &[
