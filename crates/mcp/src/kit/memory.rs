@@ -7,8 +7,6 @@
 //! Nothing is invented: a minimized window says so with the id to focus, a closed one says when
 //! it was last seen, a query that matched nothing says so and lists only the closest records.
 
-use std::sync::Arc;
-
 use deskpilot_engine::{Check, LiveToken, MemoryReport, Recollection, ScreenshotId, VerifyTarget};
 use deskpilot_memory::{
     Confidence, Deixis, Field, MAX_STATE_BYTES, Presence, Recall, RecallCandidate, Recalled,
@@ -23,6 +21,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::report::{self, Body, Step};
+use super::server::describe_param;
 use super::server::{ProfileSpec, Server, describe};
 use super::{Parameters, render};
 
@@ -83,20 +82,6 @@ fn entitle<S>(router: &mut ToolRouter<S>, name: &str, title: &'static str) {
     {
         a.title = Some(title.to_string());
     }
-}
-
-/// Gives the parameter `param` of the shared tool `name` the profile's `description`.
-fn describe_param<S>(router: &mut ToolRouter<S>, name: &str, param: &str, description: &str) {
-    let Some(route) = router.map.get_mut(name) else {
-        return;
-    };
-    let mut schema = (*route.attr.input_schema).clone();
-    if let Some(Value::Object(props)) = schema.get_mut("properties")
-        && let Some(Value::Object(p)) = props.get_mut(param)
-    {
-        p.insert("description".to_string(), Value::from(description));
-    }
-    route.attr.input_schema = Arc::new(schema);
 }
 
 #[tool_router(router = memory_tools_router, vis = "pub(crate)")]
