@@ -295,10 +295,20 @@ fn the_walker_and_the_browser_tree_give_the_same_snapshot_of_every_fixture_page(
             assert!(Instant::now() < deadline, "{path}: frames never loaded");
             std::thread::sleep(Duration::from_millis(50));
         };
-        let walked = page::frame_trees(&cdp, &session).expect("the walker's tree");
-        assert!(walked[0].walker, "{path}: the walker read the page");
-        let from_browser = snapshot::render(&browser, &mut RefTable::default(), usize::MAX);
-        let from_walker = snapshot::render(&walked, &mut RefTable::default(), usize::MAX);
+        // A child frame may still be filling in: both reads are taken again until they agree
+        // or the deadline passes (then the assertion below shows the difference).
+        let mut browser = browser;
+        let (from_browser, from_walker) = loop {
+            let walked = page::frame_trees(&cdp, &session).expect("the walker's tree");
+            assert!(walked[0].walker, "{path}: the walker read the page");
+            let from_browser = snapshot::render(&browser, &mut RefTable::default(), usize::MAX);
+            let from_walker = snapshot::render(&walked, &mut RefTable::default(), usize::MAX);
+            if from_walker.text == from_browser.text || Instant::now() >= deadline {
+                break (from_browser, from_walker);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            browser = page::browser_frame_trees(&cdp, &session).expect("the browser's tree");
+        };
         if path == "/" || path == "/large" {
             assert!(
                 from_browser.targets.len() > 5,
