@@ -255,10 +255,13 @@ impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
             .await;
         let tool = self.tools.iter().find(|t| t.name == name);
         let answer = super::args::into_tool_error(answer, tool, P::wording());
-        // A client whose apps died with an earlier desktop hears it first, once.
+        // A client whose apps died with an earlier desktop hears it once, with its first answer
+        // that worked on the fresh one (an error while it starts keeps the news for later).
         match answer {
             Ok(rmcp::model::CallToolResponse::Complete(mut result)) => {
-                if let Some(restart) = self.session.take_restart() {
+                if result.is_error != Some(true)
+                    && let Some(restart) = self.session.take_restart()
+                {
                     result
                         .content
                         .insert(0, rmcp::model::ContentBlock::text(restart.to_string()));
