@@ -2,7 +2,8 @@
 //! in-memory session manager, erased to one request handler the HTTP server (in the binary)
 //! calls for `/mcp`. Every MCP session gets its own server, so its own engine `Session`,
 //! exactly as a stdio connection does; requests of the stateless 2026-07-28 revision get a
-//! fresh one each (nothing of theirs outlives the request).
+//! fresh one each. What must outlive a request — subscriptions, tasks — lives in the one hub
+//! all servers of the endpoint share.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -101,8 +102,11 @@ pub(crate) fn endpoint<P: ProfileSpec>(
         config.with_allowed_origins(options.allowed_origins.clone())
     };
     let filter = filter.clone();
+    // Subscriptions and tasks outlive the request (and, for 2026-07-28, the server) that
+    // made them: every server of this endpoint shares one hub.
+    let hub = Arc::new(crate::kit::hub::Hub::default());
     let service = StreamableHttpService::new(
-        move || Ok(Server::<P>::new(engine.clone(), identity.clone(), &filter)),
+        move || Ok(Server::<P>::new(engine.clone(), identity.clone(), &filter).in_hub(hub.clone())),
         manager.clone(),
         config,
     );

@@ -14,22 +14,28 @@ pub(crate) mod apps;
 pub(crate) mod args;
 pub(crate) mod capture;
 pub(crate) mod clipboard;
+pub(crate) mod complete;
 pub(crate) mod context;
 pub(crate) mod filter;
+pub(crate) mod hub;
 pub(crate) mod image;
+pub(crate) mod logging;
 pub(crate) mod memory;
 pub use filter::ToolFilter;
 pub(crate) mod perceive;
 pub(crate) mod pick;
 pub(crate) mod pointer;
 pub(crate) mod progress;
+pub(crate) mod prompts;
 pub(crate) mod render;
 pub(crate) mod report;
+pub(crate) mod resources;
 pub(crate) mod schema;
 pub(crate) mod server;
 pub(crate) mod shell;
 pub(crate) mod skills;
 pub(crate) mod spill;
+pub(crate) mod tasks;
 
 pub use args::Parameters;
 

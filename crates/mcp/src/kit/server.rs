@@ -8,15 +8,31 @@
 //! router. Its tools are `#[tool_router]` impls on `Server<ItsProfile>`; tools that several
 //! profiles offer (`kit::context`, `kit::skills`) are declared once on every `Server<P>` and
 //! mounted by each profile with its own descriptions ([`describe`]).
+//!
+//! What a profile serves beside tools — resources, prompts, completions, logging, tasks — it
+//! declares in [`ProfileSpec::capabilities`] and answers through the `ProfileSpec` hooks; every
+//! hook defaults to "not offered" (-32601). State that outlives one request (subscriptions,
+//! tasks) lives in the [`Hub`] all servers of one endpoint share: a stdio connection has its
+//! own, an HTTP endpoint one for every session and stateless request it serves.
 
+use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
 use deskpilot_engine::{Engine, Session};
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::Tool;
+use rmcp::model::{
+    CompleteRequestMethod, CompleteRequestParams, CompleteResult, GetPromptRequestMethod,
+    GetPromptRequestParams, GetPromptResponse, ListPromptsRequestMethod, ListPromptsResult,
+    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestMethod,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
 
+use super::hub::Hub;
 use super::{ToolFilter, Wording};
 
 /// Who the server says it is in the `initialize` handshake.
@@ -42,6 +58,83 @@ pub trait ProfileSpec: Send + Sync + Sized + 'static {
     fn wording() -> &'static dyn Wording;
     /// Every tool of the profile, before filtering.
     fn router() -> ToolRouter<Server<Self>>;
+
+    /// What `initialize` (and `server/discover`) declares: tools only by default. A profile
+    /// that declares `resources`, `prompts` or `completions` answers them through the hooks
+    /// below; `logging`, `resources.subscribe`, list-changed flags and tasks are served by the
+    /// kit once declared.
+    fn capabilities() -> ServerCapabilities {
+        ServerCapabilities::builder().enable_tools().build()
+    }
+
+    /// `resources/list`.
+    fn list_resources(
+        _server: &Server<Self>,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ListResourcesResult, ErrorData>> + Send {
+        std::future::ready(Err(
+            ErrorData::method_not_found::<ListResourcesRequestMethod>(),
+        ))
+    }
+
+    /// `resources/templates/list`.
+    fn list_resource_templates(
+        _server: &Server<Self>,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ListResourceTemplatesResult, ErrorData>> + Send {
+        std::future::ready(Err(ErrorData::method_not_found::<
+            ListResourceTemplatesRequestMethod,
+        >()))
+    }
+
+    /// `resources/read`: an unknown URI is `ErrorData::resource_not_found` (rmcp gives a
+    /// 2026-07-28 client the revision's code for it).
+    fn read_resource(
+        _server: &Server<Self>,
+        _request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ReadResourceResponse, ErrorData>> + Send {
+        std::future::ready(Err(
+            ErrorData::method_not_found::<ReadResourceRequestMethod>(),
+        ))
+    }
+
+    /// Whether `uri` names a resource this profile serves, so that `resources/subscribe` may
+    /// watch it: none by default.
+    fn serves_uri(_server: &Server<Self>, _uri: &str) -> bool {
+        false
+    }
+
+    /// `prompts/list`.
+    fn list_prompts(
+        _server: &Server<Self>,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ListPromptsResult, ErrorData>> + Send {
+        std::future::ready(Err(
+            ErrorData::method_not_found::<ListPromptsRequestMethod>(),
+        ))
+    }
+
+    /// `prompts/get`.
+    fn get_prompt(
+        _server: &Server<Self>,
+        _request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<GetPromptResponse, ErrorData>> + Send {
+        std::future::ready(Err(ErrorData::method_not_found::<GetPromptRequestMethod>()))
+    }
+
+    /// `completion/complete`.
+    fn complete(
+        _server: &Server<Self>,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CompleteResult, ErrorData>> + Send {
+        std::future::ready(Err(ErrorData::method_not_found::<CompleteRequestMethod>()))
+    }
 }
 
 /// The MCP server of profile `P`: one per connection, over its own [`Session`].
@@ -52,6 +145,11 @@ pub struct Server<P> {
     /// What `tools/list` answers: the router's tools with compact schemas.
     tools: Arc<Vec<Tool>>,
     hidden: Arc<Vec<String>>,
+    /// What outlives one request: subscriptions, tasks.
+    pub(crate) hub: Arc<Hub>,
+    /// The level `logging/setLevel` set for this connection (none: nothing is sent).
+    #[expect(deprecated, reason = "MCP logging is part of both revisions served")]
+    pub(crate) log_level: Arc<std::sync::Mutex<Option<rmcp::model::LoggingLevel>>>,
     profile: PhantomData<fn() -> P>,
 }
 
@@ -63,6 +161,8 @@ impl<P> Clone for Server<P> {
             tool_router: self.tool_router.clone(),
             tools: self.tools.clone(),
             hidden: self.hidden.clone(),
+            hub: self.hub.clone(),
+            log_level: self.log_level.clone(),
             profile: PhantomData,
         }
     }
@@ -95,8 +195,23 @@ impl<P: ProfileSpec> Server<P> {
             tool_router,
             tools: Arc::new(tools),
             hidden: Arc::new(hidden),
+            hub: Arc::new(Hub::default()),
+            log_level: Arc::default(),
             profile: PhantomData,
         }
+    }
+
+    /// Whether the profile declared `resources.subscribe`.
+    fn hub_subscribes(&self) -> bool {
+        P::capabilities()
+            .resources
+            .is_some_and(|r| r.subscribe == Some(true))
+    }
+
+    /// This server sharing `hub` with the other servers of its endpoint.
+    pub(crate) fn in_hub(mut self, hub: Arc<Hub>) -> Self {
+        self.hub = hub;
+        self
     }
 
     /// Names of the tools this server exposes, sorted.
@@ -201,20 +316,16 @@ pub(crate) fn describe<S>(router: &mut ToolRouter<S>, name: &str, description: &
 
 impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
     fn get_info(&self) -> rmcp::model::ServerConfig {
-        rmcp::model::ServerConfig::new(
-            rmcp::model::ServerCapabilities::builder()
-                .enable_tools()
-                .build(),
-        )
-        .with_server_info(rmcp::model::Implementation::new(
-            self.identity.name.clone(),
-            self.identity.version.clone(),
-        ))
-        .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
-        .with_instructions(P::INSTRUCTIONS)
+        rmcp::model::ServerConfig::new(P::capabilities())
+            .with_server_info(rmcp::model::Implementation::new(
+                self.identity.name.clone(),
+                self.identity.version.clone(),
+            ))
+            .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
+            .with_instructions(P::INSTRUCTIONS)
     }
 
-    async fn on_initialized(&self, context: rmcp::service::NotificationContext<rmcp::RoleServer>) {
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
         tracing::info!(
             session = self.session.id(),
             profile = P::NAME,
@@ -223,11 +334,152 @@ impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
         super::approval::install(&self.session, context.peer);
     }
 
+    #[expect(deprecated, reason = "MCP logging is part of both revisions served")]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if P::capabilities().logging.is_none() {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::SetLevelRequestMethod,
+            >());
+        }
+        super::logging::set_level(self, request.level, context.peer);
+        Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        P::list_resources(self, request, context).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        P::list_resource_templates(self, request, context).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        P::read_resource(self, request, context).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !self.hub_subscribes() {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::SubscribeRequestMethod,
+            >());
+        }
+        if !P::serves_uri(self, &request.uri) {
+            return Err(ErrorData::resource_not_found(
+                format!(
+                    "no resource {}: resources/list and resources/templates/list name those there are",
+                    request.uri
+                ),
+                None,
+            ));
+        }
+        self.hub
+            .subscribe(self.session.id(), context.peer, request.uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !self.hub_subscribes() {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::UnsubscribeRequestMethod,
+            >());
+        }
+        self.hub.unsubscribe(self.session.id(), &request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(requested.supported_by(&P::capabilities()))
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        self.hub.listen(context).await;
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        P::list_prompts(self, request, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        P::get_prompt(self, request, context).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        P::complete(self, request, context).await
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        Ok(rmcp::model::GetTaskResult::new(
+            self.hub.tasks.get_task(&request.task_id)?,
+        ))
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.hub
+            .tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.hub.tasks.cancel_task(&request.task_id)
+    }
+
     async fn list_tools(
         &self,
-        _request: Option<rmcp::model::PaginatedRequestParams>,
-        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
-    ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
         Ok(rmcp::model::ListToolsResult::with_all_items(
             self.tools.to_vec(),
         ))
@@ -240,19 +492,31 @@ impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
     async fn call_tool(
         &self,
         request: rmcp::model::CallToolRequestParams,
-        context: rmcp::service::RequestContext<rmcp::RoleServer>,
-    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
         super::filter::refuse_hidden(&self.hidden, &request.name, || self.tool_names())?;
         // rmcp serves a request and the `initialized` notification concurrently: a first
         // call may run before `on_initialized` installed the approver.
         if !self.session.has_approver() {
             super::approval::install(&self.session, context.peer.clone());
         }
+        // Events this call logs reach this client when it asked for them.
+        let span = super::logging::span(self, &context);
+        let _entered = span.clone().entered();
+        // A client that declared tasks gets a task for a long tool, answered at once.
+        let request = match super::tasks::start(self, request, &context) {
+            super::tasks::Start::Task(task) => return Ok(task.into()),
+            super::tasks::Start::Refused(error) => return Err(error),
+            super::tasks::Start::Now(request) => request,
+        };
+        drop(_entered);
         let name = request.name.to_string();
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        let answer = super::render::CALLING
-            .scope(name.clone(), self.tool_router.call(tcc))
-            .await;
+        let answer = tracing::Instrument::instrument(
+            super::render::CALLING.scope(name.clone(), self.tool_router.call(tcc)),
+            span,
+        )
+        .await;
         let tool = self.tools.iter().find(|t| t.name == name);
         let answer = super::args::into_tool_error(answer, tool, P::wording());
         // A client whose apps died with an earlier desktop hears it once, with its first answer

@@ -186,6 +186,72 @@ impl ProfileSpec for Deskpilot {
             + DeskpilotServer::memory_router()
             + kit::context::tools::<Self>(&CONTEXT)
     }
+
+    #[expect(deprecated, reason = "MCP logging is part of both revisions served")]
+    fn capabilities() -> rmcp::model::ServerCapabilities {
+        rmcp::model::ServerCapabilities::builder()
+            .enable_completions()
+            .enable_logging()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .enable_tools()
+            .build()
+    }
+
+    async fn list_resources(
+        server: &DeskpilotServer,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, rmcp::ErrorData> {
+        kit::resources::list(server).await
+    }
+
+    async fn list_resource_templates(
+        server: &DeskpilotServer,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, rmcp::ErrorData> {
+        kit::resources::templates(server).await
+    }
+
+    async fn read_resource(
+        server: &DeskpilotServer,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, rmcp::ErrorData> {
+        kit::resources::read(server, &request.uri).await
+    }
+
+    fn serves_uri(server: &DeskpilotServer, uri: &str) -> bool {
+        kit::resources::serves(server, uri)
+    }
+
+    async fn list_prompts(
+        server: &DeskpilotServer,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, rmcp::ErrorData> {
+        kit::prompts::list(server).await
+    }
+
+    async fn get_prompt(
+        server: &DeskpilotServer,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, rmcp::ErrorData> {
+        kit::prompts::get(server, request).await
+    }
+
+    async fn complete(
+        server: &DeskpilotServer,
+        request: rmcp::model::CompleteRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, rmcp::ErrorData> {
+        kit::complete::complete(server, request).await
+    }
 }
 
 /// Every tool as the routers declare it, before compacting.
