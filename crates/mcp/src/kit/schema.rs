@@ -1,9 +1,31 @@
-//! Tool schemas without the noise a model pays tokens for and learns nothing from:
-//! `$schema`, `format` and the integer bounds schemars derives from Rust types, one-use
-//! `$defs` of string enums (inlined as `enum`), `additionalProperties: false` (the server
-//! refuses unknown fields itself, naming the valid ones), empty defaults, a default said twice,
-//! and the line breaks of doc comments. Names, types, enums, required fields and meaningful
-//! defaults stay.
+//! Tool schemas without the noise a model pays tokens for and learns nothing from, keeping
+//! their JSON Schema 2020-12 meaning: every call valid under the compact schema is one the
+//! server takes as it would under the declared one. Names, types, enums, required fields,
+//! `x-…` keywords (such as `x-mcp-header`) and meaningful defaults stay. What goes, and why
+//! that is safe:
+//!
+//! - `$schema` when it names 2020-12: MCP reads a schema without `$schema` as 2020-12.
+//! - `$defs`, once every `$ref` to them is inlined: a reference replaced by its target
+//!   validates the same (a schema whose definitions refer to themselves, carry an `$anchor` or
+//!   `$id`, or are referred to by anything but `#/$defs/<name>` is kept as declared).
+//! - `additionalProperties: false`: schemars writes it only for `#[serde(deny_unknown_fields)]`,
+//!   so the server refuses an unknown argument itself, with an error naming the valid ones
+//!   (`kit::args`); the schema then says less, never something the server does not do.
+//! - `format` and the integer bounds schemars derives from Rust types (`uint8`, 0..=255):
+//!   `format` is an annotation in 2020-12; a value out of a type's range is refused by the
+//!   server with the field named, as above.
+//! - An optional field's `null` (`anyOf: [S, null]`, `type: [T, "null"]`): leaving the field out
+//!   says the same, and the compact schema accepts less, not more.
+//! - `oneOf` of string `const`s becomes one `enum` (the same values; the per-value
+//!   descriptions are annotations).
+//! - Empty defaults and a default the description states, `title`s in annotations, the line
+//!   breaks of doc comments: annotations only.
+//!
+//! These edits are sound where a subschema counts positively toward the whole. A schema
+//! with a keyword under which that fails — `not`, `if`/`then`/`else`, `dependentSchemas`,
+//! `unevaluatedProperties`/`unevaluatedItems` (they see what `additionalProperties` removed),
+//! `$dynamicRef`/`$dynamicAnchor` — or another dialect's `$schema` is passed as declared
+//! ([`compactable`]).
 //!
 //! [`wire_line`] is `tools/list`'s answer as one JSON-RPC line, the size a client pays for.
 
@@ -13,16 +35,18 @@ use serde_json::{Map, Value};
 /// `tool` with a compact input schema and a one-paragraph description.
 pub(crate) fn compact(mut tool: Tool) -> Tool {
     let mut schema = Value::Object((*tool.input_schema).clone());
-    let defs = schema
-        .as_object_mut()
-        .and_then(|s| s.remove("$defs"))
-        .unwrap_or(Value::Null);
-    if let Some(s) = schema.as_object_mut() {
-        s.remove("$schema");
-    }
-    clean(&mut schema, &defs);
-    if let Value::Object(map) = schema {
-        tool.input_schema = std::sync::Arc::new(map);
+    if compactable(&schema) {
+        let defs = schema
+            .as_object_mut()
+            .and_then(|s| s.remove("$defs"))
+            .unwrap_or(Value::Null);
+        if let Some(s) = schema.as_object_mut() {
+            s.remove("$schema");
+        }
+        clean(&mut schema, &defs);
+        if let Value::Object(map) = schema {
+            tool.input_schema = std::sync::Arc::new(map);
+        }
     }
     if let Some(d) = tool.description.take() {
         tool.description = Some(one_paragraph(&d).into());
@@ -58,6 +82,101 @@ pub(crate) fn compact(mut tool: Tool) -> Tool {
         tool.annotations = None;
     }
     tool
+}
+
+/// The 2020-12 dialect, the one MCP assumes when a schema names none.
+const DIALECT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// Keywords under which narrowing or widening a subschema does not narrow or widen the whole,
+/// or that see what compaction removes: a schema using one is passed as declared.
+const KEPT_AS_DECLARED: &[&str] = &[
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "$dynamicRef",
+    "$dynamicAnchor",
+];
+
+/// Whether compacting `schema` keeps its meaning (see the module docs): it is 2020-12, uses no
+/// keyword of [`KEPT_AS_DECLARED`], and each `$ref` names a definition under `$defs` that can be
+/// inlined — one without `$anchor` or `$id`, which never refers back to itself.
+fn compactable(schema: &Value) -> bool {
+    if schema
+        .get("$schema")
+        .is_some_and(|d| d.as_str() != Some(DIALECT_2020_12))
+    {
+        return false;
+    }
+    let defs = schema.get("$defs").and_then(Value::as_object);
+    // The definition a `$ref` names, by its name as `$defs` spells it.
+    let target = |r: &str| -> Option<&str> {
+        let name = r.strip_prefix("#/$defs/")?;
+        defs?.get_key_value(name).map(|(k, _)| k.as_str())
+    };
+    // Every keyword and reference, root and definitions alike; then no cycle among the
+    // definitions (a `$ref` inlined into itself would never end).
+    let mut refs_of = std::collections::BTreeMap::<&str, Vec<&str>>::new();
+    let mut ok = keywords_ok(schema, &mut |r| target(r).is_some(), &mut Vec::new());
+    for (name, def) in defs.into_iter().flatten() {
+        let name = name.as_str();
+        let mut refs = Vec::new();
+        ok = ok
+            && def.get("$anchor").is_none()
+            && def.get("$id").is_none()
+            && keywords_ok(def, &mut |r| target(r).is_some(), &mut refs);
+        refs_of.insert(name, refs.iter().filter_map(|r| target(r)).collect());
+    }
+    ok && !refs_of.keys().any(|start| reaches_itself(start, &refs_of))
+}
+
+/// Walks the keywords of `v` (not the names of its properties): false on a keyword of
+/// [`KEPT_AS_DECLARED`], on an `$anchor` or `$id` below the root, or on a `$ref` `resolves`
+/// refuses; every `$ref` seen is pushed to `refs`.
+fn keywords_ok<'a>(
+    v: &'a Value,
+    resolves: &mut dyn FnMut(&str) -> bool,
+    refs: &mut Vec<&'a str>,
+) -> bool {
+    match v {
+        Value::Object(map) => map.iter().all(|(key, child)| match (key.as_str(), child) {
+            (k, _) if KEPT_AS_DECLARED.contains(&k) => false,
+            ("$anchor" | "$id", _) => false,
+            ("$ref", Value::String(r)) => {
+                refs.push(r);
+                resolves(r)
+            }
+            // The definitions are walked one by one by `compactable`.
+            ("$defs", _) => true,
+            ("properties" | "patternProperties", Value::Object(named)) => {
+                named.values().all(|s| keywords_ok(s, resolves, refs))
+            }
+            // Values, not schemas.
+            ("enum" | "const" | "default" | "examples" | "required", _) => true,
+            (_, child) => keywords_ok(child, resolves, refs),
+        }),
+        Value::Array(items) => items.iter().all(|i| keywords_ok(i, resolves, refs)),
+        _ => true,
+    }
+}
+
+/// Whether following `$ref`s from the definition `start` leads back to it.
+fn reaches_itself(start: &str, refs_of: &std::collections::BTreeMap<&str, Vec<&str>>) -> bool {
+    let mut seen = Vec::new();
+    let mut todo: Vec<&str> = refs_of.get(start).cloned().unwrap_or_default();
+    while let Some(name) = todo.pop() {
+        if name == start {
+            return true;
+        }
+        if !seen.contains(&name) {
+            seen.push(name);
+            todo.extend(refs_of.get(name).into_iter().flatten().copied());
+        }
+    }
+    false
 }
 
 /// Doc-comment line breaks become spaces; blank lines stay paragraph breaks.
@@ -300,5 +419,63 @@ mod tests {
                 "required": ["mode"]
             })
         );
+    }
+
+    fn tool(schema: Value) -> Tool {
+        let Value::Object(map) = schema else {
+            panic!("not an object")
+        };
+        Tool::new("t", "A tool.", map)
+    }
+
+    /// A schema whose meaning compaction cannot keep is listed as declared, byte for byte:
+    /// conditionals, `$anchor`, another dialect, a reference it cannot inline, a recursive
+    /// definition (which inlining would never finish).
+    #[test]
+    fn what_compaction_cannot_keep_stays_as_declared() {
+        let address = json!({ "type": "object", "properties": { "street": { "type": "string" } } });
+        let cases = [
+            json!({ "$schema": DIALECT_2020_12, "type": "object",
+                "properties": { "a": { "type": "string", "format": "uuid" } },
+                "if": { "required": ["a"] }, "then": { "required": ["b"] },
+                "additionalProperties": false }),
+            json!({ "type": "object", "properties": { "a": { "not": { "type": "null" } } } }),
+            json!({ "$schema": DIALECT_2020_12, "type": "object",
+                "$defs": { "address": { "$anchor": "address", "type": "object" } },
+                "properties": { "home": { "$ref": "#/$defs/address" } } }),
+            json!({ "$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                "properties": { "n": { "type": "integer", "format": "uint8" } } }),
+            json!({ "type": "object", "$defs": { "address": address },
+                "properties": { "home": { "$ref": "#/$defs/elsewhere" } } }),
+            json!({ "type": "object", "$defs": { "node": { "type": "object",
+                "properties": { "children": { "type": "array", "items": { "$ref": "#/$defs/node" } } } } },
+                "properties": { "root": { "$ref": "#/$defs/node" } } }),
+            json!({ "type": "object", "properties": { "rest": { "unevaluatedProperties": false } } }),
+        ];
+        for schema in cases {
+            let compacted = compact(tool(schema.clone()));
+            assert_eq!(Value::Object((*compacted.input_schema).clone()), schema);
+        }
+    }
+
+    /// The JSON Schema 2020-12 features the conformance suite looks for survive `tools/list`
+    /// (its fixture has conditionals, so it is kept whole), and `x-mcp-header` survives
+    /// compaction of an ordinary schema.
+    #[test]
+    fn header_annotations_and_2020_12_keywords_survive() {
+        let compacted = compact(tool(json!({
+            "$schema": DIALECT_2020_12, "type": "object",
+            "properties": { "region": { "type": "string", "x-mcp-header": "Region" } },
+            "required": ["region"], "additionalProperties": false
+        })));
+        assert_eq!(
+            Value::Object((*compacted.input_schema).clone()),
+            json!({ "type": "object",
+                "properties": { "region": { "type": "string", "x-mcp-header": "Region" } },
+                "required": ["region"] })
+        );
+        // A property named like a keyword is a name, not the keyword.
+        let named = json!({ "type": "object", "properties": { "if": { "type": "string" } } });
+        assert!(compactable(&named));
     }
 }
