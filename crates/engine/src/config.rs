@@ -52,6 +52,10 @@ pub struct ImageDelivery {
     /// Where the client takes no image blocks, write the bytes to a per-user temporary
     /// directory and say where (`screenshot.saveToDisk`, default true; dsh-computer-use's `savedPath`).
     pub save_to_disk: bool,
+    /// A profile that serves resources answers with a `resource_link` to
+    /// `deskpilot://screenshot/{id}` in place of the image (`images = "link"`, `serve --images
+    /// link`; default false: `inline`).
+    pub links: bool,
 }
 
 impl Default for ImageDelivery {
@@ -59,6 +63,7 @@ impl Default for ImageDelivery {
         ImageDelivery {
             inline: true,
             save_to_disk: true,
+            links: false,
         }
     }
 }

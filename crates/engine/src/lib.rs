@@ -46,6 +46,7 @@ mod remember;
 mod safety;
 mod session;
 mod shell;
+mod shots;
 mod signature;
 mod skills;
 mod snapshots;
@@ -99,6 +100,7 @@ pub use shell::{
     Attempt, Captured, Diagnosis, Expect, Fix, Output, ShellDone, ShellOutcome, ShellPlace,
     VerifiedRun, quoted_command, shell_error,
 };
+pub use shots::{KEPT_BYTES, KEPT_SHOTS, KeptShot};
 pub use signature::Difference;
 pub use skills::SkillWrite;
 pub use status::{Readiness, StatusReport};
