@@ -141,8 +141,10 @@ for (const t of Object.keys(transports)) {
       async () => {
         const { prompts } = await inspect(t, ["--method", "prompts/list"]);
         const prompt = windowPrompt(prompts);
-        const args = prompt.arguments.map((a) => `${a.name}=${/window|title/i.test(a.name) ? title : ""}`);
-        const got = await inspect(t, ["--method", "prompts/get", "--prompt-name", prompt.name, "--prompt-args", ...args]);
+        const argument = prompt.arguments.find((a) => /window/i.test(a.name)).name;
+        const got = await inspect(t, [
+          "--method", "prompts/get", "--prompt-name", prompt.name, "--prompt-args", `${argument}=${title}`,
+        ]);
         check(got.messages?.length > 0, () => `no messages: ${text(got)}`);
         check(text(got.messages).includes(title), () => `${title} not in the prompt: ${text(got).slice(0, 2000)}`);
       },
