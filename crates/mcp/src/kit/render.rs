@@ -69,11 +69,16 @@ where
     T: Send + 'static,
     F: FnOnce() -> Result<T, Error> + Send + 'static,
 {
-    // The timeline names the tool the call came from.
+    // The timeline names the tool the call came from; its events stay in the request's span
+    // (the client that asked for log messages hears them).
     let tool = CALLING.try_with(Clone::clone).ok();
-    let f = move || match tool {
-        Some(tool) => deskpilot_memory::traced(&tool, f),
-        None => f(),
+    let span = tracing::Span::current();
+    let f = move || {
+        let _in_request = span.enter();
+        match tool {
+            Some(tool) => deskpilot_memory::traced(&tool, f),
+            None => f(),
+        }
     };
     match tokio::time::timeout(timeout, tokio::task::spawn_blocking(f)).await {
         Ok(Ok(result)) => result,
