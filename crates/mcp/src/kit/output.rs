@@ -112,14 +112,13 @@ pub(crate) const FAILURE: Shape = &[("error", OBJ), ("diagnosis", OBJ), ("effect
 /// A call the dry run stopped before the desktop (`kit::render::error` on `DryRun`).
 pub(crate) const DRY_RUN: Shape = &[("dry_run", BOOL), ("would", STR), ("effect", STR)];
 
-/// What every mutating action adds (`kit::report::render`): the `route` it took, its `effect`,
-/// the screen verdict `verify: true` asked for and the `observe: true` image.
-pub(crate) const ACTION: Shape = &[
-    ("route", STR),
-    ("effect", STR),
-    ("verify", OBJ),
-    ("observation", OBJ),
-];
+/// What every mutating action adds (`kit::report::render`): the `route` it took and its
+/// `effect`.
+pub(crate) const ACTION: Shape = &[("route", STR), ("effect", STR)];
+
+/// What an action that takes `verify` / `observe` adds when asked: the screen verdict (or why
+/// there is none) and the image seen after it.
+pub(crate) const VERDICT: Shape = &[("verify", OBJ), ("observation", OBJ)];
 
 /// `app_skill` (`kit::skills`): the catalog, one skill, or what a write did.
 const SKILL: Shape = &[
@@ -173,20 +172,19 @@ const SHELL_RUN: Shape = &[
 ];
 /// `shell_exec_verified`: the last run, whether every expectation held, and each attempt.
 const SHELL_VERIFIED: Shape = &[("verified", BOOL), ("attempts", ARR)];
-/// A shell session's place (`shell_cd`, `shell_cwd`, `shell_reset`).
-const SHELL_PLACE: Shape = &[
-    ("session", STR),
-    ("cwd", opt(STR)),
-    ("sessions", ARR),
-    ("started", BOOL),
-];
-/// `shell_env_get` / `shell_env_set`.
+/// A shell session's directory (`shell_cd`, `shell_reset`).
+const SHELL_PLACE: Shape = &[("session", STR), ("cwd", opt(STR))];
+/// `shell_cwd`: also every session, and whether this one has started.
+const SHELL_CWD: Shape = &[("sessions", ARR), ("started", BOOL)];
+/// `shell_env_get`.
 const SHELL_ENV: Shape = &[
     ("session", STR),
     ("name", STR),
     ("value", opt(STR)),
     ("set", BOOL),
 ];
+/// `shell_env_set`.
+const SHELL_ENV_SET: Shape = &[("session", STR), ("name", STR)];
 /// What the failure table says of an error text (`diagnose`, `desktop_diagnose`).
 const DIAGNOSIS: Shape = &[
     ("category", STR),
@@ -273,15 +271,12 @@ const D_ELEMENT: Shape = &[
 ];
 /// `set_value`: the value read back.
 const D_VALUE: Shape = &[("value", opt(STR))];
-/// A keyboard action.
-const D_KEYS: Shape = &[
-    ("action", STR),
-    ("keys", ARR),
-    ("characters", INT),
-    ("max_characters", INT),
-    ("window", opt(OBJ)),
-    ("warnings", ARR),
-];
+/// A keyboard action: the window that had the focus and what the input layer warned of.
+const D_KEYBOARD: Shape = &[("action", STR), ("window", opt(OBJ)), ("warnings", ARR)];
+/// `press_key`.
+const D_KEYS: Shape = &[("keys", ARR)];
+/// `type_text`.
+const D_TEXT: Shape = &[("characters", INT), ("max_characters", INT)];
 /// A window operation, or a launch.
 const D_WINDOW: Shape = &[
     ("action", STR),
@@ -457,12 +452,12 @@ const DESKPILOT: Table = &[
     ("browser_tabs", &[D_TABS, D_PAGE_ACTION, ACTION]),
     ("browser_type", &[D_PAGE_ACTION, ACTION]),
     ("browser_wait_for", &[D_PAGE_WAIT]),
-    ("click", &[D_POINTER, D_ELEMENT, ACTION]),
+    ("click", &[D_POINTER, D_ELEMENT, ACTION, VERDICT]),
     ("clipboard_read", &[CLIPBOARD_READ]),
     ("clipboard_write", &[CLIPBOARD_WRITE, ACTION]),
     ("diagnose", &[DIAGNOSIS]),
-    ("double_click", &[D_POINTER, ACTION]),
-    ("drag", &[D_POINTER, ACTION]),
+    ("double_click", &[D_POINTER, ACTION, VERDICT]),
+    ("drag", &[D_POINTER, ACTION, VERDICT]),
     ("find_elements", &[D_FIND]),
     ("get_element_text", &[&[("element", OBJ), ("text", STR)]]),
     ("get_window_state", &[D_TREE]),
@@ -472,31 +467,31 @@ const DESKPILOT: Table = &[
     ("memory_recall", &[MEMORY_RECALL]),
     ("memory_stats", &[MEMORY_STATS]),
     ("memory_timeline", &[MEMORY_TIMELINE]),
-    ("move_cursor", &[D_POINTER, ACTION]),
+    ("move_cursor", &[D_POINTER, ACTION, VERDICT]),
     ("ocr", &[D_OCR]),
     ("perceive", &[PERCEIVE]),
-    ("perform_action", &[D_ELEMENT, ACTION]),
-    ("press_key", &[D_KEYS, ACTION]),
+    ("perform_action", &[D_ELEMENT, ACTION, VERDICT]),
+    ("press_key", &[D_KEYBOARD, D_KEYS, ACTION, VERDICT]),
     ("resume", &[D_RESUME]),
-    ("right_click", &[D_POINTER, ACTION]),
+    ("right_click", &[D_POINTER, ACTION, VERDICT]),
     ("screenshot", &[D_IMAGE, D_SCREENSHOT]),
-    ("scroll", &[D_POINTER, ACTION]),
-    ("set_value", &[D_ELEMENT, D_VALUE, ACTION]),
+    ("scroll", &[D_POINTER, ACTION, VERDICT]),
+    ("set_value", &[D_ELEMENT, D_VALUE, ACTION, VERDICT]),
     ("shell_cd", &[SHELL_PLACE, ACTION]),
-    ("shell_cwd", &[SHELL_PLACE]),
+    ("shell_cwd", &[SHELL_PLACE, SHELL_CWD]),
     ("shell_env_get", &[SHELL_ENV]),
-    ("shell_env_set", &[SHELL_ENV, ACTION]),
+    ("shell_env_set", &[SHELL_ENV_SET, ACTION]),
     ("shell_exec", &[SHELL_RUN, ACTION]),
     ("shell_exec_verified", &[SHELL_RUN, SHELL_VERIFIED, ACTION]),
     ("shell_reset", &[SHELL_PLACE, ACTION]),
     ("status", &[D_STATUS]),
-    ("type_text", &[D_KEYS, ACTION]),
+    ("type_text", &[D_KEYBOARD, D_TEXT, ACTION, VERDICT]),
     ("ui_context_clear", &[CONTEXT_CLEAR]),
     ("ui_context_current", &[CONTEXT]),
     ("ui_context_pick", &[CONTEXT]),
     ("wait", &[&[("waited_ms", NUM)]]),
     ("wait_for", &[D_WAIT_FOR]),
-    ("window", &[D_WINDOW, ACTION]),
+    ("window", &[D_WINDOW, ACTION, VERDICT]),
     ("zoom", &[D_IMAGE]),
 ];
 
@@ -602,10 +597,13 @@ const H_ELEMENT: Shape = &[
 
 const DSH: Table = &[
     ("app_skill", &[SKILL, ACTION]),
-    ("app_window", &[H_WINDOW, ACTION]),
+    ("app_window", &[H_WINDOW, ACTION, VERDICT]),
     ("clipboard", &[CLIPBOARD_READ, CLIPBOARD_WRITE, ACTION]),
-    ("computer", &[H_COMPUTER, H_IMAGE, H_SCREENSHOT, ACTION]),
-    ("ui_element", &[H_ELEMENT, ACTION]),
+    (
+        "computer",
+        &[H_COMPUTER, H_IMAGE, H_SCREENSHOT, ACTION, VERDICT],
+    ),
+    ("ui_element", &[H_ELEMENT, ACTION, VERDICT]),
 ];
 
 // ---- the desktopos profile (DesktopOS) --------------------------------------------------------
@@ -621,18 +619,17 @@ const O_IMAGE: Shape = &[
     ("screenshotId", INT),
 ];
 /// What DesktopOS says beside a screen verdict (`verdict_fields`).
-const O_VERDICT: Shape = &[("diffRatio", NUM), ("changed", BOOL), ("scope", STR)];
-/// A pointer or keyboard action.
-const O_INPUT: Shape = &[
-    ("x", INT),
-    ("y", INT),
-    ("receipt", opt(OBJ)),
-    ("window", opt(OBJ)),
-    ("warnings", ARR),
-    ("delta", INT),
-    ("characters", INT),
-    ("combo", STR),
+const O_VERDICT: Shape = &[
+    ("verify", OBJ),
+    ("diffRatio", NUM),
+    ("changed", BOOL),
+    ("scope", STR),
 ];
+/// An input action: the window that had the focus or was under the point, and what the input
+/// layer warned of.
+const O_INPUT: Shape = &[("window", opt(OBJ)), ("warnings", ARR)];
+/// A pointer action: where, and where the pointer landed.
+const O_POINTER: Shape = &[("x", INT), ("y", INT), ("receipt", opt(OBJ))];
 const O_WINDOWS: Shape = &[("count", INT), ("windows", ARR)];
 const O_FOCUS: Shape = &[("window", OBJ), ("restored", BOOL), ("notes", ARR)];
 const O_ELEMENTS: Shape = &[
@@ -660,42 +657,31 @@ const O_BROWSER: Shape = &[
     ("pages", ARR),
     ("window", opt(INT)),
 ];
-/// What a CDP call answers: its session and page, and each call's own keys.
-const O_CDP: Shape = &[
-    ("session", STR),
-    ("page", OBJ),
-    ("browser", INT),
-    // targets
-    ("pages", ARR),
-    ("ports", ARR),
-    // elements
-    ("count", INT),
-    ("elements", ARR),
-    // click, type (`outcome_result`)
-    ("detail", STR),
-    ("changed", opt(BOOL)),
-    ("value", ANY),
-    // eval
-    ("result", ANY),
-    // screenshot
-    ("width", INT),
-    ("height", INT),
-    ("format", STR),
-    // close
-    ("browsersEnded", ARR),
-];
+/// A CDP session and its page (`title`, `url`).
+const O_CDP: Shape = &[("session", STR), ("page", OBJ)];
+/// `desktop_cdp_targets`: the pages of every DevTools port found.
+const O_CDP_TARGETS: Shape = &[("pages", ARR), ("ports", ARR)];
+/// `desktop_cdp_elements`.
+const O_CDP_ELEMENTS: Shape = &[("count", INT), ("elements", ARR)];
+/// `desktop_cdp_click`, `desktop_cdp_type`: what the page did.
+const O_CDP_ACTION: Shape = &[("detail", STR), ("changed", opt(BOOL)), ("value", ANY)];
+/// `desktop_cdp_screenshot`.
+const O_CDP_IMAGE: Shape = &[("width", INT), ("height", INT), ("format", STR)];
 
 const DESKTOPOS: Table = &[
     ("desktop_browser_launch", &[O_BROWSER, ACTION]),
-    ("desktop_cdp_click", &[O_CDP, ACTION]),
-    ("desktop_cdp_close", &[O_CDP, ACTION]),
-    ("desktop_cdp_elements", &[O_CDP]),
-    ("desktop_cdp_eval", &[O_CDP, ACTION]),
-    ("desktop_cdp_open", &[O_CDP, ACTION]),
-    ("desktop_cdp_screenshot", &[O_CDP]),
-    ("desktop_cdp_targets", &[O_CDP]),
-    ("desktop_cdp_type", &[O_CDP, ACTION]),
-    ("desktop_click", &[O_INPUT, O_VERDICT, ACTION]),
+    ("desktop_cdp_click", &[O_CDP, O_CDP_ACTION, ACTION]),
+    (
+        "desktop_cdp_close",
+        &[&[("session", STR), ("browsersEnded", ARR)], ACTION],
+    ),
+    ("desktop_cdp_elements", &[O_CDP, O_CDP_ELEMENTS]),
+    ("desktop_cdp_eval", &[O_CDP, &[("result", ANY)], ACTION]),
+    ("desktop_cdp_open", &[O_CDP, &[("browser", INT)], ACTION]),
+    ("desktop_cdp_screenshot", &[O_CDP, O_CDP_IMAGE]),
+    ("desktop_cdp_targets", &[O_CDP_TARGETS]),
+    ("desktop_cdp_type", &[O_CDP, O_CDP_ACTION, ACTION]),
+    ("desktop_click", &[O_INPUT, O_POINTER, O_VERDICT, ACTION]),
     (
         "desktop_click_element",
         &[O_CLICK_ELEMENT, O_VERDICT, ACTION],
@@ -704,21 +690,30 @@ const DESKTOPOS: Table = &[
     ("desktop_diagnose", &[DIAGNOSIS]),
     ("desktop_elements", &[O_ELEMENTS]),
     ("desktop_focus_window", &[O_FOCUS, O_VERDICT, ACTION]),
-    ("desktop_key", &[O_INPUT, O_VERDICT, ACTION]),
+    (
+        "desktop_key",
+        &[O_INPUT, &[("combo", STR)], O_VERDICT, ACTION],
+    ),
     ("desktop_list_windows", &[O_WINDOWS]),
-    ("desktop_move", &[O_INPUT, O_VERDICT, ACTION]),
+    ("desktop_move", &[O_INPUT, O_POINTER, O_VERDICT, ACTION]),
     ("desktop_perceive", &[PERCEIVE, O_PERCEIVE]),
     ("desktop_screenshot", &[O_IMAGE]),
-    ("desktop_scroll", &[O_INPUT, O_VERDICT, ACTION]),
-    ("desktop_type", &[O_INPUT, O_VERDICT, ACTION]),
+    (
+        "desktop_scroll",
+        &[O_INPUT, O_POINTER, &[("delta", INT)], O_VERDICT, ACTION],
+    ),
+    (
+        "desktop_type",
+        &[O_INPUT, &[("characters", INT)], O_VERDICT, ACTION],
+    ),
     ("memory_clear", &[MEMORY_CLEAR, ACTION]),
     ("memory_recall", &[MEMORY_RECALL]),
     ("memory_stats", &[MEMORY_STATS]),
     ("memory_timeline", &[MEMORY_TIMELINE]),
     ("shell_cd", &[SHELL_PLACE, ACTION]),
-    ("shell_cwd", &[SHELL_PLACE]),
+    ("shell_cwd", &[SHELL_PLACE, SHELL_CWD]),
     ("shell_env_get", &[SHELL_ENV]),
-    ("shell_env_set", &[SHELL_ENV, ACTION]),
+    ("shell_env_set", &[SHELL_ENV_SET, ACTION]),
     ("shell_exec", &[SHELL_RUN, ACTION]),
     ("shell_exec_verified", &[SHELL_RUN, SHELL_VERIFIED, ACTION]),
     ("shell_reset", &[SHELL_PLACE, ACTION]),
@@ -737,15 +732,8 @@ const U_STATE: Shape = &[
     ("screenshot", OBJ),
     ("screenshot_error", OBJ),
 ];
-/// A pointer action.
-const U_POINTER: Shape = &[
-    ("point", OBJ),
-    ("receipt", opt(OBJ)),
-    ("x", NUM),
-    ("y", NUM),
-    ("dx", INT),
-    ("dy", INT),
-];
+/// A pointer action: the physical point and where the pointer landed.
+const U_POINTER: Shape = &[("point", OBJ), ("receipt", opt(OBJ))];
 /// An action on an element by index.
 const U_ELEMENT: Shape = &[
     ("element_index", INT),
@@ -771,7 +759,16 @@ const U_LAUNCH: Shape = &[
 
 const COMPUTER_USE: Table = &[
     ("activate_window", &[U_WINDOW, ACTION]),
-    ("click", &[U_WINDOW, U_POINTER, U_ELEMENT, ACTION]),
+    (
+        "click",
+        &[
+            U_WINDOW,
+            U_POINTER,
+            &[("x", NUM), ("y", NUM)],
+            U_ELEMENT,
+            ACTION,
+        ],
+    ),
     ("drag", &[U_WINDOW, U_POINTER, ACTION]),
     ("get_window", &[U_WINDOW]),
     ("get_window_state", &[U_WINDOW, U_STATE]),
@@ -780,7 +777,10 @@ const COMPUTER_USE: Table = &[
     ("list_windows", &[&[("windows", ARR)]]),
     ("perform_secondary_action", &[U_WINDOW, U_ELEMENT, ACTION]),
     ("press_key", &[U_WINDOW, U_KEYS, ACTION]),
-    ("scroll", &[U_WINDOW, U_POINTER, ACTION]),
+    (
+        "scroll",
+        &[U_WINDOW, U_POINTER, &[("dx", INT), ("dy", INT)], ACTION],
+    ),
     ("set_value", &[U_WINDOW, U_ELEMENT, ACTION]),
     ("type_text", &[U_WINDOW, U_KEYS, ACTION]),
 ];
