@@ -73,12 +73,14 @@ where
     // (the client that asked for log messages hears them).
     let tool = CALLING.try_with(Clone::clone).ok();
     let span = tracing::Span::current();
+    // An approval this work asks for goes to the call's human the call's way.
+    let asker = super::approval::current();
     let f = move || {
         let _in_request = span.enter();
-        match tool {
+        super::approval::within(asker, || match tool {
             Some(tool) => deskpilot_memory::traced(&tool, f),
             None => f(),
-        }
+        })
     };
     match tokio::time::timeout(timeout, tokio::task::spawn_blocking(f)).await {
         Ok(Ok(result)) => result,

@@ -510,15 +510,19 @@ impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
             super::tasks::Start::Now(request) => request,
         };
         drop(_entered);
+        // Who asks the human if this call needs an approval: elicitation (2025-11-25), an
+        // input-required round (2026-07-28), the task's input requests (a task).
+        let approval = super::approval::begin(self, &request, &context)?;
         let name = request.name.to_string();
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let answer = tracing::Instrument::instrument(
-            super::render::CALLING.scope(name.clone(), self.tool_router.call(tcc)),
+            super::render::CALLING.scope(name.clone(), approval.scope(self.tool_router.call(tcc))),
             span,
         )
         .await;
         let tool = self.tools.iter().find(|t| t.name == name);
         let answer = super::args::into_tool_error(answer, tool, P::wording());
+        let answer = approval.finish(answer);
         // A client whose apps died with an earlier desktop hears it once, with its first answer
         // that worked on the fresh one (an error while it starts keeps the news for later).
         match answer {

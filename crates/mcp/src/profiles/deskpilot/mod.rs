@@ -198,6 +198,7 @@ impl ProfileSpec for Deskpilot {
             .enable_resources_subscribe()
             .enable_resources_list_changed()
             .enable_tools()
+            .enable_tasks()
             .build()
     }
 

@@ -58,6 +58,14 @@ pub struct WaitForArgs {
     pub lang: String,
 }
 
+/// The answer of a wait its client cancelled (which nobody reads but a log).
+fn cancelled(tool: &str, started: std::time::Instant) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "{tool} was cancelled by the client after {} ms.",
+        started.elapsed().as_millis()
+    ))])
+}
+
 fn ten_seconds() -> u64 {
     10_000
 }
@@ -89,13 +97,18 @@ impl DeskpilotServer {
             });
         }
         let length = Duration::from_secs_f64(a.seconds);
-        crate::kit::progress::with_progress(
-            &context,
-            length,
-            "waiting",
-            tokio::time::sleep(length),
-        )
-        .await;
+        let started = std::time::Instant::now();
+        // A cancelled call (`notifications/cancelled`, `tasks/cancel`) stops pausing.
+        let pause = async {
+            tokio::select! {
+                () = tokio::time::sleep(length) => {}
+                () = context.ct.cancelled() => {}
+            }
+        };
+        crate::kit::progress::with_progress(&context, length, "waiting", pause).await;
+        if context.ct.is_cancelled() {
+            return cancelled("wait", started);
+        }
         let mut r =
             CallToolResult::success(vec![ContentBlock::text(format!("Waited {} s.", a.seconds))]);
         r.structured_content = Some(json!({ "waited_ms": (a.seconds * 1000.0).round() }));
@@ -159,9 +172,22 @@ impl DeskpilotServer {
         let engine = self.session();
         let budget = MAX_WAIT + Duration::from_secs(10);
         let total = Duration::from_millis(a.timeout_ms);
+        let started = std::time::Instant::now();
         let waiting = render::blocking(budget, "wait_for", move || engine.wait_for(&request));
+        // A cancelled call stops waiting for the answer.
+        let watched = async {
+            tokio::select! {
+                answer = waiting => Some(answer),
+                () = context.ct.cancelled() => None,
+            }
+        };
         let what = format!("waiting for {}", a.wait_kind.trim().to_ascii_lowercase());
-        match crate::kit::progress::with_progress(&context, total, &what, waiting).await {
+        let Some(answer) =
+            crate::kit::progress::with_progress(&context, total, &what, watched).await
+        else {
+            return cancelled("wait_for", started);
+        };
+        match answer {
             Ok(o) => {
                 let mut text = format!(
                     "{} after {} ms ({} {}).",
