@@ -214,7 +214,7 @@ pub(crate) fn image_result(kind: &str, shot: &Screenshot, what: &str) -> CallToo
         cx = v.capture.x,
         cy = v.capture.y,
     );
-    image::answer(
+    image::answer_linkable(
         head,
         shot,
         json!({
