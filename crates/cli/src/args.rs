@@ -23,6 +23,15 @@ pub struct DesktopArgs {
     pub screen: (u32, u32),
 }
 
+/// How tools hand a screenshot to the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Images {
+    /// The image in the tool's answer.
+    Inline,
+    /// A `resource_link` to `deskpilot://screenshot/{id}`, read with `resources/read`.
+    Link,
+}
+
 /// Tool selection shared by `serve` and `call`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ToolArgs {
@@ -43,6 +52,11 @@ pub struct ToolArgs {
     /// platform's config directory. Also DESKPILOT_CONFIG.
     #[arg(long)]
     pub config: Option<std::path::PathBuf>,
+    /// How tools hand a screenshot to the client: inline (the image in the answer, the
+    /// default) or link (a resource_link to deskpilot://screenshot/{id}, for profiles that
+    /// serve resources). Wins over `images` in the configuration and DESKPILOT_IMAGES.
+    #[arg(long, value_enum)]
+    pub images: Option<Images>,
 }
 
 /// `WIDTHxHEIGHT`, each side 64..=16384 pixels.

@@ -186,6 +186,7 @@ const fn given(key: Key) -> Key {
 const KEYS: &[Key] = &[
     both("screenshot.saveToDisk", "DESKPILOT_SCREENSHOT_SAVE_TO_DISK", Flag(true, |c, v| c.images.save_to_disk = v)),
     both("screenshot.inline", "DESKPILOT_SCREENSHOT_INLINE", Flag(true, |c, v| c.images.inline = v)),
+    both("images", "DESKPILOT_IMAGES", Choice(&["inline", "link"], None, |c, v| c.images.links = v == "link")),
     // The defaults are ImageBudget::default()'s (a test holds them equal).
     both("screenshot.maxWidth", "DESKPILOT_SCREENSHOT_MAX_WIDTH",
         Int(64..=8192, 1280, |c, v| c.budget.max_width = v as u32)),

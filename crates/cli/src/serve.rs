@@ -47,7 +47,10 @@ pub fn engine(
     desktop: deskpilot_backend::Desktop,
     tools: &ToolArgs,
 ) -> (Arc<Engine>, ServerIdentity, ToolFilter) {
-    let config = crate::config::load(tools.config.as_deref());
+    let mut config = crate::config::load(tools.config.as_deref());
+    if let Some(images) = tools.images {
+        config.engine.images.links = images == crate::args::Images::Link;
+    }
     for warning in &config.warnings {
         tracing::warn!("{warning}");
     }
