@@ -19,6 +19,7 @@ mod http;
 mod memory;
 mod ocr;
 mod realapps;
+mod resources;
 use clap::Parser;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -225,6 +226,14 @@ fn main() -> anyhow::Result<()> {
             Ok(rows) => samples.extend(rows),
             Err(e) => samples.push(Sample {
                 name: "computer-use profile".into(),
+                times: Vec::new(),
+                note: format!("failed: {e:#}"),
+            }),
+        }
+        match runtime.block_on(resources::run(&deskpilot, vd.env().to_vec(), n, *fixture)) {
+            Ok(rows) => samples.extend(rows),
+            Err(e) => samples.push(Sample {
+                name: "deskpilot resources".into(),
                 times: Vec::new(),
                 note: format!("failed: {e:#}"),
             }),
