@@ -33,6 +33,7 @@ mod paint;
 mod pointer;
 mod protocol;
 mod realapps;
+mod resources;
 mod safety;
 mod screenshot;
 mod shell;
