@@ -21,6 +21,7 @@ pub(crate) mod hub;
 pub(crate) mod image;
 pub(crate) mod logging;
 pub(crate) mod memory;
+pub(crate) mod output;
 pub use filter::ToolFilter;
 pub(crate) mod perceive;
 pub(crate) mod pick;

@@ -188,6 +188,7 @@ impl<P: ProfileSpec> Server<P> {
             .list_all()
             .into_iter()
             .map(super::schema::compact)
+            .map(|t| super::output::declare(P::NAME, t))
             .collect();
         Server {
             session: Arc::new(Session::new(engine)),
@@ -253,6 +254,7 @@ pub fn tools_list<P: ProfileSpec>() -> Vec<Tool> {
         .list_all()
         .into_iter()
         .map(super::schema::compact)
+        .map(|t| super::output::declare(P::NAME, t))
         .collect()
 }
 
