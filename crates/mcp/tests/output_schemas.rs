@@ -639,8 +639,8 @@ fn cases(profile: &str) -> (Cases, Cases) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[allow(clippy::print_stderr)] // says which browser tools were skipped and why
 async fn every_tools_structured_content_matches_its_output_schema() {
-    let dir = std::env::temp_dir().join(format!("deskpilot-output-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new();
+    let dir = dir.0.as_path();
     for profile in deskpilot_mcp::PROFILES {
         // The conformance profile's fixtures are the MCP suite's, checked by the suite.
         if profile.name == "conformance" {
@@ -741,7 +741,23 @@ async fn every_tools_structured_content_matches_its_output_schema() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A scratch directory for memory and skills, removed when the test ends, failed or not.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> Self {
+        let dir = std::env::temp_dir().join(format!("deskpilot-output-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Whether `name` is 1–64 characters of `[A-Za-z0-9_.-]`.
