@@ -34,6 +34,7 @@ mod pointer;
 mod protocol;
 mod realapps;
 mod resources;
+mod revisions;
 mod safety;
 mod screenshot;
 mod shell;
