@@ -43,9 +43,10 @@ async fn exercise(client: &Client, revision: &str, title: &str) -> (usize, Vec<S
         "{revision}: list_windows missing"
     );
     let windows = client
-        .call_tool(CallToolRequestParams::new("list_windows").with_arguments(
-            json!({}).as_object().cloned().expect("an object"),
-        ))
+        .call_tool(
+            CallToolRequestParams::new("list_windows")
+                .with_arguments(json!({}).as_object().cloned().expect("an object")),
+        )
         .await
         .unwrap_or_else(|e| panic!("{revision}: list_windows: {e}"));
     let listed = ok(&windows).to_string();
@@ -121,16 +122,20 @@ async fn both_revisions_work_over_stdio() {
             .expect("spawn deskpilot serve");
         let client = match lifecycle {
             None => ().serve(transport).await.expect("initialize over stdio"),
-            Some(mode) => ()
-                .serve_with_lifecycle(transport, mode)
-                .await
-                .expect("server/discover over stdio"),
+            Some(mode) => {
+                ().serve_with_lifecycle(transport, mode)
+                    .await
+                    .expect("server/discover over stdio")
+            }
         };
         wait_listed(&client, &title).await;
         seen.push(exercise(&client, revision, &title).await);
         client.cancel().await.expect("a clean close");
     }
-    assert_eq!(seen[0], seen[1], "both revisions see the same tools and prompts");
+    assert_eq!(
+        seen[0], seen[1],
+        "both revisions see the same tools and prompts"
+    );
 }
 
 #[tokio::test]
@@ -156,10 +161,11 @@ async fn both_revisions_work_over_http() {
         let transport = StreamableHttpClientTransport::from_uri(url.clone());
         let client = match lifecycle {
             None => ().serve(transport).await.expect("initialize over HTTP"),
-            Some(mode) => ()
-                .serve_with_lifecycle(transport, mode)
-                .await
-                .expect("server/discover over HTTP"),
+            Some(mode) => {
+                ().serve_with_lifecycle(transport, mode)
+                    .await
+                    .expect("server/discover over HTTP")
+            }
         };
         wait_listed(&client, &title).await;
         seen.push(exercise(&client, revision, &title).await);
@@ -167,18 +173,25 @@ async fn both_revisions_work_over_http() {
     }
     let _ = child.kill();
     let _ = child.wait();
-    assert_eq!(seen[0], seen[1], "both revisions see the same tools and prompts");
+    assert_eq!(
+        seen[0], seen[1],
+        "both revisions see the same tools and prompts"
+    );
 }
 
 /// Waits until the window titled `title` is listed (the app maps it a moment after it starts).
 async fn wait_listed(client: &Client, title: &str) {
-    harness::wait_for(Duration::from_secs(20), "the window to be listed", || async {
-        let r = client
-            .call_tool(CallToolRequestParams::new("list_windows"))
-            .await
-            .ok()?;
-        ok(&r).to_string().contains(title).then_some(())
-    })
+    harness::wait_for(
+        Duration::from_secs(20),
+        "the window to be listed",
+        || async {
+            let r = client
+                .call_tool(CallToolRequestParams::new("list_windows"))
+                .await
+                .ok()?;
+            ok(&r).to_string().contains(title).then_some(())
+        },
+    )
     .await;
 }
 
