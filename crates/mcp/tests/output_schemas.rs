@@ -648,7 +648,7 @@ async fn every_tools_structured_content_matches_its_output_schema() {
         }
         let (mut own, browser) = cases(profile.name);
         let mut seen = Seen::default();
-        let (client, w) = connect(profile.name, &dir, false).await;
+        let (client, w) = connect(profile.name, dir, false).await;
         let tools = client.list_all_tools().await.unwrap();
         let mut browser_ok = browser.is_empty();
         if let Some((first, args)) = browser.first().cloned() {
@@ -684,7 +684,7 @@ async fn every_tools_structured_content_matches_its_output_schema() {
         let _ = client.cancel().await;
         // The same tools with the deployment in dry run, then with no arguments at all: the
         // answers that stop before the desktop and the errors have to match too.
-        let (client, w) = connect(profile.name, &dir, true).await;
+        let (client, w) = connect(profile.name, dir, true).await;
         let (own, browser) = cases(profile.name);
         for case in browser.into_iter().chain(own) {
             call(&client, profile.name, &tools, w, case, &mut seen).await;
