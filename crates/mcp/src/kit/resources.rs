@@ -999,6 +999,63 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_listen_stream_of_2026_07_28_hears_the_window_list_change() {
+        use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+        use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+
+        let (fake, _) = desktop();
+        let engine = Arc::new(Engine::new(fake.desktop(), EngineConfig::default()));
+        let identity = ServerIdentity {
+            name: "deskpilot".into(),
+            version: "test".into(),
+        };
+        let server = DeskpilotServer::new(engine, identity, &ToolFilter::default());
+        let (server_end, client_end) = tokio::io::duplex(1 << 22);
+        tokio::spawn(async move {
+            if let Ok(service) = server.serve(server_end).await {
+                let _ = service.waiting().await;
+            }
+        });
+        let client = ()
+            .serve_with_lifecycle(
+                client_end,
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                },
+            )
+            .await
+            .expect("discover");
+        let mut stream = client
+            .listen(
+                SubscriptionFilter::builder()
+                    .resource_subscription(WINDOWS)
+                    .build(),
+            )
+            .await
+            .unwrap();
+        client
+            .read_resource(ReadResourceRequestParams::new(WINDOWS))
+            .await
+            .unwrap();
+        fake.add_window(FakeWindow::new("Second", Rect::new(0, 0, 50, 50)));
+        let heard = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                match stream.next().await {
+                    Ok(Some(ServerNotification::ResourceUpdatedNotification(n))) => {
+                        return n.params.uri;
+                    }
+                    Ok(Some(_)) => continue,
+                    other => panic!("the stream ended: {other:?}"),
+                }
+            }
+        })
+        .await
+        .expect("an updated notice within 10 s");
+        assert_eq!(heard, WINDOWS);
+        client.cancel().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     #[expect(
         deprecated,
         reason = "resources/subscribe is the 2025-11-25 way, served here"
