@@ -269,6 +269,15 @@ impl Server<Conformance> {
         ))]))
     }
 
+    /// Answers after a tenth of a second, on the POST's SSE stream after its priming event
+    /// (the suite's SSE polling scenario). The stream is not closed mid-call: rmcp 3.11 gives a
+    /// tool no handle on the HTTP stream its request came on.
+    #[tool(name = "test_reconnection", annotations(read_only_hint = true))]
+    pub async fn test_reconnection(&self, Parameters(_a): Parameters<NoArgs>) -> CallToolResult {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        CallToolResult::success(vec![ContentBlock::text("Answered after 100 ms.")])
+    }
+
     /// Echoes `value`, which an HTTP client also sends as the `Mcp-Param-Value` header.
     #[tool(name = "test_custom_header", annotations(read_only_hint = true))]
     pub async fn test_custom_header(
