@@ -937,7 +937,7 @@ pub(crate) fn icon(group: Group) -> Icon {
         Group::Context => r#"<circle cx="8" cy="8" r="5"/><path d="M8 1v4M8 11v4M1 8h4M11 8h4"/>"#,
     };
     let svg = format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16" fill="none" stroke="gray" stroke-width="1.5">{drawing}</svg>"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16" fill="none" stroke="gray">{drawing}</svg>"#
     );
     let data = base64::engine::general_purpose::STANDARD.encode(svg);
     // The URI names its type and an SVG fits any size: no `mimeType`, no `sizes`.
