@@ -477,7 +477,7 @@ mod tests {
     /// A state opens for the tool it was given to and for no other, and not once a character
     /// changed.
     #[test]
-    fn sealed_state_opens_only_untouched_and_for_its_tool() {
+    fn state_opens_only_untouched_and_for_its_tool() {
         let state = seal("a", &json!({ "round": 1 }));
         assert_eq!(open("a", &state).unwrap(), json!({ "round": 1 }));
         assert!(open("b", &state).is_err());

@@ -248,3 +248,93 @@ impl Server<Conformance> {
         ))])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{ArgumentInfo, GetPromptRequestParams};
+    use serde_json::json;
+
+    use super::*;
+
+    fn get_with(name: &str, args: serde_json::Value) -> Result<GetPromptResponse, ErrorData> {
+        let serde_json::Value::Object(args) = args else {
+            panic!("not an object")
+        };
+        get(GetPromptRequestParams::new(name).with_arguments(args))
+    }
+
+    /// Arguments are substituted; a missing required one, one the prompt does not take and an
+    /// unknown prompt are refused with what there is.
+    #[test]
+    fn arguments_are_checked_and_substituted() {
+        let Ok(GetPromptResponse::Complete(r)) =
+            get_with(WITH_ARGUMENTS, json!({ "arg1": "a1", "arg2": "a2" }))
+        else {
+            panic!("not a prompt");
+        };
+        let text = serde_json::to_string(&r.messages).unwrap();
+        assert!(text.contains("a1") && text.contains("a2"), "{text}");
+        let e = get_with(WITH_ARGUMENTS, json!({ "arg2": "a2" })).unwrap_err();
+        assert!(e.message.contains("arg1 is required"), "{}", e.message);
+        let e = get_with(SIMPLE, json!({ "x": "1" })).unwrap_err();
+        assert!(e.message.contains("it takes none"), "{}", e.message);
+        assert!(get_with("nope", json!({})).is_err());
+    }
+
+    /// The embedded resource is what `resources/read` gives for it; an unknown one is refused.
+    #[test]
+    fn the_embedded_resource_is_read() {
+        let Ok(GetPromptResponse::Complete(r)) = get_with(
+            WITH_RESOURCE,
+            json!({ "resourceUri": "test://static-text" }),
+        ) else {
+            panic!("not a prompt");
+        };
+        let ContentBlock::Resource(embedded) = &r.messages[1].content else {
+            panic!("no resource");
+        };
+        assert_eq!(
+            embedded.resource,
+            resources::read("test://static-text").unwrap().contents[0]
+        );
+        assert!(get_with(WITH_RESOURCE, json!({ "resourceUri": "test://nope" })).is_err());
+    }
+
+    /// Completion keeps the values starting with what was typed, whatever the case; the
+    /// embedded-resource prompt completes the URIs served; an argument without a list is refused.
+    #[test]
+    fn completion_filters_by_prefix() {
+        let complete_for = |reference: Reference, name: &str, value: &str| {
+            complete(&CompleteRequestParams::new(
+                reference,
+                ArgumentInfo::new(name, value),
+            ))
+        };
+        let values = |r: Result<CompleteResult, ErrorData>| r.unwrap().completion.values;
+        assert_eq!(
+            values(complete_for(
+                Reference::for_prompt(WITH_ARGUMENTS),
+                "arg1",
+                "PAR"
+            )),
+            ["paris", "park", "party"]
+        );
+        assert_eq!(
+            values(complete_for(
+                Reference::for_prompt(WITH_RESOURCE),
+                "resourceUri",
+                "test://static-"
+            )),
+            ["test://static-text", "test://static-binary"]
+        );
+        assert_eq!(
+            values(complete_for(
+                Reference::for_resource("test://template/{id}/data"),
+                "id",
+                "1"
+            )),
+            ["1", "123"]
+        );
+        assert!(complete_for(Reference::for_prompt(SIMPLE), "arg1", "").is_err());
+    }
+}
