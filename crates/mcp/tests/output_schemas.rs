@@ -2,15 +2,18 @@
 //! desktop: every tool is called with valid arguments (and again in dry run, and with none), and
 //! each answer's `structuredContent` is validated with a JSON Schema 2020-12 validator against
 //! the `outputSchema` the tool lists — error answers (`isError: true`) too, since the MCP
-//! revisions ask every structured result of a tool with an output schema to conform. A tool that
-//! answers with `structuredContent` and lists no `outputSchema` fails, and so does a top-level
-//! key the schema does not name (the schemas are open on the wire so that a client never drops a
-//! good answer; this test holds them complete). Every tool must have answered at least once
-//! without an error, so a schema is checked against the tool's real answer, not only its errors.
+//! revisions ask every structured result of a tool with an output schema to conform.
 //!
-//! Also: every tool name is 1–64 characters of `[A-Za-z0-9_.-]`, what clients that forward tools
-//! to a model accept. The browser tools run against a headless Chromium when one is installed;
-//! without one they are said to be skipped and their error answers are still checked.
+//! It fails when a tool answers with `structuredContent` and lists no `outputSchema`; when an
+//! answer that worked has no `structuredContent` though the tool lists one (the TypeScript and
+//! Python SDK clients refuse it); when an answer has a top-level key its schema does not name
+//! (the schemas are open on the wire so that a client never drops a good answer; this test holds
+//! them complete); and when a tool never answered without an error, so that every schema is
+//! checked against the tool's real answer, not only its errors.
+//!
+//! Also: every tool name is 1–64 characters of `[A-Za-z0-9_.-]`. The browser tools run against a
+//! headless Chromium when one is installed; without one they are said to be skipped and their
+//! error answers are still checked.
 
 mod common;
 
@@ -514,6 +517,14 @@ struct Seen {
 /// Checks one answer of `tool` against its listed `outputSchema`.
 fn check(profile: &str, tool: &Tool, args: &Value, r: &CallToolResult, seen: &mut Seen) {
     let Some(structured) = &r.structured_content else {
+        // The SDK clients that validate (TypeScript, Python) refuse an answer that worked and
+        // has no structuredContent when the tool lists an outputSchema.
+        if tool.output_schema.is_some() && r.is_error != Some(true) {
+            seen.failures.push(format!(
+                "{profile} {} {args}: answers without structuredContent though it lists an outputSchema",
+                tool.name
+            ));
+        }
         return;
     };
     let name = &tool.name;
