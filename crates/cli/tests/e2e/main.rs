@@ -31,6 +31,7 @@ mod multimonitor;
 mod ocr;
 mod paint;
 mod pointer;
+mod prompts;
 mod protocol;
 mod realapps;
 mod resources;

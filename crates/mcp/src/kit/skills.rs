@@ -2,11 +2,16 @@
 //! that offers it: reads come straight from the library; writes are mutating actions through
 //! the engine's pipeline. Declared once, on every profile's [`Server`]; a profile mounts it
 //! with [`tool`] and its own description.
+//!
+//! A write (or a refresh that finds the files changed) is told to the endpoint's clients
+//! through the [`Hub`]: `notifications/resources/updated` for the skill's
+//! `deskpilot://skill/{id}`, and — when a skill came, went or was replaced — the prompts and
+//! resources lists changed (each skill is a prompt and a resource).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use deskpilot_engine::{Check, Error, Session, VerifyTarget, WindowRef};
+use deskpilot_engine::{Check, Error, Session, SkillWrite, VerifyTarget, WindowRef};
 use deskpilot_skills::Skill;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -14,6 +19,7 @@ use rmcp::{tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::hub::Hub;
 use super::report::{self, Body};
 use super::server::{ProfileSpec, Server, describe};
 use super::{Parameters, Wording, render};
@@ -39,7 +45,14 @@ impl<P: ProfileSpec> Server<P> {
         )
     )]
     pub async fn app_skill(&self, Parameters(a): Parameters<AppSkillArgs>) -> CallToolResult {
-        app_skill(self.session(), P::wording(), self.request_timeout(), a).await
+        app_skill(
+            self.session(),
+            self.hub.clone(),
+            P::wording(),
+            self.request_timeout(),
+            a,
+        )
+        .await
     }
 }
 
@@ -107,17 +120,50 @@ fn need_app(action: &str, app: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// Tells the endpoint's clients what a write changed: the skill's resource and, unless the
+/// write only appended to a skill, the lists of prompts and resources.
+fn written(hub: &Hub, o: &SkillWrite) {
+    hub.resource_updated(&super::resources::skill_uri(&o.written.id));
+    if o.action != "append" {
+        hub.prompts_list_changed();
+        hub.resources_list_changed();
+    }
+}
+
+/// Re-reads the skill directories and tells the endpoint's clients what the files changed.
+fn refresh(session: &Session, hub: &Hub) -> Result<(), Error> {
+    let before = session.skills().list();
+    let result = session.skills().refresh().map_err(Error::from);
+    let after = session.skills().list();
+    if before != after {
+        let ids = before.iter().chain(&after).map(|s| s.id.as_str());
+        let mut told: Vec<&str> = Vec::new();
+        for id in ids {
+            let was = before.iter().find(|s| s.id == id);
+            let is = after.iter().find(|s| s.id == id);
+            if was != is && !told.contains(&id) {
+                told.push(id);
+                hub.resource_updated(&super::resources::skill_uri(id));
+            }
+        }
+        hub.prompts_list_changed();
+        hub.resources_list_changed();
+    }
+    result
+}
+
 /// Runs one `app_skill` call.
 pub(crate) async fn app_skill(
     session: Arc<Session>,
+    hub: Arc<Hub>,
     wording: &dyn Wording,
     timeout: Duration,
     a: AppSkillArgs,
 ) -> CallToolResult {
     if a.refresh
-        && let Err(e) = session.skills().refresh()
+        && let Err(e) = refresh(&session, &hub)
     {
-        return render::error(&Error::from(e), wording);
+        return render::error(&e, wording);
     }
     let (what, verb) = match a.action {
         SkillAction::List => return list(&session),
@@ -143,7 +189,8 @@ pub(crate) async fn app_skill(
             SkillAction::Append => s.skill_append(&a.app, &a.content),
             _ => s.skill_remove(&a.app),
         },
-        |o| {
+        move |o| {
+            written(&hub, o);
             let w = &o.written;
             let text = match o.action {
                 "remove" => format!(
