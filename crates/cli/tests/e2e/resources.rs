@@ -176,6 +176,30 @@ async fn resources_list_read_screenshots_trees_and_refuse_unknown_uris() {
     let tree_uri = listed_window["tree"].as_str().unwrap().to_string();
     let outline_uri = listed_window["outline"].as_str().unwrap().to_string();
 
+    // The window's tree and outline name the fixture's controls; the tree's tokens act.
+    let tree = read(&server, &tree_uri).await.unwrap();
+    assert!(
+        text_of(&tree).contains("Button \"Apply\""),
+        "{}",
+        text_of(&tree)
+    );
+    let outline = read(&server, &outline_uri).await.unwrap();
+    assert!(
+        text_of(&outline).contains("Button \"Apply\" @ ("),
+        "{}",
+        text_of(&outline)
+    );
+    let token = text_of(&outline)
+        .lines()
+        .find(|l| l.starts_with("Button \"Apply\""))
+        .and_then(|l| l.split_whitespace().last())
+        .unwrap()
+        .to_string();
+    assert!(token.starts_with('s') && token.contains(':'), "{token}");
+    let clicked = server.call("click", json!({ "element": token })).await;
+    ok(&clicked);
+    fixture.saw("clicked Apply").await;
+
     // A screenshot comes back by id, byte for byte, with the geometry the tool gave.
     let shot = server
         .call("screenshot", json!({ "window_id": id, "format": "png" }))
@@ -206,30 +230,6 @@ async fn resources_list_read_screenshots_trees_and_refuse_unknown_uris() {
     assert_eq!(geometry["window"]["id"], id);
     assert_eq!(geometry["monitor"]["index"], 0);
     assert_eq!(geometry["format"], "png");
-
-    // The window's tree and outline name the fixture's controls; the tree's tokens act.
-    let tree = read(&server, &tree_uri).await.unwrap();
-    assert!(
-        text_of(&tree).contains("Button \"Apply\""),
-        "{}",
-        text_of(&tree)
-    );
-    let outline = read(&server, &outline_uri).await.unwrap();
-    assert!(
-        text_of(&outline).contains("Button \"Apply\" @ ("),
-        "{}",
-        text_of(&outline)
-    );
-    let token = text_of(&outline)
-        .lines()
-        .find(|l| l.starts_with("Button \"Apply\""))
-        .and_then(|l| l.split_whitespace().last())
-        .unwrap()
-        .to_string();
-    assert!(token.starts_with('s') && token.contains(':'), "{token}");
-    let clicked = server.call("click", json!({ "element": token })).await;
-    ok(&clicked);
-    fixture.saw("clicked Apply").await;
 
     // Unknown URIs, ids and windows are not found.
     for uri in [
