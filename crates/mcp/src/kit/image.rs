@@ -26,7 +26,25 @@ use super::server::{ProfileSpec, Server};
 
 tokio::task_local! {
     /// The session whose tool call is running on this task, for a profile that keeps images.
-    static KEEPING: Arc<Session>;
+    static KEEPING: Keeping;
+}
+
+/// Where a wrapped tool's images are kept.
+#[derive(Clone)]
+struct Keeping {
+    session: Arc<Session>,
+    /// The session outlives the call, so a link to what it keeps can be followed: false for a
+    /// stateless 2026-07-28 request over HTTP, whose server and session end with it.
+    lasting: bool,
+}
+
+/// Whether the call's session outlives it: any call but an HTTP request outside an MCP
+/// session (no `Mcp-Session-Id`).
+fn lasting(context: &rmcp::service::RequestContext<rmcp::RoleServer>) -> bool {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .is_none_or(|parts| parts.headers.contains_key("mcp-session-id"))
 }
 
 /// A tool call running.
@@ -52,8 +70,11 @@ pub(crate) fn in_session<P: ProfileSpec>(
     for route in router.map.values_mut() {
         let call = route.call.clone();
         route.call = Arc::new(handler(move |context: ToolCallContext<'_, Server<P>>| {
-            let session = context.service.session();
-            Box::pin(KEEPING.scope(session, call(context)))
+            let keeping = Keeping {
+                session: context.service.session(),
+                lasting: lasting(&context.request_context),
+            };
+            Box::pin(KEEPING.scope(keeping, call(context)))
         }));
     }
     router
@@ -91,18 +112,19 @@ pub(crate) fn answer(head: String, shot: &Screenshot, structured: Value) -> Call
 
 /// [`answer`] for a tool wrapped in [`in_session`]: the image is kept in the caller's session,
 /// and with `images = "link"` the answer carries a `resource_link` to
-/// `deskpilot://screenshot/{id}` (and says so) in place of the image block. Outside a wrapped
-/// tool it is [`answer`].
+/// `deskpilot://screenshot/{id}` (and says so) in place of the image block — unless the session
+/// ends with the call (a stateless HTTP request), where a link could never be followed. Outside
+/// a wrapped tool it is [`answer`].
 pub(crate) fn answer_linkable(
     head: String,
     shot: &Screenshot,
     structured: Value,
 ) -> CallToolResult {
-    let Ok(session) = KEEPING.try_with(Arc::clone) else {
+    let Ok(keeping) = KEEPING.try_with(Keeping::clone) else {
         return answer(head, shot, structured);
     };
-    session.keep_screenshot(shot);
-    if !session.config().images.links {
+    keeping.session.keep_screenshot(shot);
+    if !keeping.session.config().images.links || !keeping.lasting {
         return answer(head, shot, structured);
     }
     let link = super::resources::screenshot_link(shot);
