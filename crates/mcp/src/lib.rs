@@ -13,6 +13,7 @@ pub mod http;
 mod kit;
 mod profiles;
 
+pub use kit::logging::layer as logging_layer;
 pub use kit::schema::wire_line as tools_list_line;
 pub use kit::server::{ProfileSpec, Server, ServerIdentity};
 pub use kit::spill::set_root as set_spill_root;

@@ -372,7 +372,8 @@ impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        P::read_resource(self, request, context).await
+        let span = super::logging::span(self, &context);
+        tracing::Instrument::instrument(P::read_resource(self, request, context), span).await
     }
 
     async fn subscribe(
@@ -438,7 +439,8 @@ impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        P::get_prompt(self, request, context).await
+        let span = super::logging::span(self, &context);
+        tracing::Instrument::instrument(P::get_prompt(self, request, context), span).await
     }
 
     async fn complete(
@@ -519,9 +521,11 @@ impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let answer = tracing::Instrument::instrument(
             super::render::CALLING.scope(name.clone(), approval.scope(self.tool_router.call(tcc))),
-            span,
+            span.clone(),
         )
         .await;
+        // A stateless response stream closes with the answer: the call's log messages go first.
+        super::logging::flush(&span).await;
         let tool = self.tools.iter().find(|t| t.name == name);
         let answer = super::args::into_tool_error(answer, tool, P::wording());
         let answer = approval.finish(answer);
