@@ -4,23 +4,24 @@
 //!
 //! The fixtures ask once, several things at once, over several rounds, only what the client
 //! declared it can answer; a tool that needs a capability the request did not declare is refused
-//! with -32021. `requestState` is an unguessable handle to state kept here, bound to the tool
-//! that issued it: a state that was changed, came from another tool or expired is
-//! `invalid_params`. An answer that is not an object counts as missing and is asked again.
+//! with -32021. `requestState` is sealed (HMAC, rmcp's [`RequestStateCodec`], a key drawn when
+//! the process starts) and bound to the tool that sealed it, so nothing is kept between rounds: a
+//! state that was changed, came from another tool or expired is `invalid_params`. An answer that is not an object counts as missing and is asked again.
 
 #![expect(
     deprecated,
     reason = "rmcp marks sampling and roots deprecated (SEP-2577), yet SEP-2322 asks through them"
 )]
 
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::OnceLock;
+use std::time::Duration;
 
 use rmcp::handler::server::tool::{InputResponses, RequestState};
 use rmcp::model::{
     CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, CreateMessageRequest,
     CreateMessageRequestParams, ElicitRequest, ElicitRequestParams, InputRequest, InputRequests,
-    InputRequiredResult, JsonObject, ListRootsRequest, SamplingMessage,
+    InputRequiredResult, JsonObject, ListRootsRequest, RequestStateCodec, SamplingMessage,
+    SealOptions,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
@@ -31,69 +32,43 @@ use crate::kit::Parameters;
 use crate::kit::context::NoArgs;
 use crate::kit::server::Server;
 
-/// How long a state may be echoed back.
+/// How long a sealed state may be echoed back.
 const STATE_TTL: Duration = Duration::from_secs(600);
 
-/// At most this many states are kept; the oldest goes first.
-const STATES_KEPT: usize = 1024;
-
-/// A state handed out: which tool, when, what.
-struct Kept {
-    tool: String,
-    at: Instant,
-    value: Value,
+/// The codec, keyed once per process from the OS's random source: a state outlives a request
+/// and a session, not the server.
+fn codec() -> Result<&'static RequestStateCodec, ErrorData> {
+    static CODEC: OnceLock<Option<RequestStateCodec>> = OnceLock::new();
+    CODEC
+        .get_or_init(|| {
+            let mut key = [0u8; RequestStateCodec::MIN_KEY_LENGTH];
+            getrandom::fill(&mut key).ok()?;
+            RequestStateCodec::try_new(key.to_vec()).ok()
+        })
+        .as_ref()
+        .ok_or_else(|| ErrorData::internal_error("no random key for sealing requestState", None))
 }
 
-/// The states handed out, by handle. The profile serves one endpoint per process, so
-/// process-wide is endpoint-wide.
-fn states() -> std::sync::MutexGuard<'static, Vec<(String, Kept)>> {
-    static STATES: Mutex<Vec<(String, Kept)>> = Mutex::new(Vec::new());
-    STATES
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+/// `value` sealed for the tool `tool`: the `requestState` to hand out.
+fn seal(tool: &str, value: &Value) -> Result<String, ErrorData> {
+    Ok(codec()?.seal_with(
+        value.to_string().as_bytes(),
+        &SealOptions::new()
+            .associated_data(tool.as_bytes())
+            .ttl(STATE_TTL),
+    ))
 }
 
-/// A handle nobody can guess: 128 bits from std's hasher seeds (drawn from the OS's random
-/// source) and a counter.
-fn handle() -> String {
-    use std::hash::BuildHasher;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let a = std::hash::RandomState::new().hash_one(n);
-    let b = std::hash::RandomState::new().hash_one(!n);
-    format!("{a:016x}{b:016x}")
-}
-
-/// `value` kept for the tool `tool`; the handle is the `requestState` to hand out.
-fn seal(tool: &str, value: &Value) -> String {
-    let mut states = states();
-    states.retain(|(_, k)| k.at.elapsed() < STATE_TTL);
-    if states.len() >= STATES_KEPT {
-        states.remove(0);
-    }
-    let h = handle();
-    states.push((
-        h.clone(),
-        Kept {
-            tool: tool.to_string(),
-            at: Instant::now(),
-            value: value.clone(),
-        },
-    ));
-    h
-}
-
-/// What `state` stands for, when it is a handle this server gave `tool` and it has not
+/// What `state` sealed, when it is a state this server sealed for `tool`, unchanged and not
 /// expired.
 fn open(tool: &str, state: &str) -> Result<Value, ErrorData> {
-    states()
-        .iter()
-        .find(|(h, k)| h == state && k.tool == tool && k.at.elapsed() < STATE_TTL)
-        .map(|(_, k)| k.value.clone())
+    codec()?
+        .open_with(state, tool.as_bytes())
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .ok_or_else(|| {
             ErrorData::invalid_params(
-                format!("{tool}: requestState is not one this server gave this tool (changed, from another call, or expired); call again without it"),
+                format!("{tool}: requestState failed its integrity check (changed, from another call, or expired); call again without it"),
                 None,
             )
         })
@@ -230,7 +205,7 @@ impl Server<Conformance> {
         }
     }
 
-    /// Asks for a confirmation with a state, and goes on only with that state intact.
+    /// Asks for a confirmation with a sealed state, and goes on only with that state intact.
     #[tool(
         name = "test_input_required_result_request_state",
         annotations(read_only_hint = true)
@@ -297,12 +272,12 @@ impl Server<Conformance> {
         ]);
         Ok(InputRequiredResult::new(
             Some(requests),
-            Some(seal(TOOL, &json!({ "stage": "gather" }))),
+            Some(seal(TOOL, &json!({ "stage": "gather" }))?),
         )
         .into())
     }
 
-    /// Asks for a name, then a favourite colour, in two rounds the state counts.
+    /// Asks for a name, then a favourite colour, in two rounds the sealed state counts.
     #[tool(
         name = "test_input_required_result_multi_round",
         annotations(read_only_hint = true)
@@ -316,27 +291,29 @@ impl Server<Conformance> {
         const TOOL: &str = "test_input_required_result_multi_round";
         let step1 = || form("Step 1: What is your name?", "name", "Your name.");
         let step2 = || form("Step 2: What is your favorite color?", "color", "A colour.");
-        let ask = |key: &str, request: InputRequest, next: Value| -> CallToolResponse {
-            InputRequiredResult::new(
-                Some(InputRequests::from([(key.to_string(), request)])),
-                Some(seal(TOOL, &next)),
+        let ask = |key: &str, request: InputRequest, next: Value| {
+            Ok::<CallToolResponse, ErrorData>(
+                InputRequiredResult::new(
+                    Some(InputRequests::from([(key.to_string(), request)])),
+                    Some(seal(TOOL, &next)?),
+                )
+                .into(),
             )
-            .into()
         };
         let Some(state) = state else {
-            return Ok(ask("step1", step1(), json!({ "round": 1 })));
+            return ask("step1", step1(), json!({ "round": 1 }));
         };
         let sealed = open(TOOL, &state)?;
         let r = responses.as_ref();
         match sealed.get("name").and_then(Value::as_str) {
             // Round 1: the name, then the colour; a missing answer is asked again.
-            None => Ok(match answer(r, "step1").and_then(|a| field(a, "name")) {
+            None => match answer(r, "step1").and_then(|a| field(a, "name")) {
                 Some(name) => ask("step2", step2(), json!({ "round": 2, "name": name })),
-                None => ask("step1", step1(), sealed),
-            }),
+                None => ask("step1", step1(), sealed.clone()),
+            },
             Some(name) => match answer(r, "step2").and_then(|a| field(a, "color")) {
                 Some(color) => done(format!("Multi-round flow complete: {name} likes {color}")),
-                None => Ok(ask("step2", step2(), sealed.clone())),
+                None => ask("step2", step2(), sealed.clone()),
             },
         }
     }
@@ -425,7 +402,7 @@ impl Server<Conformance> {
     }
 }
 
-/// The request-state fixtures: a confirmation asked with a state; the call completes
+/// The request-state fixtures: a confirmation asked with a sealed state; the call completes
 /// once both come back, the state intact.
 fn confirm_with_state(
     tool: &str,
@@ -442,7 +419,7 @@ fn confirm_with_state(
     let Some(state) = state else {
         return Ok(InputRequiredResult::new(
             Some(InputRequests::from([("confirm".to_string(), confirm())])),
-            Some(seal(tool, &json!({ "stage": "confirm" }))),
+            Some(seal(tool, &json!({ "stage": "confirm" }))?),
         )
         .into());
     };
@@ -474,11 +451,11 @@ fn confirm_with_state(
 mod tests {
     use super::*;
 
-    /// A state opens for the tool it was given to and for no other, and not once a character
-    /// changed.
+    /// A sealed state opens for the tool that sealed it and for no other, and not once a
+    /// character changed.
     #[test]
-    fn state_opens_only_untouched_and_for_its_tool() {
-        let state = seal("a", &json!({ "round": 1 }));
+    fn sealed_state_opens_only_untouched_and_for_its_tool() {
+        let state = seal("a", &json!({ "round": 1 })).unwrap();
         assert_eq!(open("a", &state).unwrap(), json!({ "round": 1 }));
         assert!(open("b", &state).is_err());
         let mut tampered = state.clone().into_bytes();
