@@ -89,14 +89,7 @@ enum Command {
 
 fn main() -> ExitCode {
     platform::tune_allocator();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("DESKPILOT_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,deskpilot=info")),
-        )
-        .init();
+    logging();
     deskpilot_mcp::set_spill_root(std::env::temp_dir());
     let cli = Cli::parse();
     let outcome = match cli.command {
@@ -134,6 +127,26 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Logs to stderr at `DESKPILOT_LOG`'s levels, and to each MCP client that asked for log
+/// messages at the level it chose (the two filter on their own: a client's `debug` does not
+/// make stderr louder).
+fn logging() {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_filter(
+            tracing_subscriber::EnvFilter::try_from_env("DESKPILOT_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,deskpilot=info")),
+        );
+    tracing_subscriber::registry()
+        .with(stderr)
+        .with(deskpilot_mcp::logging_layer())
+        .init();
 }
 
 /// A multi-threaded runtime for commands that need one (built after any desktop bring-up,

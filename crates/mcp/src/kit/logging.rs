@@ -218,10 +218,6 @@ fn attach(span: &tracing::Span, wanted: Wanted, peer: Peer<RoleServer>) {
 /// Waits (at most [`FLUSH_LIMIT`]) until every message logged so far in `span` was handed to the
 /// transport, so that a call's messages precede its answer (a 2026-07-28 response stream ends
 /// with the answer).
-#[allow(
-    dead_code,
-    reason = "called by the server's call_tool once it waits for the call's messages"
-)]
 pub(crate) async fn flush(span: &tracing::Span) {
     let Some(progress) = with_registry_span(span, |span| {
         span.extensions()
@@ -356,7 +352,6 @@ thread_local! {
 
 /// The layer that sends `tracing` events to the MCP clients whose requests raised them (the
 /// binary adds it beside its stderr layer; it filters on its own).
-#[allow(dead_code, reason = "the binary installs it once lib.rs re-exports it")]
 pub fn layer<S>() -> impl Layer<S>
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
