@@ -26,6 +26,7 @@ mod harness;
 mod http;
 mod keyboard;
 mod manage;
+mod mcp_logging;
 mod memory;
 mod multimonitor;
 mod ocr;
