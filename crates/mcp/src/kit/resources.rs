@@ -753,6 +753,7 @@ async fn run(watch: Arc<Watch>, engine: Arc<Engine>, timeout: Duration) {
                 _ => None,
             })
             .collect();
+        windows.sort_by_key(|w| w.0);
         windows.dedup();
         if !windows.is_empty() && due(&mut last.trees, TREES_EVERY) {
             for window in windows {
