@@ -10,9 +10,12 @@ use rmcp::ErrorData;
 use rmcp::model::GetPromptResult;
 use serde_json::{Value, json};
 
-use super::{Args, MAX_FIELDS, Toolbox, call_args, failed, resolve_window, user_text, window_line};
+use super::{Args, Toolbox, call_args, failed, resolve_window, user_text, window_line};
 use crate::kit::render;
 use crate::kit::server::{ProfileSpec, Server};
+
+/// At most this many form fields are looked up.
+const MAX_FIELDS: usize = 50;
 
 /// One value to put in a field.
 #[derive(Debug, Clone, PartialEq)]

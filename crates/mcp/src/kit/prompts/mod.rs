@@ -44,14 +44,11 @@ use super::resources::{outline_uri, screenshot_uri, skill_uri};
 use super::server::{ProfileSpec, Server};
 
 /// The name of an app skill's prompt: this, then the skill's id.
-pub(crate) const SKILL_PREFIX: &str = "work_in_";
+const SKILL_PREFIX: &str = "work_in_";
 
 /// How long a client may keep `prompts/list`: skills change it (and a listener hears
 /// `notifications/prompts/list_changed`); a client that does not listen asks again soon.
 const LIST_TTL_MS: u64 = 10_000;
-
-/// At most this many form fields are looked up.
-const MAX_FIELDS: usize = 50;
 
 /// At most this many windows are listed in a prompt.
 const MAX_WINDOWS: usize = 30;
@@ -429,22 +426,23 @@ fn failed(argument: &str, e: Error) -> ErrorData {
     }
 }
 
-/// The window `arg` names: an id (`0x1a00003` or decimal), else the window titled exactly
-/// that (case-insensitive; several so titled are ambiguous), else the one window whose title
-/// or process contains it.
+/// The window `arg` names: an id (`0x1a00003` or decimal) of a window that is there, else the
+/// window titled exactly that (case-insensitive; several so titled are ambiguous), else the
+/// one window whose title or process contains it.
 pub(crate) fn resolve_window(session: &Session, arg: &str) -> Result<WindowInfo, Error> {
     let arg = arg.trim();
+    let windows = session.list_windows(&Default::default())?;
     let id = match arg.strip_prefix("0x").or_else(|| arg.strip_prefix("0X")) {
         Some(hex) => u64::from_str_radix(hex, 16).ok(),
         None => arg.parse::<u64>().ok(),
     };
-    if let Some(id) = id {
-        return session.resolve_window(&WindowRef::Id(WindowId(id)));
+    if let Some(w) = id.and_then(|id| windows.iter().find(|w| w.id == WindowId(id))) {
+        return Ok(w.clone());
     }
-    let windows = session.list_windows(&Default::default())?;
+    let folded = arg.to_lowercase();
     let exact: Vec<&WindowInfo> = windows
         .iter()
-        .filter(|w| w.title.trim().eq_ignore_ascii_case(arg) || w.title.trim() == arg)
+        .filter(|w| w.title.trim().to_lowercase() == folded)
         .collect();
     match exact.as_slice() {
         [one] => Ok((*one).clone()),
