@@ -60,10 +60,6 @@ where
 
 /// `router` with every tool run in its caller's session's keeping: the images the tool shows
 /// are kept for `resources/read`, and linked instead of inlined when the deployment says so.
-#[allow(
-    dead_code,
-    reason = "a profile that serves resources mounts it over its router (ProfileSpec::router)"
-)]
 pub(crate) fn in_session<P: ProfileSpec>(
     mut router: ToolRouter<Server<P>>,
 ) -> ToolRouter<Server<P>> {

@@ -168,23 +168,27 @@ impl ProfileSpec for Deskpilot {
     }
 
     fn router() -> ToolRouter<DeskpilotServer> {
-        DeskpilotServer::windows_router()
-            + kit::apps::tool::<Self>()
-            + DeskpilotServer::screenshot_router()
-            + DeskpilotServer::ocr_router()
-            + kit::skills::tool::<Self>(APP_SKILL)
-            + DeskpilotServer::status_router()
-            + DeskpilotServer::pointer_router()
-            + DeskpilotServer::keyboard_router()
-            + DeskpilotServer::manage_router()
-            + DeskpilotServer::tree_router()
-            + DeskpilotServer::elements_router()
-            + DeskpilotServer::wait_router()
-            + kit::shell::tools::<Self>("diagnose")
-            + DeskpilotServer::browser_router()
-            + DeskpilotServer::page_router()
-            + DeskpilotServer::memory_router()
-            + kit::context::tools::<Self>(&CONTEXT)
+        // Every tool's images are kept for deskpilot://screenshot/{id} (and answered as links
+        // under `--images link`): the kit needs the calling session for that.
+        kit::image::in_session(
+            DeskpilotServer::windows_router()
+                + kit::apps::tool::<Self>()
+                + DeskpilotServer::screenshot_router()
+                + DeskpilotServer::ocr_router()
+                + kit::skills::tool::<Self>(APP_SKILL)
+                + DeskpilotServer::status_router()
+                + DeskpilotServer::pointer_router()
+                + DeskpilotServer::keyboard_router()
+                + DeskpilotServer::manage_router()
+                + DeskpilotServer::tree_router()
+                + DeskpilotServer::elements_router()
+                + DeskpilotServer::wait_router()
+                + kit::shell::tools::<Self>("diagnose")
+                + DeskpilotServer::browser_router()
+                + DeskpilotServer::page_router()
+                + DeskpilotServer::memory_router()
+                + kit::context::tools::<Self>(&CONTEXT),
+        )
     }
 
     #[expect(deprecated, reason = "MCP logging is part of both revisions served")]
