@@ -206,6 +206,10 @@ pub enum Error {
         what: &'static str,
         range: crate::limits::OutOfRange,
     },
+    /// The client took the call back while it was `doing` something; what was still to come
+    /// was not done.
+    #[error("cancelled by the client while {doing}")]
+    Cancelled { doing: String },
     /// `WindowRef::App` with a window id that belongs to another app.
     #[error("window {id} belongs to {}, not to \"{app}\"", process.as_deref().unwrap_or("an unknown process"))]
     NotAppWindow {
@@ -234,6 +238,7 @@ impl Error {
             Error::ElementNotAtPoint { .. } => ErrorCode::ElementCovered,
             Error::ValueNotSet(_) => ErrorCode::ValueNotSet,
             Error::ElementDisabled { .. } => ErrorCode::ElementDisabled,
+            Error::Cancelled { .. } => ErrorCode::Cancelled,
             Error::Backend(B::ConnectionLost {
                 link: deskpilot_backend::Link::Display,
                 ..

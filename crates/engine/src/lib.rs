@@ -17,6 +17,7 @@ mod action;
 mod affordance;
 mod apps;
 mod browser;
+mod cancel;
 mod capture;
 mod clipboard;
 mod config;
@@ -64,6 +65,7 @@ pub use browser::{
     PageControl, PageInfo, PageShot, PageSnapshot, Request, RequestDetail, SNAPSHOT_LINES,
     SnapshotAfter, SnapshotView, Until, browser_modifier, devtools_ports,
 };
+pub use cancel::Cancel;
 pub use capture::{CaptureTarget, Change, Screenshot, ScreenshotRequest};
 pub use clipboard::{ClipboardWrite, MAX_CLIPBOARD_BYTES};
 pub use config::{

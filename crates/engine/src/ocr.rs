@@ -129,7 +129,10 @@ impl Reading {
 impl Session {
     /// Reads the text in `request.target` and registers the capture as a screenshot.
     pub fn ocr(&self, request: &OcrRequest) -> Result<OcrResult, Error> {
+        crate::cancel::check("reading text")?;
         let reading = self.read_text(request)?;
+        // A read its client took back registers nothing.
+        crate::cancel::check("reading text")?;
         self.place_reading(reading, request)
     }
 

@@ -6,7 +6,8 @@
 //! A plain command's effect is `unverifiable` (its exit code is what it says about itself).
 //!
 //! Failures carry what a surface needs to show: the output so far of a command that timed
-//! out, the diagnosis of a `cd` that failed.
+//! out, the diagnosis of a `cd` that failed. A command whose call is cancelled
+//! ([`crate::Cancel`]) is killed with what it started, as on a timeout (`CANCELLED`).
 //!
 //! The reads are here too, as typed results a surface only words: where a session is
 //! ([`Session::shell_cwd`]), a variable as its shell sees it ([`Session::shell_env_get`]), and
@@ -130,6 +131,12 @@ pub fn shell_error(e: ShellError, command: &str) -> Error {
             command: quoted_command(command),
             output,
         },
+        ShellError::Stopped { .. } => Error::Cancelled {
+            doing: format!(
+                "running {} (it was killed with what it started)",
+                quoted_command(command)
+            ),
+        },
     }
 }
 
@@ -223,7 +230,7 @@ impl Session {
             quoted_command(command)
         );
         let output = self.in_shell(name, &label, |s| {
-            s.exec(command, timeout)
+            s.exec_until(command, timeout, &crate::cancel::cancelled)
                 .map_err(|e| shell_error(e, command))
         })?;
         Ok(ShellOutcome {
@@ -327,9 +334,17 @@ impl Session {
             quoted_command(command)
         );
         let run = self.in_shell(name, &label, |s| {
-            Ok(deskpilot_shell::run_verified(
-                s, command, expect, retries, timeout, auto_fix,
-            ))
+            let run = deskpilot_shell::run_verified(
+                s,
+                command,
+                expect,
+                retries,
+                timeout,
+                auto_fix,
+                &crate::cancel::cancelled,
+            );
+            crate::cancel::check(&format!("running {}", quoted_command(command)))?;
+            Ok(run)
         })?;
         Ok(ShellOutcome {
             session: name.to_string(),

@@ -9,7 +9,8 @@
 //! - `text`: an element whose value or text contains the text is in the window's tree.
 //!
 //! A timeout is `WAIT_TIMEOUT`, saying what was last seen (the changed share of the last
-//! frames, or the windows listed) so the agent can decide whether to wait longer.
+//! frames, or the windows listed) so the agent can decide whether to wait longer. A wait whose
+//! call is cancelled ([`crate::Cancel`]) ends at its next pause with `CANCELLED`.
 
 use std::time::{Duration, Instant};
 
@@ -111,11 +112,16 @@ impl Session {
                             ),
                         });
                     }
-                    std::thread::sleep(Duration::from_millis(100));
+                    crate::cancel::pause(Duration::from_millis(100), "waiting for a window")?;
                 }
             }
             WaitKind::Element(needle) | WaitKind::Text(needle) => {
                 let by_name = matches!(request.kind, WaitKind::Element(_));
+                let doing = if by_name {
+                    "waiting for an element"
+                } else {
+                    "waiting for a text"
+                };
                 let mut notes = Vec::new();
                 let window = WindowRef::Id(
                     self.resolve_window_noted(
@@ -162,6 +168,7 @@ impl Session {
                         });
                     }
                     if ocr_works {
+                        crate::cancel::check(doing)?;
                         let WindowRef::Id(id) = window else {
                             unreachable!("the window was resolved to an id above")
                         };
@@ -236,7 +243,7 @@ impl Session {
                             ),
                         });
                     }
-                    std::thread::sleep(Duration::from_millis(150));
+                    crate::cancel::pause(Duration::from_millis(150), doing)?;
                 }
             }
         }
@@ -265,7 +272,10 @@ impl Session {
         let mut quiet_since = Instant::now();
         let mut ratios: Vec<f64> = Vec::new();
         loop {
-            std::thread::sleep(Duration::from_millis(50));
+            crate::cancel::pause(
+                Duration::from_millis(50),
+                "waiting for the pixels to settle",
+            )?;
             let r = rect(self)?;
             let now_sig = capture(self, r)?;
             frames += 1;

@@ -5,7 +5,8 @@
 //! session's state replayed — the working directory and every variable set through
 //! [`Session::set_env`]. What cannot be replayed (functions, aliases, shell options, variables
 //! set by commands) is named in the result. A command that ends the shell (`exit 3`) is
-//! reported with its exit code and the shell is restarted the same way.
+//! reported with its exit code and the shell is restarted the same way. A command whose caller
+//! takes it back ([`Session::exec_until`]'s `stop`) is ended the way a timeout ends it.
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
@@ -24,6 +25,8 @@ pub const TAIL_BYTES: usize = 32 * 1024;
 const MARKER_ROOM: usize = 8 * 1024;
 /// How long bootstrap and replay commands may take.
 const INTERNAL_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often a running command's caller is asked whether it still wants the answer.
+const STOP_EVERY: Duration = Duration::from_millis(25);
 
 /// What could not be replayed after a restart.
 pub const LOST_STATE: &str =
@@ -83,6 +86,9 @@ pub enum ShellError {
     Start(String),
     /// The command outlived its timeout; the shell was restarted. Carries what it printed.
     Timeout { output: Box<Output> },
+    /// The caller took the command back; it was killed with its process group and the shell
+    /// restarted. Carries what it printed until then.
+    Stopped { output: Box<Output> },
     /// Writing to or reading from the shell failed.
     Io(String),
 }
@@ -94,6 +100,15 @@ impl std::fmt::Display for ShellError {
             ShellError::Timeout { output } => write!(
                 f,
                 "the command timed out after {} ms and was killed with its process group; {}",
+                output.duration.as_millis(),
+                output
+                    .restart_note
+                    .as_deref()
+                    .unwrap_or("the shell was restarted")
+            ),
+            ShellError::Stopped { output } => write!(
+                f,
+                "the command was stopped after {} ms and killed with its process group; {}",
                 output.duration.as_millis(),
                 output
                     .restart_note
@@ -407,7 +422,7 @@ impl Session {
         self.proc = Some(self.spawn(&cwd)?);
         if first {
             // Learn the real starting directory.
-            let out = self.run_raw("", INTERNAL_TIMEOUT)?;
+            let out = self.run_raw("", INTERNAL_TIMEOUT, &|| false)?;
             self.died_at_start(&out)?;
             self.cwd = out.cwd;
             return Ok(None);
@@ -415,7 +430,7 @@ impl Session {
         self.restarts += 1;
         let mut replayed = vec![];
         let cd = self.program.dialect.cd(&cwd);
-        let out = self.run_raw(&cd, INTERNAL_TIMEOUT)?;
+        let out = self.run_raw(&cd, INTERNAL_TIMEOUT, &|| false)?;
         self.died_at_start(&out)?;
         let cwd_ok = out.exit_code == Some(0);
         if cwd_ok {
@@ -423,7 +438,7 @@ impl Session {
         }
         for (name, value) in self.env.clone() {
             let line = self.program.dialect.set_env(&name, &value);
-            self.run_raw(&line, INTERNAL_TIMEOUT)?;
+            self.run_raw(&line, INTERNAL_TIMEOUT, &|| false)?;
         }
         if !self.env.is_empty() {
             replayed.push(format!(
@@ -479,8 +494,14 @@ impl Session {
         ))
     }
 
-    /// Runs one framed command and collects its output, without any recovery.
-    fn run_raw(&mut self, command: &str, timeout: Duration) -> Result<Output, ShellError> {
+    /// Runs one framed command and collects its output, without any recovery; `stop` is asked
+    /// while it runs and ends it when true.
+    fn run_raw(
+        &mut self,
+        command: &str,
+        timeout: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Output, ShellError> {
         let started = Instant::now();
         let deadline = started + timeout;
         self.counter += 1;
@@ -512,7 +533,7 @@ impl Session {
                 break;
             }
             let left = deadline.saturating_duration_since(Instant::now());
-            match proc.chunks.recv_timeout(left) {
+            match proc.chunks.recv_timeout(left.min(STOP_EVERY)) {
                 Ok(Chunk::Out(b)) => {
                     out.push(&b);
                     if out_end.is_none()
@@ -548,21 +569,29 @@ impl Session {
                         });
                     }
                 }
-                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                // Still within its time and still wanted: keep reading.
+                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline && !stop() => {}
+                Err(e) => {
+                    // Out of time, stopped by its caller, or the shell's pipes are gone.
+                    let stopped =
+                        matches!(e, RecvTimeoutError::Timeout) && Instant::now() < deadline;
                     if let Some(p) = self.proc.take() {
                         p.kill();
                     }
                     let ol = out_end.as_ref().map_or(out.total, |e| e.0);
                     let el = err_end.unwrap_or(err.total);
-                    return Err(ShellError::Timeout {
-                        output: Box::new(Output {
-                            stdout: out.captured(ol),
-                            stderr: err.captured(el),
-                            exit_code: None,
-                            cwd: self.cwd.clone(),
-                            duration: started.elapsed(),
-                            restart_note: None,
-                        }),
+                    let output = Box::new(Output {
+                        stdout: out.captured(ol),
+                        stderr: err.captured(el),
+                        exit_code: None,
+                        cwd: self.cwd.clone(),
+                        duration: started.elapsed(),
+                        restart_note: None,
+                    });
+                    return Err(if stopped {
+                        ShellError::Stopped { output }
+                    } else {
+                        ShellError::Timeout { output }
                     });
                 }
             }
@@ -584,8 +613,19 @@ impl Session {
 
     /// Runs `command`; restarts and replays when it times out or ends the shell.
     pub fn exec(&mut self, command: &str, timeout: Duration) -> Result<Output, ShellError> {
+        self.exec_until(command, timeout, &|| false)
+    }
+
+    /// [`Session::exec`], asking `stop` every few milliseconds while the command runs: when it
+    /// says so, the command is ended as a timeout ends it (`ShellError::Stopped`).
+    pub fn exec_until(
+        &mut self,
+        command: &str,
+        timeout: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Output, ShellError> {
         let before = self.ensure_started()?;
-        let result = match self.run_raw(command, timeout) {
+        let result = match self.run_raw(command, timeout, stop) {
             Err(ShellError::Io(_))
                 if self
                     .proc
@@ -597,7 +637,7 @@ impl Session {
                     p.kill();
                 }
                 let note = self.ensure_started()?;
-                let mut out = self.run_raw(command, timeout)?;
+                let mut out = self.run_raw(command, timeout, stop)?;
                 out.restart_note = note;
                 return Ok(out);
             }
@@ -622,6 +662,11 @@ impl Session {
                 let note = self.ensure_started()?;
                 output.restart_note = note;
                 Err(ShellError::Timeout { output })
+            }
+            Err(ShellError::Stopped { mut output }) => {
+                let note = self.ensure_started()?;
+                output.restart_note = note;
+                Err(ShellError::Stopped { output })
             }
             Err(e) => Err(e),
         }
@@ -820,6 +865,41 @@ mod tests {
         assert_eq!(
             s.exec("echo \"$DP_KEEP\"", T).unwrap().stdout.text,
             "kept value 'quoted'\n"
+        );
+    }
+
+    /// A command its caller takes back is killed at once with what it started (its file never
+    /// appears) and the shell comes back with its state.
+    #[test]
+    fn a_stopped_command_is_killed_and_the_shell_comes_back() {
+        let Some(mut s) = session() else { return };
+        s.set_env("DP_KEEP", "kept", T).unwrap();
+        let file = std::env::temp_dir().join(format!("dp-stopped-{}", std::process::id()));
+        let _ = std::fs::remove_file(&file);
+        let started = Instant::now();
+        let stop_at = started + Duration::from_millis(300);
+        let err = s
+            .exec_until(
+                &format!("echo before; sleep 2; echo late > '{}'", file.display()),
+                Duration::from_secs(30),
+                &|| Instant::now() >= stop_at,
+            )
+            .unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        let ShellError::Stopped { output } = err else {
+            panic!("{err}")
+        };
+        assert_eq!(output.stdout.text, "before\n");
+        assert!(output.restart_note.unwrap().contains("DP_KEEP"));
+        std::thread::sleep(Duration::from_millis(2500));
+        assert!(!file.exists(), "the stopped command went on");
+        assert_eq!(
+            s.exec("echo \"$DP_KEEP\"", T).unwrap().stdout.text,
+            "kept\n"
         );
     }
 

@@ -46,13 +46,14 @@ pub fn run_verified(
     retries: u32,
     t: Duration,
     auto_fix: bool,
+    stop: &dyn Fn() -> bool,
 ) -> VerifiedRun {
     let mut attempts = Vec::new();
     let mut last = None;
     let mut fixed = false;
     let mut attempt = 0;
     loop {
-        let (out, timed_out) = match s.exec(command, t) {
+        let (out, timed_out) = match s.exec_until(command, t, stop) {
             Ok(o) => (o, false),
             Err(ShellError::Timeout { output }) => (*output, true),
             Err(e) => {
@@ -134,6 +135,8 @@ pub fn run_verified(
             Some("the diagnosis says retrying as is cannot help".to_string())
         } else if attempt >= retries {
             Some(format!("{} retries used", retries))
+        } else if stop() {
+            Some("stopped by its caller".to_string())
         } else {
             // Backoff before the next try: 200 ms, 400 ms, 800 ms, …
             std::thread::sleep(Duration::from_millis(200 << attempt.min(5)));

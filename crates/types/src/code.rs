@@ -140,6 +140,9 @@ pub enum ErrorCode {
     ValueNotSet,
     /// The element is disabled (greyed out) now: a click or a value would do nothing.
     ElementDisabled,
+    /// The client took the call back (`notifications/cancelled`, `tasks/cancel`) before it
+    /// finished: what was still to come was not done.
+    Cancelled,
 }
 
 impl ErrorCode {
@@ -208,6 +211,7 @@ impl ErrorCode {
             ErrorCode::AmbiguousElement => "AMBIGUOUS_ELEMENT",
             ErrorCode::ValueNotSet => "VALUE_NOT_SET",
             ErrorCode::ElementDisabled => "ELEMENT_DISABLED",
+            ErrorCode::Cancelled => "CANCELLED",
         }
     }
 
@@ -275,6 +279,7 @@ impl ErrorCode {
         ErrorCode::AmbiguousElement,
         ErrorCode::ValueNotSet,
         ErrorCode::ElementDisabled,
+        ErrorCode::Cancelled,
     ];
 }
 

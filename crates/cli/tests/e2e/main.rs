@@ -41,6 +41,7 @@ mod safety;
 mod screenshot;
 mod shell;
 mod skills;
+mod tasks;
 mod verify;
 mod wait;
 mod windows;

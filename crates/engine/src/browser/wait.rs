@@ -111,7 +111,7 @@ impl Session {
                     waited: started.elapsed(),
                 });
             }
-            std::thread::sleep(Duration::from_millis(50));
+            crate::cancel::pause(Duration::from_millis(50), "waiting in the page")?;
         }
     }
 }

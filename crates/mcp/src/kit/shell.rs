@@ -9,7 +9,8 @@
 //! text, approval, dry run), and an effect the engine judges. The reads (`shell_cwd`,
 //! `shell_env_get`, `diagnose`) are engine operations too; this module only words their
 //! results. Calls run on the blocking pool; one session's calls queue on its lock, different
-//! sessions run in parallel.
+//! sessions run in parallel. A `shell_exec` or `shell_exec_verified` whose client cancels the
+//! call (`notifications/cancelled`, `tasks/cancel`) kills its command (kit::tasks::stoppable).
 
 use std::time::Duration;
 
@@ -20,9 +21,11 @@ use deskpilot_engine::{
 use deskpilot_types::ErrorCode;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{CallToolResult, ContentBlock};
-use rmcp::{tool, tool_router};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, tool, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::report::{self, Body};
 use super::server::{ProfileSpec, Server};
@@ -269,23 +272,25 @@ fn shell_failure(session: &str, e: &Error, wording: &dyn Wording) -> CallToolRes
 
 impl<P: ProfileSpec> Server<P> {
     /// Runs a shell action of this client's session through the action pipeline on the
-    /// blocking pool (the gates may wait for a human's approval).
+    /// blocking pool (the gates may wait for a human's approval). With `stop` (the request's
+    /// token), a cancelled call kills the command (`CANCELLED`).
     async fn shell_report<F>(
         &self,
         what: &'static str,
         budget: Duration,
+        stop: Option<&CancellationToken>,
         f: F,
     ) -> Result<ActionReport<ShellOutcome>, Error>
     where
         F: FnOnce(&EngineSession) -> Result<ShellOutcome, Error> + Send + 'static,
     {
         let session = self.session();
-        render::blocking(
-            budget + deskpilot_engine::APPROVAL_TIMEOUT + Duration::from_secs(15),
-            what,
-            move || session.act(Check::default(), VerifyTarget::Screen, f),
-        )
-        .await
+        let budget = budget + deskpilot_engine::APPROVAL_TIMEOUT + Duration::from_secs(15);
+        let work = move || session.act(Check::default(), VerifyTarget::Screen, f);
+        match stop {
+            Some(ct) => super::tasks::stoppable(ct, budget, what, work).await,
+            None => render::blocking(budget, what, work).await,
+        }
     }
 
     /// [`Self::shell_report`] rendered: `body` words the outcome, a failure of session
@@ -294,6 +299,7 @@ impl<P: ProfileSpec> Server<P> {
         &self,
         what: &'static str,
         budget: Duration,
+        stop: Option<&CancellationToken>,
         session: &str,
         f: F,
         body: impl FnOnce(&ShellDone) -> Body,
@@ -301,7 +307,7 @@ impl<P: ProfileSpec> Server<P> {
     where
         F: FnOnce(&EngineSession) -> Result<ShellOutcome, Error> + Send + 'static,
     {
-        match self.shell_report(what, budget, f).await {
+        match self.shell_report(what, budget, stop, f).await {
             Ok(report) => {
                 let body = body(&report.outcome.done);
                 report::render(report, body, P::wording(), VerifyTarget::Screen)
@@ -325,7 +331,11 @@ impl<P: ProfileSpec> Server<P> {
             open_world_hint = true
         )
     )]
-    pub async fn shell_exec(&self, Parameters(a): Parameters<ExecArgs>) -> CallToolResult {
+    pub async fn shell_exec(
+        &self,
+        Parameters(a): Parameters<ExecArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         let t = match timeout(a.timeout_ms) {
             Ok(t) => t,
             Err(e) => return render::error(&e, P::wording()),
@@ -334,6 +344,7 @@ impl<P: ProfileSpec> Server<P> {
         self.shell_action(
             "shell_exec",
             t,
+            Some(&context.ct),
             &a.session,
             move |s| s.shell_exec(&name, &command, t),
             |done| match done {
@@ -360,6 +371,7 @@ impl<P: ProfileSpec> Server<P> {
         self.shell_action(
             "shell_cd",
             Duration::from_secs(10),
+            None,
             &a.session,
             move |s| s.shell_cd(&name, &path),
             |done| {
@@ -449,6 +461,7 @@ impl<P: ProfileSpec> Server<P> {
         self.shell_action(
             "shell_env_set",
             Duration::from_secs(20),
+            None,
             &a.session,
             move |s| s.shell_env_set(&name, &var, &value),
             |_| {
@@ -480,6 +493,7 @@ impl<P: ProfileSpec> Server<P> {
         self.shell_action(
             "shell_reset",
             Duration::from_secs(10),
+            None,
             &a.session,
             move |s| s.shell_reset(&name),
             |done| {
@@ -514,6 +528,7 @@ impl<P: ProfileSpec> Server<P> {
     pub async fn shell_exec_verified(
         &self,
         Parameters(a): Parameters<VerifiedArgs>,
+        context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let t = match timeout(a.timeout_ms) {
             Ok(t) => t,
@@ -550,7 +565,7 @@ impl<P: ProfileSpec> Server<P> {
             (a.session.clone(), a.command.clone(), a.retries, a.auto_fix);
         let budget = t * (retries + 1) + Duration::from_secs(2 * u64::from(retries + 1));
         let report = self
-            .shell_report("shell_exec_verified", budget, move |s| {
+            .shell_report("shell_exec_verified", budget, Some(&context.ct), move |s| {
                 s.shell_exec_verified(&name, &command, &expect, retries, t, fix)
             })
             .await;

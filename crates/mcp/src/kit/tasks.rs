@@ -9,7 +9,9 @@
 //! one, marked [`InTask`] (so that `call_tool` does not make a task of it again and approvals
 //! go through the task's input requests), with a cancellation token of its own. `tasks/cancel`
 //! cancels that token, gives the tool [`GRACE`] to stop its work and return, and settles the
-//! task `cancelled` either way.
+//! task `cancelled` either way. The long tools run their engine work through [`stoppable`],
+//! which turns that token (or a plain `notifications/cancelled`) into the engine's
+//! [`Cancel`]: a wait ends at its next pause, a shell command is killed.
 //!
 //! Which calls become tasks is decided here per call, as SEP-2663 has the server decide (rmcp
 //! 3.11's `Tool` carries no `execution.taskSupport`): a shell command cannot be known to be
@@ -18,6 +20,7 @@
 
 use std::time::{Duration, Instant};
 
+use deskpilot_engine::Cancel;
 use deskpilot_engine::limits::{SHELL_RETRIES, SHELL_TIMEOUT_MS};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, CreateTaskResult};
 use rmcp::service::RequestContext;
@@ -39,15 +42,27 @@ pub(crate) enum Start {
     Now(CallToolRequestParams),
 }
 
+/// When a tool's calls are worth a task.
+#[derive(Debug, Clone, Copy)]
+enum Long {
+    /// Every call may run long.
+    Always,
+    /// A call that reads a whole screen or monitor; a window or a region is read in a moment.
+    WholeScreen,
+}
+
 /// Tools whose calls may run long enough to be worth a task.
-const LONG: &[&str] = &[
-    "wait",
-    "wait_for",
-    "browser_wait_for",
-    "ocr",
-    "shell_exec",
-    "shell_exec_verified",
+const LONG: &[(&str, Long)] = &[
+    ("wait", Long::Always),
+    ("wait_for", Long::Always),
+    ("browser_wait_for", Long::Always),
+    ("shell_exec", Long::Always),
+    ("shell_exec_verified", Long::Always),
+    ("ocr", Long::WholeScreen),
 ];
+
+/// The arguments by which a read names a window or a region instead of a screen.
+const NARROWING: &[&str] = &["window_id", "hwnd", "title_match", "titleMatch", "region"];
 
 /// How often the client is asked to poll.
 const POLL_EVERY: Duration = Duration::from_millis(500);
@@ -65,21 +80,21 @@ pub(crate) struct InTask(pub(crate) TaskContext);
 
 /// Whether the call of `name` with `arguments` may run long.
 fn runs_long(name: &str, arguments: Option<&Map<String, Value>>) -> bool {
-    if name != "ocr" {
-        return LONG.contains(&name);
-    }
-    // OCR of a window or a region is quick; of a screen or a monitor it takes seconds.
-    let given = |key: &str| {
-        arguments.and_then(|a| a.get(key)).is_some_and(|v| match v {
-            Value::Null | Value::Bool(false) => false,
-            Value::Number(n) => n.as_f64() != Some(0.0),
-            Value::String(s) => !s.trim().is_empty() && s.trim() != "0",
-            _ => true,
-        })
+    let given = |key: &&str| {
+        arguments
+            .and_then(|a| a.get(*key))
+            .is_some_and(|v| match v {
+                Value::Null | Value::Bool(false) => false,
+                Value::Number(n) => n.as_f64() != Some(0.0),
+                Value::String(s) => !s.trim().is_empty(),
+                _ => true,
+            })
     };
-    !["window_id", "hwnd", "title_match", "titleMatch", "region"]
-        .iter()
-        .any(|k| given(k))
+    match LONG.iter().find(|(tool, _)| *tool == name) {
+        None => false,
+        Some((_, Long::Always)) => true,
+        Some((_, Long::WholeScreen)) => !NARROWING.iter().any(given),
+    }
 }
 
 /// Starts `request` as a task of `server`'s hub when the profile offers tasks, the client
@@ -111,6 +126,35 @@ pub(crate) fn start<P: ProfileSpec>(
     });
     tracing::info!(task = %task.task_id, tool = %name, "the call runs as a task");
     Start::Task(CreateTaskResult::new(task))
+}
+
+/// Runs blocking engine work `f` on the pool with a deadline (`render::blocking`) as the work
+/// of a call its client may take back: once `ct` (the request's token, cancelled by
+/// `notifications/cancelled` or, for a task, `tasks/cancel`) is cancelled, the engine's waits end
+/// with `CANCELLED` at their next pause and a shell command is killed with what it started.
+pub(crate) async fn stoppable<T, F>(
+    ct: &CancellationToken,
+    timeout: Duration,
+    what: &'static str,
+    f: F,
+) -> Result<T, deskpilot_engine::Error>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, deskpilot_engine::Error> + Send + 'static,
+{
+    let flag = Cancel::new();
+    let work = {
+        let flag = flag.clone();
+        super::render::blocking(timeout, what, move || flag.scope(f))
+    };
+    tokio::pin!(work);
+    tokio::select! {
+        answer = &mut work => answer,
+        () = ct.cancelled() => {
+            flag.cancel();
+            work.await
+        }
+    }
 }
 
 /// Runs the call through `call_tool` until it answers or the task is cancelled.
@@ -396,6 +440,64 @@ mod tests {
             "the wait stopped on its token, not at the grace: {:?}",
             asked.elapsed()
         );
+        client.cancel().await.ok();
+    }
+
+    /// A cancelled `wait_for` and a cancelled shell command stop their engine work: the tool
+    /// answers (so the task settles) well before the grace that would drop it, and the command
+    /// never gets to write its file.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cancelling_stops_the_engine_work() {
+        let fake = FakeDesktop::new(400, 300);
+        let client = connect(engine(&fake), tasks_client(), true).await;
+        let id = start_task(
+            &client,
+            "wait_for",
+            json!({ "wait_kind": "window", "text": "never there", "timeout_ms": 60000 }),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let asked = Instant::now();
+        client
+            .cancel_task(CancelTaskParams::new(id.clone()))
+            .await
+            .unwrap();
+        let done = poll(&client, &id, Duration::from_secs(10), |t| {
+            t.task.status().is_terminal()
+        })
+        .await;
+        assert_eq!(done.task.status(), TaskStatus::Cancelled);
+        assert!(asked.elapsed() < GRACE, "{:?}", asked.elapsed());
+
+        let file = std::env::temp_dir().join(format!("dp-task-cancel-{}", std::process::id()));
+        let _ = std::fs::remove_file(&file);
+        let id = start_task(
+            &client,
+            "shell_exec",
+            json!({
+                "command": format!("sleep 1.5; echo late > '{}'", file.display()),
+                "session": "cancel"
+            }),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let asked = Instant::now();
+        client
+            .cancel_task(CancelTaskParams::new(id.clone()))
+            .await
+            .unwrap();
+        let done = poll(&client, &id, Duration::from_secs(10), |t| {
+            t.task.status().is_terminal()
+        })
+        .await;
+        assert_eq!(done.task.status(), TaskStatus::Cancelled);
+        assert!(asked.elapsed() < GRACE, "{:?}", asked.elapsed());
+        // Past the moment the command would have written it.
+        let until = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < until {
+            assert!(!file.exists(), "the cancelled command went on");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         client.cancel().await.ok();
     }
 

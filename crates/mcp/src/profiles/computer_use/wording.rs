@@ -118,6 +118,9 @@ impl Wording for ComputerUseWording {
             ErrorCode::Internal => {
                 "This is a deskpilot bug: retry once, then report it with the message."
             }
+            ErrorCode::Cancelled => {
+                "The call was cancelled before it finished: what was still to come was not done. Call again if it is still wanted."
+            }
             _ => "Read the message; retry once only when it says retrying can help.",
         }
     }

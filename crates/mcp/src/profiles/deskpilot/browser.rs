@@ -695,7 +695,11 @@ impl DeskpilotServer {
             open_world_hint = false
         )
     )]
-    pub async fn browser_wait_for(&self, Parameters(a): Parameters<WaitArgs>) -> CallToolResult {
+    pub async fn browser_wait_for(
+        &self,
+        Parameters(a): Parameters<WaitArgs>,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> CallToolResult {
         let timeout = std::time::Duration::from_millis(match a.timeout_ms {
             0 => 10_000,
             t => deskpilot_engine::limits::PAGE_WAIT_MS.clamp(t),
@@ -712,7 +716,9 @@ impl DeskpilotServer {
             }
         };
         let session = self.session();
-        match render::blocking(
+        // A cancelled call ends the page wait (`CANCELLED`).
+        match crate::kit::tasks::stoppable(
+            &context.ct,
             timeout + self.request_timeout(),
             "browser_wait_for",
             move || session.browser_wait_for(Some(&a.page), &until, timeout),

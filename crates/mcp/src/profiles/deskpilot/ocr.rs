@@ -217,14 +217,19 @@ impl DeskpilotServer {
             open_world_hint = false
         )
     )]
-    pub async fn ocr(&self, Parameters(args): Parameters<OcrArgs>) -> CallToolResult {
+    pub async fn ocr(
+        &self,
+        Parameters(args): Parameters<OcrArgs>,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> CallToolResult {
         let request = match args.request() {
             Ok(r) => r,
             Err(e) => return error(&e),
         };
         let session = self.session();
         let title_match = args.title_match.clone();
-        let read = render::blocking(OCR_TIMEOUT, "ocr", move || {
+        // A cancelled call reads no further and registers nothing (`CANCELLED`).
+        let read = crate::kit::tasks::stoppable(&context.ct, OCR_TIMEOUT, "ocr", move || {
             let mut request = request;
             if !title_match.is_empty() {
                 let w = session.resolve_window(&WindowRef::TitleMatch(title_match))?;

@@ -12,7 +12,6 @@ use serde_json::json;
 
 use super::targets::window_ref;
 use super::{DeskpilotServer, error};
-use crate::kit::render;
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 
@@ -58,14 +57,6 @@ pub struct WaitForArgs {
     pub lang: String,
 }
 
-/// The answer of a wait its client cancelled (which nobody reads but a log).
-fn cancelled(tool: &str, started: std::time::Instant) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(format!(
-        "{tool} was cancelled by the client after {} ms.",
-        started.elapsed().as_millis()
-    ))])
-}
-
 fn ten_seconds() -> u64 {
     10_000
 }
@@ -97,7 +88,6 @@ impl DeskpilotServer {
             });
         }
         let length = Duration::from_secs_f64(a.seconds);
-        let started = std::time::Instant::now();
         // A cancelled call (`notifications/cancelled`, `tasks/cancel`) stops pausing.
         let pause = async {
             tokio::select! {
@@ -107,7 +97,9 @@ impl DeskpilotServer {
         };
         crate::kit::progress::with_progress(&context, length, "waiting", pause).await;
         if context.ct.is_cancelled() {
-            return cancelled("wait", started);
+            return error(&Error::Cancelled {
+                doing: format!("pausing for {} s", a.seconds),
+            });
         }
         let mut r =
             CallToolResult::success(vec![ContentBlock::text(format!("Waited {} s.", a.seconds))]);
@@ -172,22 +164,12 @@ impl DeskpilotServer {
         let engine = self.session();
         let budget = MAX_WAIT + Duration::from_secs(10);
         let total = Duration::from_millis(a.timeout_ms);
-        let started = std::time::Instant::now();
-        let waiting = render::blocking(budget, "wait_for", move || engine.wait_for(&request));
-        // A cancelled call stops waiting for the answer.
-        let watched = async {
-            tokio::select! {
-                answer = waiting => Some(answer),
-                () = context.ct.cancelled() => None,
-            }
-        };
+        // A cancelled call ends the engine's polling (`CANCELLED`).
+        let waiting = crate::kit::tasks::stoppable(&context.ct, budget, "wait_for", move || {
+            engine.wait_for(&request)
+        });
         let what = format!("waiting for {}", a.wait_kind.trim().to_ascii_lowercase());
-        let Some(answer) =
-            crate::kit::progress::with_progress(&context, total, &what, watched).await
-        else {
-            return cancelled("wait_for", started);
-        };
-        match answer {
+        match crate::kit::progress::with_progress(&context, total, &what, waiting).await {
             Ok(o) => {
                 let mut text = format!(
                     "{} after {} ms ({} {}).",

@@ -170,6 +170,9 @@ impl Wording for Deskpilot {
             ErrorCode::MemoryUnavailable => {
                 "Work without memory: list_windows and get_window_state show what is there now; the message says how a human can turn memory on or fix its directory."
             }
+            ErrorCode::Cancelled => {
+                "The call was cancelled before it finished: what was still to come was not done. Call again if it is still wanted."
+            }
             _ => "Read the message; retry once, then report it.",
         }
     }

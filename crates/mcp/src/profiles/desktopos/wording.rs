@@ -101,6 +101,9 @@ impl Wording for DesktopOsWording {
             ErrorCode::MemoryUnavailable => {
                 "Work without memory: desktop_perceive shows what is there now; the message says how a human can turn memory on."
             }
+            ErrorCode::Cancelled => {
+                "The call was cancelled before it finished: what was still to come was not done. Call again if it is still wanted."
+            }
             _ => {
                 "Read the message and the diagnosis; retry once only when it says retrying can help."
             }

@@ -151,6 +151,9 @@ impl Wording for Dsh {
                 "Retry once; if it fails again run `deskpilot doctor` and report its output."
             }
             ErrorCode::ForeignReference => "Take your own screenshot on this connection, then act.",
+            ErrorCode::Cancelled => {
+                "The call was cancelled before it finished: what was still to come was not done. Call again if it is still wanted."
+            }
             _ => "Read the message; retry once, then report it.",
         }
     }
