@@ -212,9 +212,7 @@ pub(super) fn complete(request: &CompleteRequestParams) -> Result<CompleteResult
             .into_iter()
             .map(|r| r.uri)
             .collect(),
-        (Reference::Resource(r), "id") if r.uri == "test://template/{id}/data" => {
-            owned(TEMPLATE_IDS)
-        }
+        (Reference::Resource(r), "id") if r.uri == resources::TEMPLATE => owned(TEMPLATE_IDS),
         (reference, _) => {
             return Err(ErrorData::invalid_params(
                 format!("nothing to complete for argument {argument} of {reference:?}"),
@@ -329,7 +327,7 @@ mod tests {
         );
         assert_eq!(
             values(complete_for(
-                Reference::for_resource("test://template/{id}/data"),
+                Reference::for_resource(resources::TEMPLATE),
                 "id",
                 "1"
             )),

@@ -26,7 +26,12 @@ const STATIC_BINARY: &str = "test://static-binary";
 /// The resource the suite asks `test_prompt_with_embedded_resource` to embed.
 const EXAMPLE: &str = "test://example-resource";
 pub(super) const WATCHED: &str = "test://watched-resource";
-const TEMPLATE: &str = "test://template/{id}/data";
+pub(super) const TEMPLATE: &str = "test://template/{id}/data";
+/// What comes before and after the `{id}` of [`TEMPLATE`].
+const BEFORE_ID: &str = "test://template/";
+const AFTER_ID: &str = "/data";
+/// What an `{id}` may not contain: it is one path segment.
+const SEGMENT_END: char = '/';
 
 /// How long a static result stays fresh.
 const STATIC_TTL_MS: u64 = 60_000;
@@ -78,9 +83,8 @@ pub(super) fn templates() -> ListResourceTemplatesResult {
 
 /// The `{id}` of a URI of [`TEMPLATE`].
 fn template_id(uri: &str) -> Option<&str> {
-    uri.strip_prefix("test://template/")?
-        .strip_suffix("/data")
-        .filter(|id| !id.is_empty() && !id.contains('/'))
+    let id = uri.strip_prefix(BEFORE_ID)?.strip_suffix(AFTER_ID)?;
+    (!id.is_empty() && !id.contains(SEGMENT_END)).then_some(id)
 }
 
 /// Whether `uri` is a resource served here.
@@ -164,6 +168,13 @@ impl Server<Conformance> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The template is what [`template_id`] takes apart.
+    #[test]
+    fn the_template_is_its_parts() {
+        assert_eq!(TEMPLATE, format!("{BEFORE_ID}{{id}}{AFTER_ID}"));
+        assert_eq!(template_id("test://template/7/data"), Some("7"));
+    }
 
     /// Every listed resource reads, the template's id shows in what it reads, and anything
     /// else is not found with its URI in the data.
