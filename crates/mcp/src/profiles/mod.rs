@@ -288,7 +288,10 @@ mod tests {
             })
             .collect();
         let line = crate::kit::schema::wire_line(tools);
-        eprintln!("tools/list of deskpilot, as a model reads it: {} bytes", line.len());
+        eprintln!(
+            "tools/list of deskpilot, as a model reads it: {} bytes",
+            line.len()
+        );
         assert!(
             line.len() <= 30_000,
             "tools/list of deskpilot is {} bytes as a model reads it; tighten wording or schemas (never drop a parameter)",
@@ -327,7 +330,11 @@ mod tests {
             read.len(),
             line.len()
         );
-        assert!(read.len() <= 30_000, "{} bytes as a model reads it", read.len());
+        assert!(
+            read.len() <= 30_000,
+            "{} bytes as a model reads it",
+            read.len()
+        );
         assert!(line.len() <= 64_000, "{} bytes on the wire", line.len());
     }
 
