@@ -21,14 +21,16 @@
 //! the test until this table says so.
 //!
 //! Icons: one small SVG per [`Group`] — what the tool works on: the screen, input, elements,
-//! windows, a browser, a shell, memory, the clipboard, skills, picked UI context — as a base64
-//! `data:` URI, on every tool listed here. A tool this module does not know keeps what it had
+//! windows, a browser, a shell, memory, the clipboard, skills, picked UI context; each table row
+//! names its tool's group — as a base64 `data:` URI, on every tool listed here. A tool this module does not know keeps what it had
 //! (the `conformance` profile's fixtures declare their own).
 
 use std::sync::Arc;
 
 use rmcp::model::{Icon, Tool};
 use serde_json::{Map, Value};
+
+use Group::{Browser, Clipboard, Context, Elements, Input, Memory, Screen, Shell, Skill, Windows};
 
 /// The JSON types a value may have: a set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +102,7 @@ pub(crate) type Field = (&'static str, Ty);
 /// Some keys of an answer; a tool's answer is the union of a few of these.
 pub(crate) type Shape = &'static [Field];
 /// A profile's tools, each with the shapes its answer is made of.
-type Table = &'static [(&'static str, &'static [Shape])];
+type Table = &'static [(&'static str, Group, &'static [Shape])];
 
 // ---- what the kit adds the same way to every profile's answers -------------------------------
 
@@ -435,64 +437,80 @@ const D_CLOSE: Shape = &[("closed", ARR), ("detached", ARR)];
 
 /// The deskpilot profile: every tool and the shapes its answer is made of.
 const DESKPILOT: Table = &[
-    ("app_skill", &[SKILL, ACTION]),
-    ("browser_attach", &[D_BROWSER]),
-    ("browser_click", &[D_PAGE_ACTION, ACTION]),
-    ("browser_close", &[D_CLOSE]),
-    ("browser_dialog", &[D_PAGE_ACTION, ACTION]),
-    ("browser_emulate", &[D_PAGE_ACTION, ACTION]),
-    ("browser_eval", &[D_PAGE_ACTION, ACTION]),
-    ("browser_fill", &[D_PAGE_ACTION, ACTION]),
-    ("browser_launch", &[D_BROWSER, ACTION]),
-    ("browser_log", &[D_LOG]),
-    ("browser_navigate", &[D_PAGE_ACTION, ACTION]),
-    ("browser_press_key", &[D_PAGE_ACTION, ACTION]),
-    ("browser_screenshot", &[D_IMAGE, D_PAGE_IMAGE]),
-    ("browser_snapshot", &[D_PAGE_SNAPSHOT]),
-    ("browser_tabs", &[D_TABS, D_PAGE_ACTION, ACTION]),
-    ("browser_type", &[D_PAGE_ACTION, ACTION]),
-    ("browser_wait_for", &[D_PAGE_WAIT]),
-    ("click", &[D_POINTER, D_ELEMENT, ACTION, VERDICT]),
-    ("clipboard_read", &[CLIPBOARD_READ]),
-    ("clipboard_write", &[CLIPBOARD_WRITE, ACTION]),
-    ("diagnose", &[DIAGNOSIS]),
-    ("double_click", &[D_POINTER, ACTION, VERDICT]),
-    ("drag", &[D_POINTER, ACTION, VERDICT]),
-    ("find_elements", &[D_FIND]),
-    ("get_element_text", &[&[("element", OBJ), ("text", STR)]]),
-    ("get_window_state", &[D_TREE]),
-    ("list_apps", &[APPS]),
-    ("list_windows", &[&[("count", INT), ("windows", ARR)]]),
-    ("memory_clear", &[MEMORY_CLEAR, ACTION]),
-    ("memory_recall", &[MEMORY_RECALL]),
-    ("memory_stats", &[MEMORY_STATS]),
-    ("memory_timeline", &[MEMORY_TIMELINE]),
-    ("move_cursor", &[D_POINTER, ACTION, VERDICT]),
-    ("ocr", &[D_OCR]),
-    ("perceive", &[PERCEIVE]),
-    ("perform_action", &[D_ELEMENT, ACTION, VERDICT]),
-    ("press_key", &[D_KEYBOARD, D_KEYS, ACTION, VERDICT]),
-    ("resume", &[D_RESUME]),
-    ("right_click", &[D_POINTER, ACTION, VERDICT]),
-    ("screenshot", &[D_IMAGE, D_SCREENSHOT]),
-    ("scroll", &[D_POINTER, ACTION, VERDICT]),
-    ("set_value", &[D_ELEMENT, D_VALUE, ACTION, VERDICT]),
-    ("shell_cd", &[SHELL_PLACE, ACTION]),
-    ("shell_cwd", &[SHELL_PLACE, SHELL_CWD]),
-    ("shell_env_get", &[SHELL_ENV]),
-    ("shell_env_set", &[SHELL_ENV_SET, ACTION]),
-    ("shell_exec", &[SHELL_RUN, ACTION]),
-    ("shell_exec_verified", &[SHELL_RUN, SHELL_VERIFIED, ACTION]),
-    ("shell_reset", &[SHELL_PLACE, ACTION]),
-    ("status", &[D_STATUS]),
-    ("type_text", &[D_KEYBOARD, D_TEXT, ACTION, VERDICT]),
-    ("ui_context_clear", &[CONTEXT_CLEAR]),
-    ("ui_context_current", &[CONTEXT]),
-    ("ui_context_pick", &[CONTEXT]),
-    ("wait", &[&[("waited_ms", NUM)]]),
-    ("wait_for", &[D_WAIT_FOR]),
-    ("window", &[D_WINDOW, ACTION, VERDICT]),
-    ("zoom", &[D_IMAGE]),
+    ("app_skill", Skill, &[SKILL, ACTION]),
+    ("browser_attach", Browser, &[D_BROWSER]),
+    ("browser_click", Browser, &[D_PAGE_ACTION, ACTION]),
+    ("browser_close", Browser, &[D_CLOSE]),
+    ("browser_dialog", Browser, &[D_PAGE_ACTION, ACTION]),
+    ("browser_emulate", Browser, &[D_PAGE_ACTION, ACTION]),
+    ("browser_eval", Browser, &[D_PAGE_ACTION, ACTION]),
+    ("browser_fill", Browser, &[D_PAGE_ACTION, ACTION]),
+    ("browser_launch", Browser, &[D_BROWSER, ACTION]),
+    ("browser_log", Browser, &[D_LOG]),
+    ("browser_navigate", Browser, &[D_PAGE_ACTION, ACTION]),
+    ("browser_press_key", Browser, &[D_PAGE_ACTION, ACTION]),
+    ("browser_screenshot", Browser, &[D_IMAGE, D_PAGE_IMAGE]),
+    ("browser_snapshot", Browser, &[D_PAGE_SNAPSHOT]),
+    ("browser_tabs", Browser, &[D_TABS, D_PAGE_ACTION, ACTION]),
+    ("browser_type", Browser, &[D_PAGE_ACTION, ACTION]),
+    ("browser_wait_for", Browser, &[D_PAGE_WAIT]),
+    ("click", Input, &[D_POINTER, D_ELEMENT, ACTION, VERDICT]),
+    ("clipboard_read", Clipboard, &[CLIPBOARD_READ]),
+    ("clipboard_write", Clipboard, &[CLIPBOARD_WRITE, ACTION]),
+    ("diagnose", Shell, &[DIAGNOSIS]),
+    ("double_click", Input, &[D_POINTER, ACTION, VERDICT]),
+    ("drag", Input, &[D_POINTER, ACTION, VERDICT]),
+    ("find_elements", Elements, &[D_FIND]),
+    (
+        "get_element_text",
+        Elements,
+        &[&[("element", OBJ), ("text", STR)]],
+    ),
+    ("get_window_state", Elements, &[D_TREE]),
+    ("list_apps", Windows, &[APPS]),
+    (
+        "list_windows",
+        Windows,
+        &[&[("count", INT), ("windows", ARR)]],
+    ),
+    ("memory_clear", Memory, &[MEMORY_CLEAR, ACTION]),
+    ("memory_recall", Memory, &[MEMORY_RECALL]),
+    ("memory_stats", Memory, &[MEMORY_STATS]),
+    ("memory_timeline", Memory, &[MEMORY_TIMELINE]),
+    ("move_cursor", Input, &[D_POINTER, ACTION, VERDICT]),
+    ("ocr", Screen, &[D_OCR]),
+    ("perceive", Screen, &[PERCEIVE]),
+    ("perform_action", Elements, &[D_ELEMENT, ACTION, VERDICT]),
+    ("press_key", Input, &[D_KEYBOARD, D_KEYS, ACTION, VERDICT]),
+    ("resume", Windows, &[D_RESUME]),
+    ("right_click", Input, &[D_POINTER, ACTION, VERDICT]),
+    ("screenshot", Screen, &[D_IMAGE, D_SCREENSHOT]),
+    ("scroll", Input, &[D_POINTER, ACTION, VERDICT]),
+    (
+        "set_value",
+        Elements,
+        &[D_ELEMENT, D_VALUE, ACTION, VERDICT],
+    ),
+    ("shell_cd", Shell, &[SHELL_PLACE, ACTION]),
+    ("shell_cwd", Shell, &[SHELL_PLACE, SHELL_CWD]),
+    ("shell_env_get", Shell, &[SHELL_ENV]),
+    ("shell_env_set", Shell, &[SHELL_ENV_SET, ACTION]),
+    ("shell_exec", Shell, &[SHELL_RUN, ACTION]),
+    (
+        "shell_exec_verified",
+        Shell,
+        &[SHELL_RUN, SHELL_VERIFIED, ACTION],
+    ),
+    ("shell_reset", Shell, &[SHELL_PLACE, ACTION]),
+    ("status", Windows, &[D_STATUS]),
+    ("type_text", Input, &[D_KEYBOARD, D_TEXT, ACTION, VERDICT]),
+    ("ui_context_clear", Context, &[CONTEXT_CLEAR]),
+    ("ui_context_current", Context, &[CONTEXT]),
+    ("ui_context_pick", Context, &[CONTEXT]),
+    ("wait", Windows, &[&[("waited_ms", NUM)]]),
+    ("wait_for", Windows, &[D_WAIT_FOR]),
+    ("window", Windows, &[D_WINDOW, ACTION, VERDICT]),
+    ("zoom", Screen, &[D_IMAGE]),
 ];
 
 // ---- the dsh profile (dsh-computer-use) -------------------------------------------------------
@@ -596,14 +614,19 @@ const H_ELEMENT: Shape = &[
 ];
 
 const DSH: Table = &[
-    ("app_skill", &[SKILL, ACTION]),
-    ("app_window", &[H_WINDOW, ACTION, VERDICT]),
-    ("clipboard", &[CLIPBOARD_READ, CLIPBOARD_WRITE, ACTION]),
+    ("app_skill", Skill, &[SKILL, ACTION]),
+    ("app_window", Windows, &[H_WINDOW, ACTION, VERDICT]),
+    (
+        "clipboard",
+        Clipboard,
+        &[CLIPBOARD_READ, CLIPBOARD_WRITE, ACTION],
+    ),
     (
         "computer",
+        Screen,
         &[H_COMPUTER, H_IMAGE, H_SCREENSHOT, ACTION, VERDICT],
     ),
-    ("ui_element", &[H_ELEMENT, ACTION, VERDICT]),
+    ("ui_element", Elements, &[H_ELEMENT, ACTION, VERDICT]),
 ];
 
 // ---- the desktopos profile (DesktopOS) --------------------------------------------------------
@@ -669,54 +692,83 @@ const O_CDP_ACTION: Shape = &[("detail", STR), ("changed", opt(BOOL)), ("value",
 const O_CDP_IMAGE: Shape = &[("width", INT), ("height", INT), ("format", STR)];
 
 const DESKTOPOS: Table = &[
-    ("desktop_browser_launch", &[O_BROWSER, ACTION]),
-    ("desktop_cdp_click", &[O_CDP, O_CDP_ACTION, ACTION]),
+    ("desktop_browser_launch", Browser, &[O_BROWSER, ACTION]),
+    ("desktop_cdp_click", Browser, &[O_CDP, O_CDP_ACTION, ACTION]),
     (
         "desktop_cdp_close",
+        Browser,
         &[&[("session", STR), ("browsersEnded", ARR)], ACTION],
     ),
-    ("desktop_cdp_elements", &[O_CDP, O_CDP_ELEMENTS]),
-    ("desktop_cdp_eval", &[O_CDP, &[("result", ANY)], ACTION]),
-    ("desktop_cdp_open", &[O_CDP, &[("browser", INT)], ACTION]),
-    ("desktop_cdp_screenshot", &[O_CDP, O_CDP_IMAGE]),
-    ("desktop_cdp_targets", &[O_CDP_TARGETS]),
-    ("desktop_cdp_type", &[O_CDP, O_CDP_ACTION, ACTION]),
-    ("desktop_click", &[O_INPUT, O_POINTER, O_VERDICT, ACTION]),
+    ("desktop_cdp_elements", Browser, &[O_CDP, O_CDP_ELEMENTS]),
+    (
+        "desktop_cdp_eval",
+        Browser,
+        &[O_CDP, &[("result", ANY)], ACTION],
+    ),
+    (
+        "desktop_cdp_open",
+        Browser,
+        &[O_CDP, &[("browser", INT)], ACTION],
+    ),
+    ("desktop_cdp_screenshot", Browser, &[O_CDP, O_CDP_IMAGE]),
+    ("desktop_cdp_targets", Browser, &[O_CDP_TARGETS]),
+    ("desktop_cdp_type", Browser, &[O_CDP, O_CDP_ACTION, ACTION]),
+    (
+        "desktop_click",
+        Input,
+        &[O_INPUT, O_POINTER, O_VERDICT, ACTION],
+    ),
     (
         "desktop_click_element",
+        Elements,
         &[O_CLICK_ELEMENT, O_VERDICT, ACTION],
     ),
-    ("desktop_cursor", &[&[("x", INT), ("y", INT)]]),
-    ("desktop_diagnose", &[DIAGNOSIS]),
-    ("desktop_elements", &[O_ELEMENTS]),
-    ("desktop_focus_window", &[O_FOCUS, O_VERDICT, ACTION]),
+    ("desktop_cursor", Input, &[&[("x", INT), ("y", INT)]]),
+    ("desktop_diagnose", Shell, &[DIAGNOSIS]),
+    ("desktop_elements", Elements, &[O_ELEMENTS]),
+    (
+        "desktop_focus_window",
+        Windows,
+        &[O_FOCUS, O_VERDICT, ACTION],
+    ),
     (
         "desktop_key",
+        Input,
         &[O_INPUT, &[("combo", STR)], O_VERDICT, ACTION],
     ),
-    ("desktop_list_windows", &[O_WINDOWS]),
-    ("desktop_move", &[O_INPUT, O_POINTER, O_VERDICT, ACTION]),
-    ("desktop_perceive", &[PERCEIVE, O_PERCEIVE]),
-    ("desktop_screenshot", &[O_IMAGE]),
+    ("desktop_list_windows", Windows, &[O_WINDOWS]),
+    (
+        "desktop_move",
+        Input,
+        &[O_INPUT, O_POINTER, O_VERDICT, ACTION],
+    ),
+    ("desktop_perceive", Screen, &[PERCEIVE, O_PERCEIVE]),
+    ("desktop_screenshot", Screen, &[O_IMAGE]),
     (
         "desktop_scroll",
+        Input,
         &[O_INPUT, O_POINTER, &[("delta", INT)], O_VERDICT, ACTION],
     ),
     (
         "desktop_type",
+        Input,
         &[O_INPUT, &[("characters", INT)], O_VERDICT, ACTION],
     ),
-    ("memory_clear", &[MEMORY_CLEAR, ACTION]),
-    ("memory_recall", &[MEMORY_RECALL]),
-    ("memory_stats", &[MEMORY_STATS]),
-    ("memory_timeline", &[MEMORY_TIMELINE]),
-    ("shell_cd", &[SHELL_PLACE, ACTION]),
-    ("shell_cwd", &[SHELL_PLACE, SHELL_CWD]),
-    ("shell_env_get", &[SHELL_ENV]),
-    ("shell_env_set", &[SHELL_ENV_SET, ACTION]),
-    ("shell_exec", &[SHELL_RUN, ACTION]),
-    ("shell_exec_verified", &[SHELL_RUN, SHELL_VERIFIED, ACTION]),
-    ("shell_reset", &[SHELL_PLACE, ACTION]),
+    ("memory_clear", Memory, &[MEMORY_CLEAR, ACTION]),
+    ("memory_recall", Memory, &[MEMORY_RECALL]),
+    ("memory_stats", Memory, &[MEMORY_STATS]),
+    ("memory_timeline", Memory, &[MEMORY_TIMELINE]),
+    ("shell_cd", Shell, &[SHELL_PLACE, ACTION]),
+    ("shell_cwd", Shell, &[SHELL_PLACE, SHELL_CWD]),
+    ("shell_env_get", Shell, &[SHELL_ENV]),
+    ("shell_env_set", Shell, &[SHELL_ENV_SET, ACTION]),
+    ("shell_exec", Shell, &[SHELL_RUN, ACTION]),
+    (
+        "shell_exec_verified",
+        Shell,
+        &[SHELL_RUN, SHELL_VERIFIED, ACTION],
+    ),
+    ("shell_reset", Shell, &[SHELL_PLACE, ACTION]),
 ];
 
 // ---- the computer-use profile (computer-use-mcp) ----------------------------------------------
@@ -758,9 +810,10 @@ const U_LAUNCH: Shape = &[
 ];
 
 const COMPUTER_USE: Table = &[
-    ("activate_window", &[U_WINDOW, ACTION]),
+    ("activate_window", Windows, &[U_WINDOW, ACTION]),
     (
         "click",
+        Input,
         &[
             U_WINDOW,
             U_POINTER,
@@ -769,28 +822,33 @@ const COMPUTER_USE: Table = &[
             ACTION,
         ],
     ),
-    ("drag", &[U_WINDOW, U_POINTER, ACTION]),
-    ("get_window", &[U_WINDOW]),
-    ("get_window_state", &[U_WINDOW, U_STATE]),
-    ("launch_app", &[U_LAUNCH, ACTION]),
-    ("list_apps", &[APPS]),
-    ("list_windows", &[&[("windows", ARR)]]),
-    ("perform_secondary_action", &[U_WINDOW, U_ELEMENT, ACTION]),
-    ("press_key", &[U_WINDOW, U_KEYS, ACTION]),
+    ("drag", Input, &[U_WINDOW, U_POINTER, ACTION]),
+    ("get_window", Windows, &[U_WINDOW]),
+    ("get_window_state", Elements, &[U_WINDOW, U_STATE]),
+    ("launch_app", Windows, &[U_LAUNCH, ACTION]),
+    ("list_apps", Windows, &[APPS]),
+    ("list_windows", Windows, &[&[("windows", ARR)]]),
+    (
+        "perform_secondary_action",
+        Elements,
+        &[U_WINDOW, U_ELEMENT, ACTION],
+    ),
+    ("press_key", Input, &[U_WINDOW, U_KEYS, ACTION]),
     (
         "scroll",
+        Input,
         &[U_WINDOW, U_POINTER, &[("dx", INT), ("dy", INT)], ACTION],
     ),
-    ("set_value", &[U_WINDOW, U_ELEMENT, ACTION]),
-    ("type_text", &[U_WINDOW, U_KEYS, ACTION]),
+    ("set_value", Elements, &[U_WINDOW, U_ELEMENT, ACTION]),
+    ("type_text", Input, &[U_WINDOW, U_KEYS, ACTION]),
 ];
 
 // ---- the ui-context profile (UI Context Protocol) ---------------------------------------------
 
 const UI_CONTEXT: Table = &[
-    ("ui_context_clear", &[CONTEXT_CLEAR]),
-    ("ui_context_current", &[CONTEXT]),
-    ("ui_context_pick", &[CONTEXT]),
+    ("ui_context_clear", Context, &[CONTEXT_CLEAR]),
+    ("ui_context_current", Context, &[CONTEXT]),
+    ("ui_context_pick", Context, &[CONTEXT]),
 ];
 
 /// Every profile this module declares outputs for, by its `serve --profile` name.
@@ -807,7 +865,7 @@ const PROFILES: &[(&str, Table)] = &[
 /// their type too); `None` for a tool this module does not know.
 pub(crate) fn fields(profile: &str, tool: &str) -> Option<Vec<Field>> {
     let (_, tools) = PROFILES.iter().find(|(p, _)| *p == profile)?;
-    let (_, shapes) = tools.iter().find(|(t, _)| *t == tool)?;
+    let (_, _, shapes) = tools.iter().find(|(t, ..)| *t == tool)?;
     let mut out: Vec<Field> = Vec::new();
     for (key, ty) in shapes.iter().flat_map(|s| s.iter()) {
         match out.iter_mut().find(|(k, _)| k == key) {
@@ -843,14 +901,14 @@ pub(crate) fn schema(fields: &[Field]) -> Map<String, Value> {
 /// `tool` of `profile` with its `outputSchema` and icon, when this module knows the tool and
 /// the tool declares none itself.
 pub(crate) fn declare(profile: &str, mut tool: Tool) -> Tool {
-    let Some(f) = fields(profile, &tool.name) else {
+    let (Some(f), Some(g)) = (fields(profile, &tool.name), group(profile, &tool.name)) else {
         return tool;
     };
     if tool.output_schema.is_none() {
         tool.output_schema = Some(Arc::new(schema(&f)));
     }
     if tool.icons.is_none() {
-        tool.icons = Some(vec![icon(group(&tool.name))]);
+        tool.icons = Some(vec![icon(g)]);
     }
     tool
 }
@@ -882,34 +940,10 @@ pub(crate) enum Group {
     Context,
 }
 
-/// The group of a tool, by its name in any profile.
-pub(crate) fn group(tool: &str) -> Group {
-    use Group::*;
-    match tool {
-        "screenshot" | "zoom" | "ocr" | "perceive" | "desktop_screenshot" | "desktop_perceive"
-        | "computer" => Screen,
-        "click" | "double_click" | "right_click" | "move_cursor" | "scroll" | "drag"
-        | "type_text" | "press_key" | "desktop_click" | "desktop_move" | "desktop_type"
-        | "desktop_key" | "desktop_scroll" | "desktop_cursor" => Input,
-        "get_window_state"
-        | "find_elements"
-        | "set_value"
-        | "perform_action"
-        | "get_element_text"
-        | "perform_secondary_action"
-        | "desktop_elements"
-        | "desktop_click_element"
-        | "ui_element" => Elements,
-        "diagnose" | "desktop_diagnose" => Shell,
-        "app_skill" => Skill,
-        t if t.starts_with("browser_") || t.starts_with("desktop_cdp_") => Browser,
-        "desktop_browser_launch" => Browser,
-        t if t.starts_with("shell_") => Shell,
-        t if t.starts_with("memory_") => Memory,
-        t if t.starts_with("ui_context_") => Context,
-        t if t.contains("clipboard") => Clipboard,
-        _ => Windows,
-    }
+/// The group of `tool` in `profile`, as its table row says.
+pub(crate) fn group(profile: &str, tool: &str) -> Option<Group> {
+    let (_, tools) = PROFILES.iter().find(|(p, _)| *p == profile)?;
+    tools.iter().find(|(t, ..)| *t == tool).map(|(_, g, _)| *g)
 }
 
 /// The group's icon: a 16×16 line drawing in grey (readable on light and dark backgrounds), as
@@ -917,24 +951,22 @@ pub(crate) fn group(tool: &str) -> Group {
 pub(crate) fn icon(group: Group) -> Icon {
     use base64::Engine as _;
     let drawing = match group {
-        Group::Screen => {
-            r#"<rect x="1.5" y="2.5" width="13" height="9" rx="1"/><path d="M5 14h6"/>"#
-        }
-        Group::Input => r#"<path d="M3 2l10 6-4.5 1L6 13z"/>"#,
-        Group::Elements => r#"<path d="M2 4h2M6 4h8M4 8h2M8 8h6M4 12h2M8 12h6"/>"#,
-        Group::Windows => {
+        Screen => r#"<rect x="1.5" y="2.5" width="13" height="9" rx="1"/><path d="M5 14h6"/>"#,
+        Input => r#"<path d="M3 2l10 6-4.5 1L6 13z"/>"#,
+        Elements => r#"<path d="M2 4h2M6 4h8M4 8h2M8 8h6M4 12h2M8 12h6"/>"#,
+        Windows => {
             r#"<rect x="1.5" y="2.5" width="13" height="11" rx="1"/><path d="M1.5 5.5h13"/>"#
         }
-        Group::Browser => {
+        Browser => {
             r#"<circle cx="8" cy="8" r="6.5"/><path d="M1.5 8h13M8 1.5c-3 3.5-3 9.5 0 13M8 1.5c3 3.5 3 9.5 0 13"/>"#
         }
-        Group::Shell => r#"<path d="M2 4l4 4-4 4M8 12h6"/>"#,
-        Group::Memory => r#"<circle cx="8" cy="8" r="6.5"/><path d="M8 4v4l3 2"/>"#,
-        Group::Clipboard => {
+        Shell => r#"<path d="M2 4l4 4-4 4M8 12h6"/>"#,
+        Memory => r#"<circle cx="8" cy="8" r="6.5"/><path d="M8 4v4l3 2"/>"#,
+        Clipboard => {
             r#"<rect x="3" y="2.5" width="10" height="12" rx="1"/><path d="M6 1.5h4v2H6z"/>"#
         }
-        Group::Skill => r#"<path d="M1.5 3h5L8 4l1.5-1h5v10h-5L8 14l-1.5-1h-5zM8 4v10"/>"#,
-        Group::Context => r#"<circle cx="8" cy="8" r="5"/><path d="M8 1v4M8 11v4M1 8h4M11 8h4"/>"#,
+        Skill => r#"<path d="M1.5 3h5L8 4l1.5-1h5v10h-5L8 14l-1.5-1h-5zM8 4v10"/>"#,
+        Context => r#"<circle cx="8" cy="8" r="5"/><path d="M8 1v4M8 11v4M1 8h4M11 8h4"/>"#,
     };
     let svg = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16" fill="none" stroke="gray">{drawing}</svg>"#
@@ -966,7 +998,6 @@ mod tests {
 
     #[test]
     fn every_group_has_its_own_small_svg_icon() {
-        use Group::*;
         use base64::Engine as _;
         let groups = [
             Screen, Input, Elements, Windows, Browser, Shell, Memory, Clipboard, Skill, Context,
@@ -990,12 +1021,11 @@ mod tests {
             assert!(!seen.contains(&src), "{g:?} looks like another group");
             seen.push(src);
         }
-        assert_eq!(group("browser_click"), Browser);
-        assert_eq!(group("desktop_cdp_eval"), Browser);
-        assert_eq!(group("shell_exec"), Shell);
-        assert_eq!(group("ui_context_pick"), Context);
-        assert_eq!(group("clipboard"), Clipboard);
-        assert_eq!(group("window"), Windows);
+        assert_eq!(group("deskpilot", "browser_click"), Some(Browser));
+        assert_eq!(group("desktopos", "desktop_cdp_eval"), Some(Browser));
+        assert_eq!(group("dsh", "clipboard"), Some(Clipboard));
+        assert_eq!(group("computer-use", "click"), Some(Input));
+        assert_eq!(group("conformance", "click"), None);
     }
 
     #[test]
@@ -1017,12 +1047,12 @@ mod tests {
     #[test]
     fn no_tool_is_listed_twice_and_no_key_twice_in_a_shape() {
         for (profile, tools) in PROFILES {
-            let mut names: Vec<&str> = tools.iter().map(|(t, _)| *t).collect();
+            let mut names: Vec<&str> = tools.iter().map(|(t, ..)| *t).collect();
             names.sort();
             let n = names.len();
             names.dedup();
             assert_eq!(names.len(), n, "{profile}: a tool listed twice");
-            for (tool, shapes) in *tools {
+            for (tool, _, shapes) in *tools {
                 for s in *shapes {
                     let mut keys: Vec<&str> = s.iter().map(|(k, _)| *k).collect();
                     keys.sort();
