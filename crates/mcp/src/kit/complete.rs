@@ -180,11 +180,11 @@ fn choices(session: &Session, source: Source, context: &HashMap<String, String>)
             .collect(),
         Source::Prompt(Data::Button) => buttons(session, context),
         Source::Prompt(Data::ShellSession) => {
-            let mut names = session.shells().names();
-            if !names.iter().any(|n| n == "main") {
-                names.insert(0, "main".to_string());
-            }
-            names.into_iter().map(Choice::plain).collect()
+            // The tools' default session first, whether it has run anything yet or not.
+            std::iter::once(prompts::shell::MAIN_SESSION.to_string())
+                .chain(session.shells().names())
+                .map(Choice::plain)
+                .collect()
         }
         Source::Prompt(Data::App) => apps(session),
         Source::Prompt(Data::Free) => Vec::new(),

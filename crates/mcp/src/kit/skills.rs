@@ -120,11 +120,11 @@ fn need_app(action: &str, app: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// Tells the endpoint's clients what a write changed: the skill's resource and, unless the
-/// write only appended to a skill, the lists of prompts and resources.
-fn written(hub: &Hub, o: &SkillWrite) {
+/// Tells the endpoint's clients what `action` wrote: the skill's resource changed and, unless
+/// it only appended to a skill, the lists of prompts and resources.
+fn written(hub: &Hub, action: SkillAction, o: &SkillWrite) {
     hub.resource_updated(&super::resources::skill_uri(&o.written.id));
-    if o.action != "append" {
+    if action != SkillAction::Append {
         hub.prompts_list_changed();
         hub.resources_list_changed();
     }
@@ -165,6 +165,7 @@ pub(crate) async fn app_skill(
     {
         return render::error(&e, wording);
     }
+    let action = a.action;
     let (what, verb) = match a.action {
         SkillAction::List => return list(&session),
         SkillAction::Get => return get(session, wording, timeout, a.app).await,
@@ -190,7 +191,7 @@ pub(crate) async fn app_skill(
             _ => s.skill_remove(&a.app),
         },
         move |o| {
-            written(&hub, o);
+            written(&hub, action, o);
             let w = &o.written;
             let text = match o.action {
                 "remove" => format!(

@@ -82,36 +82,44 @@ impl<'de> serde::Deserialize<'de> for Ordered {
 fn parse_values(values: &str) -> Result<Vec<(String, Want)>, String> {
     let trimmed = values.trim();
     let mut fields = Vec::new();
-    if trimmed.starts_with('{') {
-        let Ordered(entries) = serde_json::from_str(trimmed)
-            .map_err(|e| format!("values: not a JSON object ({e})"))?;
-        for (k, v) in entries {
-            let want = match v {
-                Value::String(s) => Want::Text(s),
-                Value::Bool(b) => Want::On(b),
-                Value::Number(n) => Want::Text(n.to_string()),
-                Value::Null => Want::Text(String::new()),
-                _ => {
-                    return Err(format!(
-                        "values: \"{k}\" must be text, a number or true/false"
-                    ));
-                }
-            };
-            fields.push((k.trim().to_string(), want));
-        }
-    } else {
-        for (n, line) in trimmed.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
+    match serde_json::from_str::<Value>(trimmed) {
+        Ok(Value::Object(_)) => {
+            let Ordered(entries) = serde_json::from_str(trimmed)
+                .map_err(|e| format!("values: not a JSON object ({e})"))?;
+            for (k, v) in entries {
+                let want = match v {
+                    Value::String(s) => Want::Text(s),
+                    Value::Bool(b) => Want::On(b),
+                    Value::Number(n) => Want::Text(n.to_string()),
+                    Value::Null => Want::Text(String::new()),
+                    _ => {
+                        return Err(format!(
+                            "values: \"{k}\" must be text, a number or true/false"
+                        ));
+                    }
+                };
+                fields.push((k.trim().to_string(), want));
             }
-            let Some((k, v)) = line.split_once('=') else {
-                return Err(format!(
-                    "values: line {} (\"{}\") is not key=value, and the whole is not a JSON object",
-                    n + 1,
-                    line.trim()
-                ));
-            };
-            fields.push((k.trim().to_string(), Want::Text(v.trim().to_string())));
+        }
+        Ok(other) => {
+            return Err(format!(
+                "values: JSON values must be an object of field: value, not {other}"
+            ));
+        }
+        Err(json) => {
+            for (n, line) in trimmed.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let Some((k, v)) = line.split_once('=') else {
+                    return Err(format!(
+                        "values: line {} (\"{}\") is not key=value, and the whole is no JSON object ({json})",
+                        n + 1,
+                        line.trim()
+                    ));
+                };
+                fields.push((k.trim().to_string(), Want::Text(v.trim().to_string())));
+            }
         }
     }
     if let Some((_, _)) = fields.iter().find(|(k, _)| k.is_empty()) {
@@ -177,7 +185,8 @@ fn locate(
         annotate: false,
     })?;
     let element_of = |c: &Candidate| {
-        (c.source == "accessibility")
+        // An accessibility candidate carries its snapshot token; text OCR read has none.
+        (!c.token.is_empty())
             .then(|| snapshot.elements.get(c.index))
             .flatten()
             .filter(|e| e.token == c.token)
@@ -269,7 +278,7 @@ pub(super) async fn fill<P: ProfileSpec>(
                     }
                 ),
                 None => match spot {
-                    Some(s) if s.candidate.source == "ocr" => ocr_click(&s.candidate),
+                    Some(s) if s.candidate.screenshot_id.is_some() => ocr_click(&s.candidate),
                     _ => format!(
                         "it was not found in the window now: find it with find_elements {}",
                         call_args(json!({ "window_id": id, "description": name }))

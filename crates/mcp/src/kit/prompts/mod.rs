@@ -24,7 +24,7 @@
 
 mod form;
 mod inspect;
-mod shell;
+pub(crate) mod shell;
 mod work;
 
 use std::collections::HashMap;
@@ -432,10 +432,8 @@ fn failed(argument: &str, e: Error) -> ErrorData {
 pub(crate) fn resolve_window(session: &Session, arg: &str) -> Result<WindowInfo, Error> {
     let arg = arg.trim();
     let windows = session.list_windows(&Default::default())?;
-    let id = match arg.strip_prefix("0x").or_else(|| arg.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16).ok(),
-        None => arg.parse::<u64>().ok(),
-    };
+    // An id as the tools take it (`0x1a00003` or decimal).
+    let id = super::args::window_id(Value::String(arg.to_string())).ok();
     if let Some(w) = id.and_then(|id| windows.iter().find(|w| w.id == WindowId(id))) {
         return Ok(w.clone());
     }

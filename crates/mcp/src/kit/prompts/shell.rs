@@ -12,12 +12,15 @@ use super::{Args, Toolbox, call_args, failed, user_text};
 use crate::kit::render;
 use crate::kit::server::{ProfileSpec, Server};
 
+/// The session the shell tools use when a call names none.
+pub(crate) const MAIN_SESSION: &str = "main";
+
 pub(super) async fn task<P: ProfileSpec>(
     server: &Server<P>,
     args: &Args,
 ) -> Result<GetPromptResult, ErrorData> {
     let task = args.need("task").to_string();
-    let name = args.get("session").unwrap_or("main").to_string();
+    let name = args.get("session").unwrap_or(MAIN_SESSION).to_string();
     let session = server.session();
     let asked = name.clone();
     let (place, program) = render::blocking(

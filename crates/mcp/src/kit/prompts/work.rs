@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use deskpilot_engine::{Error, Session};
 use deskpilot_skills::Skill;
-use deskpilot_types::WindowInfo;
+use deskpilot_types::{Key, WindowInfo};
 use rmcp::ErrorData;
 use rmcp::model::GetPromptResult;
 use serde_json::json;
@@ -16,27 +16,27 @@ use super::{Args, MAX_WINDOWS, Toolbox, call_args, skill_uri, user_text, window_
 use crate::kit::render;
 use crate::kit::server::{ProfileSpec, Server};
 
-/// Key chords a skill's text names (`ctrl+s`, `alt+f`, `shift+insert`), in order, at most
-/// `max`.
+/// The keys a skill's text names for `press_key`, in order, at most `max`: each word that
+/// parses as a chord with a modifier (`ctrl+s`, `alt+F4`, `shift+insert`), or a function key
+/// (`F5`).
 fn chords(body: &str, max: usize) -> Vec<String> {
-    const MODIFIERS: &[&str] = &["ctrl", "alt", "shift", "super", "meta", "cmd", "win"];
+    let modifier = |k: &Key| matches!(k, Key::Ctrl | Key::Alt | Key::Shift | Key::Super);
     let mut found: Vec<String> = Vec::new();
-    for word in body.split(|c: char| {
-        c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | ':' | '"' | '/' | '`')
-    }) {
-        let word = word.trim_end_matches(['.', '!', '?', '…']);
-        let Some((first, rest)) = word.split_once('+') else {
+    for word in body.split_whitespace() {
+        let word = word.trim_matches(|c: char| !(c.is_alphanumeric() || c == '+'));
+        let Ok(keys) = Key::parse_chord(word) else {
             continue;
         };
-        if rest.is_empty() || !MODIFIERS.contains(&first.to_ascii_lowercase().as_str()) {
-            continue;
-        }
-        let chord = word.to_string();
-        if !found.iter().any(|f| f.eq_ignore_ascii_case(&chord)) {
-            found.push(chord);
-        }
-        if found.len() == max {
-            break;
+        let chord = match keys.as_slice() {
+            [Key::F(_)] => true,
+            [mods @ .., last] => !mods.is_empty() && mods.iter().all(modifier) && !modifier(last),
+            [] => false,
+        };
+        if chord && !found.iter().any(|f| f.eq_ignore_ascii_case(word)) {
+            found.push(word.to_string());
+            if found.len() == max {
+                break;
+            }
         }
     }
     found
@@ -109,11 +109,7 @@ fn app_now(session: &Session, skill: Option<&Skill>, app: &str) -> Result<AppNow
         let want = key(n);
         apps.installed
             .iter()
-            .find(|a| {
-                key(&a.name) == want
-                    || key(a.id.trim_end_matches(".desktop")) == want
-                    || a.keywords.iter().any(|k| key(k) == want)
-            })
+            .find(|a| key(&a.name) == want || a.keywords.iter().any(|k| key(k) == want))
             .cloned()
     });
     Ok(AppNow { windows, installed })
@@ -282,10 +278,10 @@ mod tests {
         );
         assert_eq!(
             chords(
-                "Save: ctrl+s. Save As: ctrl+shift+s; (alt+f) F5, a+b, Ctrl+S",
-                5
+                "Save: ctrl+s. Save As: ctrl+shift+s; (alt+f) F5, a+b, Ctrl+S, ctrl+1…8, shift+ctrl, the end",
+                6
             ),
-            ["ctrl+s", "ctrl+shift+s", "alt+f"]
+            ["ctrl+s", "ctrl+shift+s", "alt+f", "F5"]
         );
     }
 }
