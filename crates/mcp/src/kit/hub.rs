@@ -24,6 +24,9 @@ pub(crate) struct Hub {
     pub(crate) tasks: TaskManager,
     /// `resources/subscribe` of 2025-11-25 sessions: who, through which peer, to what.
     legacy: Mutex<Vec<Legacy>>,
+    /// The peers of the 2025-11-25 sessions that initialized: that revision has no
+    /// subscription for list changes, so every one of them hears each.
+    joined: Mutex<Vec<(SessionId, Peer<RoleServer>)>>,
     /// Open `subscriptions/listen` streams.
     listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
     next_listener: AtomicU64,
@@ -104,10 +107,26 @@ impl Hub {
         );
     }
 
+    /// Session `session` (2025-11-25) initialized: it hears every list-changed notice.
+    pub(crate) fn join(&self, session: SessionId, peer: Peer<RoleServer>) {
+        let mut joined = lock(&self.joined);
+        joined.retain(|(_, p)| !p.is_transport_closed());
+        if !joined.iter().any(|(s, _)| *s == session) {
+            joined.push((session, peer));
+        }
+    }
+
+    /// The peers of the sessions that joined and are still connected.
+    fn joined(&self) -> Vec<Peer<RoleServer>> {
+        let mut joined = lock(&self.joined);
+        joined.retain(|(_, p)| !p.is_transport_closed());
+        joined.iter().map(|(_, p)| p.clone()).collect()
+    }
+
     /// The list of resources changed (a skill saved, a recording made).
     pub(crate) fn resources_list_changed(&self) {
         self.send(
-            Vec::new(),
+            self.joined(),
             ServerNotification::ResourceListChangedNotification(Default::default()),
         );
     }
@@ -115,7 +134,7 @@ impl Hub {
     /// The list of prompts changed (a skill saved or removed).
     pub(crate) fn prompts_list_changed(&self) {
         self.send(
-            Vec::new(),
+            self.joined(),
             ServerNotification::PromptListChangedNotification(Default::default()),
         );
     }

@@ -333,6 +333,16 @@ impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
             profile = P::NAME,
             "client initialized"
         );
+        // A 2025-11-25 session has no subscription for list changes: it hears them all, when
+        // its profile declared them.
+        let capabilities = P::capabilities();
+        if capabilities.prompts.is_some_and(|p| p.list_changed == Some(true))
+            || capabilities
+                .resources
+                .is_some_and(|r| r.list_changed == Some(true))
+        {
+            self.hub.join(self.session.id(), context.peer.clone());
+        }
         super::approval::install(&self.session, context.peer);
     }
 
