@@ -456,6 +456,49 @@ pub(crate) fn serves<P: ProfileSpec>(server: &Server<P>, uri: &str) -> bool {
     served
 }
 
+/// Takes what `uri` holds now as the point its changes are measured from, before a
+/// subscription is confirmed: a change a client makes right after subscribing is then told
+/// (the watcher's first poll would otherwise take the changed content as its starting point).
+pub(crate) async fn baseline<P: ProfileSpec>(server: &Server<P>, uri: &str) {
+    let watch = watcher(server);
+    let Some(named) = Named::parse(uri) else {
+        return;
+    };
+    // A session of its own, as the watcher's: a tree read here moves no client's tokens.
+    let session = Arc::new(Session::new(server.session.engine().clone()));
+    let timeout = server.request_timeout();
+    let now = match named {
+        Named::Windows => super::render::blocking(timeout, "read the window list", move || {
+            session.list_windows(&WindowFilter::default())
+        })
+        .await
+        .ok()
+        .map(|windows| fingerprint(&windows_json(&windows))),
+        Named::Tree(window) | Named::Outline(window) => {
+            let request = tree_request(window);
+            match super::render::blocking(timeout, "read a window's tree", move || {
+                session.window_state(&request)
+            })
+            .await
+            {
+                Ok(snapshot) => Some(tree_fingerprint(&snapshot.elements)),
+                Err(e) if e.code() == ErrorCode::WindowNotFound => Some(0),
+                Err(_) => None,
+            }
+        }
+        Named::Timeline => super::render::blocking(timeout, "read the timeline", move || {
+            session.memory_timeline(TIMELINE_ENTRIES, None)
+        })
+        .await
+        .ok()
+        .map(|read| fingerprint(&timeline_json(&read))),
+        Named::Screenshot(_) | Named::Skill(_) => None,
+    };
+    if let Some(now) = now {
+        watch.saw(uri, now);
+    }
+}
+
 fn meta_of(value: Value) -> MetaObject {
     match value {
         Value::Object(map) => MetaObject(map),

@@ -107,6 +107,12 @@ pub trait ProfileSpec: Send + Sync + Sized + 'static {
         false
     }
 
+    /// Takes what `uri` holds now as the point its changes are measured from, before a
+    /// subscription to it is confirmed: nothing to do by default.
+    fn watch_from_now(_server: &Server<Self>, _uri: &str) -> impl Future<Output = ()> + Send {
+        std::future::ready(())
+    }
+
     /// `prompts/list`.
     fn list_prompts(
         _server: &Server<Self>,
@@ -336,7 +342,9 @@ impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
         // A 2025-11-25 session has no subscription for list changes: it hears them all, when
         // its profile declared them.
         let capabilities = P::capabilities();
-        if capabilities.prompts.is_some_and(|p| p.list_changed == Some(true))
+        if capabilities
+            .prompts
+            .is_some_and(|p| p.list_changed == Some(true))
             || capabilities
                 .resources
                 .is_some_and(|r| r.list_changed == Some(true))
@@ -405,6 +413,7 @@ impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
                 None,
             ));
         }
+        P::watch_from_now(self, &request.uri).await;
         self.hub
             .subscribe(self.session.id(), context.peer, request.uri);
         Ok(())
@@ -432,6 +441,14 @@ impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
     }
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        let uris = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        for uri in &uris {
+            P::watch_from_now(self, uri).await;
+        }
         self.hub.listen(context).await;
         Ok(())
     }

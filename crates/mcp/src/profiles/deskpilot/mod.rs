@@ -234,6 +234,10 @@ impl ProfileSpec for Deskpilot {
         kit::resources::serves(server, uri)
     }
 
+    async fn watch_from_now(server: &DeskpilotServer, uri: &str) {
+        kit::resources::baseline(server, uri).await;
+    }
+
     async fn list_prompts(
         server: &DeskpilotServer,
         _request: Option<rmcp::model::PaginatedRequestParams>,
