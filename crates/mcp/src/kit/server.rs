@@ -533,14 +533,23 @@ impl<P: ProfileSpec> rmcp::ServerHandler for Server<P> {
         }
         // Events this call logs reach this client when it asked for them.
         let span = super::logging::span(self, &context);
-        let _entered = span.clone().entered();
-        // A client that declared tasks gets a task for a long tool, answered at once.
-        let request = match super::tasks::start(self, request, &context) {
-            super::tasks::Start::Task(task) => return Ok(task.into()),
+        // A client that declared tasks gets a task for a long tool; one that ends within a
+        // moment answers as an ordinary call.
+        let started = {
+            let _entered = span.enter();
+            super::tasks::start(self, request, &context)
+        };
+        let request = match started {
+            super::tasks::Start::Task(task) => {
+                return tracing::Instrument::instrument(
+                    super::tasks::answer(&self.hub, task),
+                    span,
+                )
+                .await;
+            }
             super::tasks::Start::Refused(error) => return Err(error),
             super::tasks::Start::Now(request) => request,
         };
-        drop(_entered);
         // Who asks the human if this call needs an approval: elicitation (2025-11-25), an
         // input-required round (2026-07-28), the task's input requests (a task).
         let approval = super::approval::begin(self, &request, &context)?;

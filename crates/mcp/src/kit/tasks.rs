@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use deskpilot_engine::Cancel;
 use deskpilot_engine::limits::{SHELL_RETRIES, SHELL_TIMEOUT_MS};
+use rmcp::model::TaskPayload;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, CreateTaskResult};
 use rmcp::service::RequestContext;
 use rmcp::task_manager::{TaskContext, TaskExit, TaskOptions};
@@ -41,6 +42,12 @@ pub(crate) enum Start {
     /// It runs now, as an ordinary call.
     Now(CallToolRequestParams),
 }
+
+/// How long a call that became a task is waited for before its handle is answered: one that
+/// ends sooner (an `echo`, a wait whose window is already there) answers as an ordinary call,
+/// which is also what a client that declared tasks without following them (the Inspector's
+/// CLI) can read.
+const QUICK: Duration = Duration::from_secs(1);
 
 /// When a tool's calls are worth a task.
 #[derive(Debug, Clone, Copy)]
@@ -124,8 +131,43 @@ pub(crate) fn start<P: ProfileSpec>(
     let task = server.hub.tasks.clone().spawn(options, move |task| {
         Box::pin(run(server, request, context, task))
     });
-    tracing::info!(task = %task.task_id, tool = %name, "the call runs as a task");
+    tracing::debug!(task = %task.task_id, tool = %name, "the call starts as a task");
     Start::Task(CreateTaskResult::new(task))
+}
+
+/// The answer to a call that became `task`: its ordinary result when it ends within [`QUICK`]
+/// (or fails), else the task's handle for the client to poll.
+pub(crate) async fn answer(
+    hub: &super::hub::Hub,
+    task: CreateTaskResult,
+) -> Result<CallToolResponse, ErrorData> {
+    let id = task.task.task_id.clone();
+    let deadline = Instant::now() + QUICK;
+    loop {
+        match hub.tasks.get_task(&id).map(|t| t.payload) {
+            Ok(TaskPayload::Completed { result }) => {
+                return serde_json::from_value::<CallToolResult>(Value::Object(result))
+                    .map(Into::into)
+                    .map_err(|e| ErrorData::internal_error(format!("task {id}: {e}"), None));
+            }
+            Ok(TaskPayload::Failed { error }) => {
+                return Err(
+                    serde_json::from_value(Value::Object(error)).unwrap_or_else(|e| {
+                        ErrorData::internal_error(format!("task {id}: {e}"), None)
+                    }),
+                );
+            }
+            // A question for the human is asked through the task: the client needs its handle.
+            Ok(TaskPayload::InputRequired { .. }) => break,
+            _ => {}
+        }
+        if Instant::now() >= deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tracing::info!(task = %id, "the call runs on as a task");
+    Ok(task.into())
 }
 
 /// Runs blocking engine work `f` on the pool with a deadline (`render::blocking`) as the work
@@ -534,7 +576,7 @@ mod tests {
         let id = start_task(
             &client,
             "shell_exec",
-            json!({ "command": "sleep 0.3; echo task-output", "session": "tasks" }),
+            json!({ "command": "sleep 1.5; echo task-output", "session": "tasks" }),
         )
         .await;
         let done = poll(&client, &id, Duration::from_secs(20), |t| {
