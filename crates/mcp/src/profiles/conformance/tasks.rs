@@ -79,9 +79,18 @@ fn text(t: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(t)])
 }
 
-/// Sleeps `seconds` unless the task is cancelled first.
+/// The longest a fixture works: the suite asks for a few seconds; any more (or a value no
+/// `Duration` holds) is cut to this, so a call never outlives a client's patience.
+const MOST_SECONDS: f64 = 10.0;
+
+/// Sleeps `seconds` (at most [`MOST_SECONDS`]) unless the task is cancelled first.
 async fn work(seconds: f64, task: Option<&TaskContext>) -> Result<(), TaskExit> {
-    let sleep = tokio::time::sleep(Duration::from_secs_f64(seconds.max(0.0)));
+    let seconds = if seconds.is_finite() {
+        seconds.clamp(0.0, MOST_SECONDS)
+    } else {
+        0.0
+    };
+    let sleep = tokio::time::sleep(Duration::from_secs_f64(seconds));
     match task {
         Some(task) => tokio::select! {
             () = task.cancelled() => Err(TaskExit::Cancelled),
