@@ -510,8 +510,15 @@ impl Session {
         let Some(proc) = self.proc.as_mut() else {
             return Err(ShellError::Io("the shell is not running".into()));
         };
-        // Whatever background jobs printed since the last command is not this command's.
-        while proc.chunks.try_recv().is_ok() {}
+        // Whatever background jobs printed since the last command is not this command's; a pipe
+        // that closed meanwhile still counts (regression: a shell that died before its first
+        // command was reported as "timed out after 0 ms").
+        let mut closed = 0;
+        while let Ok(chunk) = proc.chunks.try_recv() {
+            if matches!(chunk, Chunk::Closed) {
+                closed += 1;
+            }
+        }
         let line = dialect.command_line(command, &nonce);
         if let Err(e) = proc
             .stdin
@@ -527,7 +534,6 @@ impl Session {
         let (mut out, mut err) = (Collector::default(), Collector::default());
         let mut out_end: Option<(u64, i32, String)> = None;
         let mut err_end: Option<u64> = None;
-        let mut closed = 0;
         loop {
             if out_end.is_some() && err_end.is_some() {
                 break;
@@ -549,9 +555,10 @@ impl Session {
                         err_end = err.find_recent(&err_marker, b.len());
                     }
                 }
-                Ok(Chunk::Closed) => {
+                // Both readers are gone only after both sent `Closed`.
+                Ok(Chunk::Closed) | Err(RecvTimeoutError::Disconnected) => {
                     closed += 1;
-                    if closed == 2 {
+                    if closed >= 2 {
                         // The shell ended (the command ran `exit`, or killed it).
                         let status = proc.child.wait().ok();
                         let code = status.and_then(exit_code);
