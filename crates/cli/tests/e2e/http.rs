@@ -219,6 +219,93 @@ async fn two_http_sessions_have_their_own_engine_sessions_and_sigterm_exits_clea
     drop((a, b));
 }
 
+/// A 2025-11-25 client whose response stream drops while a call runs reconnects with
+/// `Last-Event-ID` and still gets the answer the server produced while it was away.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_response_stream_resumes_with_last_event_id() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let server = HttpServer::start(desktop, &[], Some(TOKEN));
+    let bearer = format!("Bearer {TOKEN}");
+    let (status, h, body) = post(&server, &[("authorization", &bearer)], initialize_body()).await;
+    assert_eq!(status, 200, "{body}");
+    let sid = h["mcp-session-id"].to_str().unwrap().to_string();
+    let headers = [
+        ("authorization", bearer.as_str()),
+        ("mcp-session-id", sid.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let note = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string();
+    let (status, _, body) = post(&server, &headers, note).await;
+    assert_eq!(status, 202, "{body}");
+
+    let http = reqwest::Client::new();
+    let call = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "name": "shell_exec",
+                    "arguments": { "command": "sleep 2; echo answer-after-the-drop" } }
+    });
+    let mut req = http
+        .post(server.url("/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(call.to_string());
+    for (k, v) in headers {
+        req = req.header(k, v);
+    }
+    let mut r = req.send().await.expect("POST tools/call");
+    assert_eq!(r.status().as_u16(), 200);
+    // Read up to the first event id (the stream's priming event), then hang up.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut seen = String::new();
+    let event_id = loop {
+        if let Some(id) = seen
+            .lines()
+            .find_map(|l| l.strip_prefix("id:").map(|v| v.trim().to_string()))
+        {
+            break id;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let chunk = tokio::time::timeout(left, r.chunk())
+            .await
+            .expect("no event id within 10 s")
+            .expect("stream");
+        seen.push_str(&String::from_utf8_lossy(
+            &chunk.expect("stream ended early"),
+        ));
+    };
+    assert!(!seen.contains("answer-after-the-drop"), "{seen}");
+    drop(r);
+
+    let mut req = http
+        .get(server.url("/mcp"))
+        .header("accept", "text/event-stream")
+        .header("last-event-id", &event_id);
+    for (k, v) in headers {
+        req = req.header(k, v);
+    }
+    let mut r = req.send().await.expect("GET with Last-Event-ID");
+    assert_eq!(r.status().as_u16(), 200, "{event_id}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut replayed = String::new();
+    while !replayed.contains("answer-after-the-drop") {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, r.chunk()).await {
+            Ok(Ok(Some(chunk))) => replayed.push_str(&String::from_utf8_lossy(&chunk)),
+            other => panic!("resumed stream ended without the answer ({other:?}): {replayed}"),
+        }
+    }
+    let data = replayed
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .find(|d| d.contains("answer-after-the-drop"))
+        .unwrap();
+    let msg: Value = serde_json::from_str(data.trim()).unwrap();
+    assert_eq!(msg["id"], 2, "{msg}");
+    assert_eq!(msg["result"]["isError"], false, "{msg}");
+}
+
 /// A page served from the server's own origin (any of its loopback names at its port) may
 /// call it without `--allow-origin`; another site may not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
