@@ -29,6 +29,9 @@ pub struct ElementStates {
     pub editable: bool,
     /// A form field that must be filled in (AT-SPI `required`, UIA `IsRequiredForForm`).
     pub required: bool,
+    /// A password field: its text is a secret (AT-SPI `PASSWORD_TEXT`, MSAA `PROTECTED`, UIA
+    /// `IsPassword`). Its value, length and mask are never shown, and captures paint it over.
+    pub protected: bool,
     /// On screen (not scrolled out of view).
     pub onscreen: bool,
 }

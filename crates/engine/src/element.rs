@@ -544,9 +544,11 @@ fn recheck(s: &Session, element: &mut Element, notes: &mut Vec<ElementNote>) -> 
         element.bounds = live.bounds;
     }
     element.name = live.name;
-    let onscreen = element.states.onscreen;
+    let (onscreen, protected) = (element.states.onscreen, element.states.protected);
     element.states = ElementStates {
         onscreen,
+        // A role in AT-SPI: a live state read does not know it.
+        protected: protected || live.states.protected,
         ..live.states
     };
     element.enabled = live.states.enabled;

@@ -19,6 +19,7 @@ pub mod state {
     pub const OFFSCREEN: u32 = 0x1_0000;
     pub const FOCUSABLE: u32 = 0x10_0000;
     pub const HASPOPUP: u32 = 0x4000_0000;
+    pub const PROTECTED: u32 = 0x2000_0000;
 }
 
 /// `ROLE_SYSTEM_WINDOW`: a window's frame object.
@@ -121,6 +122,7 @@ pub fn msaa_states(bits: u32, role: Role) -> ElementStates {
         editable: role == Role::Edit && !has(state::READONLY),
         // MSAA has no state for it.
         required: false,
+        protected: has(state::PROTECTED),
         onscreen: !has(state::OFFSCREEN) && !has(state::INVISIBLE),
     }
 }

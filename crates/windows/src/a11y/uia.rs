@@ -49,6 +49,7 @@ const PROPERTIES: &[UIA_PROPERTY_ID] = &[
     UIA_IsKeyboardFocusablePropertyId,
     UIA_IsOffscreenPropertyId,
     UIA_IsRequiredForFormPropertyId,
+    UIA_IsPasswordPropertyId,
     UIA_HelpTextPropertyId,
     UIA_IsInvokePatternAvailablePropertyId,
     UIA_IsTogglePatternAvailablePropertyId,
@@ -128,6 +129,7 @@ fn read(e: &IUIAutomationElement, live: bool) -> Read {
         ),
         editable: patterns.value && !patterns.value_read_only && role == Role::Edit,
         required: flag(UIA_IsRequiredForFormPropertyId),
+        protected: flag(UIA_IsPasswordPropertyId),
         onscreen: !flag(UIA_IsOffscreenPropertyId),
     };
     Read {

@@ -39,7 +39,10 @@ pub(super) fn bare(n: &Node, window: &WindowInfo) -> RawElement {
             n.summary.as_deref(),
         ),
         value: None,
-        states: states(n.states, None, window.frame),
+        states: ElementStates {
+            protected: n.role == atspi::Role::PasswordText,
+            ..states(n.states, None, window.frame)
+        },
         actions: Vec::new(),
         bounds: None,
         handle: handle(&n.object),
@@ -142,7 +145,10 @@ pub(super) async fn enrich_one(
                 n.summary.as_deref(),
             ),
             value: clean_value(value),
-            states: states(n.states, bounds, window.frame),
+            states: ElementStates {
+                protected: n.role == atspi::Role::PasswordText,
+                ..states(n.states, bounds, window.frame)
+            },
             actions,
             bounds,
             handle: handle(o),

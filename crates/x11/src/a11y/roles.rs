@@ -80,6 +80,8 @@ pub(super) fn states(s: StateSet, bounds: Option<Rect>, window: Rect) -> Element
         expanded: s.contains(State::Expanded),
         editable: s.contains(State::Editable),
         required: s.contains(State::Required),
+        // A role, not a state, in AT-SPI: the tree sets it (enrich).
+        protected: false,
         onscreen: bounds.is_some_and(|b| b.intersect(&window).is_some()),
     }
 }
