@@ -288,7 +288,7 @@ fn advertised(element: &Element, preferred: &[&str]) -> Option<String> {
 }
 
 /// `toggle CheckBox "Enable logging" (s3:19) in "Title" (process, pid N)`.
-fn label(what: &str, element: &Element, window: &WindowInfo) -> String {
+pub(crate) fn label(what: &str, element: &Element, window: &WindowInfo) -> String {
     format!(
         "{what} {} \"{}\" ({}) in {}",
         element.role,
@@ -501,11 +501,11 @@ fn selected_detail(element: &Element, item: &Element) -> String {
 
 /// An element re-checked just before an action: its window as the snapshot saw it and as it
 /// is now, the element as it is now, and what the re-check found worth saying.
-struct Target {
-    seen: WindowInfo,
-    now: WindowInfo,
-    element: Element,
-    notes: Vec<ElementNote>,
+pub(crate) struct Target {
+    pub(crate) seen: WindowInfo,
+    pub(crate) now: WindowInfo,
+    pub(crate) element: Element,
+    pub(crate) notes: Vec<ElementNote>,
 }
 
 /// Re-reads `element` in its application and refreshes it (bounds, name, states), or refuses
@@ -562,7 +562,7 @@ fn recheck(s: &Session, element: &mut Element, notes: &mut Vec<ElementNote>) -> 
 /// Refuses to act on a control that is disabled now (as re-read just before acting): a
 /// person's click or typing would do nothing, and the effect of a later enabling must not be
 /// taken for the action's.
-fn enabled_now(element: &Element) -> Result<(), Error> {
+pub(crate) fn enabled_now(element: &Element) -> Result<(), Error> {
     if element.enabled || !element.role.is_interactive() {
         return Ok(());
     }
@@ -581,7 +581,7 @@ impl Session {
     /// A backend that cannot re-read elements leaves the snapshot's element as it was.
     ///
     /// [`Accessibility::live`]: deskpilot_backend::Accessibility::live
-    fn live_element(&self, target: &ElementRef) -> Result<Target, Error> {
+    pub(crate) fn live_element(&self, target: &ElementRef) -> Result<Target, Error> {
         let (seen, mut element) = self.element(target.clone())?;
         let windows = self.desktop().windows.list_windows()?;
         let now = windows
@@ -1146,7 +1146,7 @@ impl Session {
     /// hold the focus where its states can be read, then select all (ctrl+a) and type the value
     /// (an empty value: backspace). Keys are never sent while another element or window holds
     /// the focus.
-    fn type_value(
+    pub(crate) fn type_value(
         &self,
         seen: &WindowInfo,
         now: &WindowInfo,
@@ -1200,7 +1200,7 @@ impl Session {
     }
 
     /// Makes `window` the active one when it is not (keys go to the active window).
-    fn activate_for_keys(&self, window: &WindowInfo) -> Result<(), Error> {
+    pub(crate) fn activate_for_keys(&self, window: &WindowInfo) -> Result<(), Error> {
         let active = |ws: &[WindowInfo]| ws.iter().any(|w| w.id == window.id && w.state.active);
         if active(&self.desktop().windows.list_windows()?) {
             return Ok(());
