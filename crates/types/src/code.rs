@@ -143,6 +143,14 @@ pub enum ErrorCode {
     /// The client took the call back (`notifications/cancelled`, `tasks/cancel`) before it
     /// finished: what was still to come was not done.
     Cancelled,
+    /// The secret's scope (`[secrets.NAME]` windows / origins) does not include the target.
+    SecretOutOfScope,
+    /// A secret goes only into a password field unless its scope says `anyField = true`.
+    SecretNotPasswordField,
+    /// No secret of that name in the file, the environment, the keyring, or from the person.
+    SecretUnknown,
+    /// The secrets file can be read by other users (or is not a plain file): it is refused.
+    SecretsFilePermissions,
 }
 
 impl ErrorCode {
@@ -212,6 +220,10 @@ impl ErrorCode {
             ErrorCode::ValueNotSet => "VALUE_NOT_SET",
             ErrorCode::ElementDisabled => "ELEMENT_DISABLED",
             ErrorCode::Cancelled => "CANCELLED",
+            ErrorCode::SecretOutOfScope => "SECRET_OUT_OF_SCOPE",
+            ErrorCode::SecretNotPasswordField => "SECRET_NOT_PASSWORD_FIELD",
+            ErrorCode::SecretUnknown => "SECRET_UNKNOWN",
+            ErrorCode::SecretsFilePermissions => "SECRETS_FILE_PERMISSIONS",
         }
     }
 
@@ -280,6 +292,10 @@ impl ErrorCode {
         ErrorCode::ValueNotSet,
         ErrorCode::ElementDisabled,
         ErrorCode::Cancelled,
+        ErrorCode::SecretOutOfScope,
+        ErrorCode::SecretNotPasswordField,
+        ErrorCode::SecretUnknown,
+        ErrorCode::SecretsFilePermissions,
     ];
 }
 

@@ -12,6 +12,7 @@ mod code;
 mod geometry;
 mod key;
 mod ocr;
+pub mod redact;
 mod role;
 mod text;
 mod window;
