@@ -45,6 +45,7 @@ mod pointer;
 mod registry;
 mod remember;
 mod safety;
+pub mod secrets;
 mod session;
 mod shell;
 mod shots;
