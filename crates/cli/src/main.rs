@@ -137,7 +137,7 @@ fn logging() {
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
     let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(|| ScrubbedStderr)
         .with_ansi(false)
         .with_filter(
             tracing_subscriber::EnvFilter::try_from_env("DESKPILOT_LOG")
@@ -147,6 +147,22 @@ fn logging() {
         .with(stderr)
         .with(deskpilot_mcp::logging_layer())
         .init();
+}
+
+/// stderr with every known secret value replaced by `<secret NAME>` (the formatter writes
+/// each event whole, so a value is never split between two writes).
+struct ScrubbedStderr;
+
+impl std::io::Write for ScrubbedStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        std::io::stderr().write_all(deskpilot_types::redact::scrub(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
 }
 
 /// A multi-threaded runtime for commands that need one (built after any desktop bring-up,

@@ -36,6 +36,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use deskpilot_types::redact;
 use rmcp::RoleServer;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProtocolVersion};
 use rmcp::service::{Peer, RequestContext};
@@ -464,10 +465,12 @@ impl Fields<'_> {
 
 impl Visit for Fields<'_> {
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.put(field, || Value::from(format!("{value:?}")));
+        self.put(field, || {
+            Value::from(redact::scrub(&format!("{value:?}")).into_owned())
+        });
     }
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.put(field, || Value::from(value));
+        self.put(field, || Value::from(redact::scrub(value).into_owned()));
     }
     fn record_bool(&mut self, field: &Field, value: bool) {
         self.put(field, || Value::from(value));
@@ -482,7 +485,9 @@ impl Visit for Fields<'_> {
         self.put(field, || Value::from(value));
     }
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
-        self.put(field, || Value::from(value.to_string()));
+        self.put(field, || {
+            Value::from(redact::scrub(&value.to_string()).into_owned())
+        });
     }
 }
 
