@@ -39,6 +39,9 @@ pub struct EngineConfig {
     /// What deskpilot remembers of this desktop (`memory`, `memoryDir`, `memoryNeverRemember`,
     /// `memoryAliases`).
     pub memory: MemorySettings,
+    /// Named secrets: the file, the keyring switch and each secret's scope (`secretsFile`,
+    /// `secretsKeyring`, `[secrets.NAME]`, `--secrets`).
+    pub secrets: crate::secrets::SecretsSettings,
 }
 
 /// Deployment settings of memory, defined beside it (off by default).
@@ -83,6 +86,7 @@ impl Default for EngineConfig {
             screenshot_timeout: None,
             images: ImageDelivery::default(),
             memory: MemorySettings::default(),
+            secrets: Default::default(),
         }
     }
 }

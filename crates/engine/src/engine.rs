@@ -68,6 +68,9 @@ pub struct Engine {
     pub(crate) skills: deskpilot_skills::Library,
     /// What this user's desktop showed and what was done on it; `None` when memory is off.
     pub(crate) memory: Option<Arc<deskpilot_memory::live::Store>>,
+    /// Named secrets and their scopes (values are loaded by the binary with
+    /// [`SecretStore::load`](crate::secrets::SecretStore::load)).
+    secrets: crate::secrets::SecretStore,
 }
 
 /// `desktop` as the engine holds it: window listings feed memory, and the guard listens to
@@ -103,6 +106,7 @@ impl Engine {
         let desktop = attach(desktop, &guard, memory.as_ref());
         let skills =
             deskpilot_skills::Library::new(&config.skills.library, &|k| std::env::var(k).ok());
+        let secrets = crate::secrets::SecretStore::new(config.secrets.clone());
         Engine {
             guard,
             skills,
@@ -112,6 +116,7 @@ impl Engine {
             buffers: Mutex::new(Buffers::default()),
             ids: Default::default(),
             restart: Mutex::new(None),
+            secrets,
             memory,
         }
     }
@@ -129,6 +134,11 @@ impl Engine {
             at_ms,
             why: why.to_string(),
         });
+    }
+
+    /// The named secrets this engine may type.
+    pub fn secrets(&self) -> &crate::secrets::SecretStore {
+        &self.secrets
     }
 
     /// The last desktop restart, if there was one.

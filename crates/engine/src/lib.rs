@@ -45,6 +45,7 @@ mod pointer;
 mod registry;
 mod remember;
 mod safety;
+mod secret_input;
 pub mod secrets;
 mod session;
 mod shell;
@@ -98,6 +99,7 @@ pub use safety::{
     APPROVAL_TIMEOUT, Approval, Approver, DEFAULT_OVERLAY_MESSAGE, GuardStatus, Mutation,
     OverlayMode, RESUME_COOLDOWN, SafetyConfig, Stop, StopReason,
 };
+pub use secret_input::{SecretEffect, SecretTarget, SecretTyped};
 pub use session::{Session, SessionId};
 pub use shell::{
     Attempt, Captured, Diagnosis, Expect, Fix, Output, ShellDone, ShellOutcome, ShellPlace,

@@ -140,8 +140,8 @@ impl Outcome for PointerOutcome {
 
 /// A resolved, checked point.
 pub(crate) struct Checked {
-    point: Point,
-    window: Option<WindowInfo>,
+    pub(crate) point: Point,
+    pub(crate) window: Option<WindowInfo>,
     warnings: Vec<HitWarning>,
 }
 
@@ -174,7 +174,7 @@ impl Session {
     }
 
     /// Steps 1–3: resolve `targets` against one reference, re-check its pinned window and hit test.
-    fn check_points(
+    pub(crate) fn check_points(
         &self,
         targets: &[PointerTarget],
         mode: HitTestMode,
@@ -356,7 +356,7 @@ impl Session {
     /// freezes the pointer until it replays the event; moves sent meanwhile are queued, not
     /// lost. So each attempt polls the position for up to [`LANDING_WAIT`] before the one
     /// retry, and before `POINTER_NOT_LANDED`.
-    fn move_with_receipt(&self, p: Point) -> Result<Receipt, Error> {
+    pub(crate) fn move_with_receipt(&self, p: Point) -> Result<Receipt, Error> {
         let pointer = &self.desktop().pointer;
         let mut at = p;
         for attempt in 0..2 {

@@ -148,6 +148,24 @@ impl Engine {
         });
     }
 
+    /// Notes on the running call's trace that secret `name` was typed (the timeline's audit
+    /// line: "secret NAME typed (filled; approved by the person)"), never its value.
+    pub(crate) fn note_secret(
+        &self,
+        name: &str,
+        effect: crate::secret_input::SecretEffect,
+        approval: &str,
+    ) {
+        self.note_call();
+        with_trace(|t| {
+            t.route = Some("input");
+            t.effect = Some(format!(
+                "secret {name} typed ({}; {approval})",
+                effect.as_str()
+            ));
+        });
+    }
+
     /// Says the running call is a perception or action worth a timeline entry, even if it
     /// names no window.
     pub(crate) fn note_call(&self) {

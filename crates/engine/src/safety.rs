@@ -47,6 +47,17 @@ impl Session {
     /// `BlockedTarget`, `ApprovalUnavailable` / `ApprovalDenied`, or `DryRun` (which surfaces
     /// render as "[dry run] Would …", not as a failure). Arms the indicator when it lets through.
     pub(crate) fn gate(&self, kind: Mutation, label: &str) -> Result<(), Error> {
+        self.gate_approving(kind, label, false)
+    }
+
+    /// [`Session::gate`], asking the person also when `requireApproval` is off if `approve`
+    /// says so (a secret whose scope wants every use approved).
+    pub(crate) fn gate_approving(
+        &self,
+        kind: Mutation,
+        label: &str,
+        approve: bool,
+    ) -> Result<(), Error> {
         self.check_stop(label)?;
         let safety = &self.config().safety;
         let disabled = match kind {
@@ -74,7 +85,7 @@ impl Session {
                 entry: entry.clone(),
             });
         }
-        if safety.require_approval {
+        if safety.require_approval || approve {
             let approver = self.approver();
             let answer = match approver {
                 Some(a) => a.approve(label, APPROVAL_TIMEOUT),

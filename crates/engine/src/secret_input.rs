@@ -1,0 +1,330 @@
+//! `type_secret`: a named secret typed into a password field on the desktop, by element token
+//! or by point, never through the clipboard and never read back.
+//!
+//! Order of the checks: the name must resolve (`SECRET_UNKNOWN`), the target's window must lie
+//! in the secret's scope (`SECRET_OUT_OF_SCOPE`), the target must be a password field unless
+//! the scope says `anyField` (`SECRET_NOT_PASSWORD_FIELD`), then the usual gates (Esc, the
+//! blocklist, approval — also when the scope alone asks for it — and dry run). The effect is
+//! judged by the field's mask count (how many characters it holds, never what they are): the
+//! outcome says whether the field was filled, and never the value or its length.
+
+use std::time::{Duration, Instant};
+
+use deskpilot_backend::Button;
+use deskpilot_types::{ErrorCode, Key, Point, WindowInfo};
+
+use crate::element::{Target, enabled_now, label};
+use crate::error::Error;
+use crate::guard::Mutation;
+use crate::pointer::PointerTarget;
+use crate::secrets::SecretSource;
+use crate::session::Session;
+use crate::snapshots::{Element, ElementRef};
+
+/// Where `type_secret` types.
+#[derive(Debug, Clone)]
+pub enum SecretTarget {
+    /// An element token from a tree or `find_elements`.
+    Element(ElementRef),
+    /// A point (image or physical coordinates, as pointer tools take them): clicked first,
+    /// and it must lie on a password field.
+    Point(PointerTarget),
+}
+
+/// How the field looked after typing, judged without reading the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretEffect {
+    /// The field holds as many characters as the secret has (it was replaced whole).
+    Filled,
+    /// The field's content changed, but its mask count is not the secret's (an app that
+    /// limits, formats or appends).
+    Changed,
+    /// Nothing could be read back (a point target, a terminal, an app without a text
+    /// interface).
+    Unverifiable,
+}
+
+impl SecretEffect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SecretEffect::Filled => "filled",
+            SecretEffect::Changed => "changed",
+            SecretEffect::Unverifiable => "unverifiable",
+        }
+    }
+}
+
+/// What `type_secret` did: the secret's name and where it went, never the value.
+#[derive(Debug, Clone)]
+pub struct SecretTyped {
+    pub name: String,
+    pub source: SecretSource,
+    pub window: WindowInfo,
+    /// The field, when the target was an element: token, role and name.
+    pub element: Option<(String, String, String)>,
+    /// Whether the field is a password field (false only with `anyField`).
+    pub password_field: bool,
+    pub effect: SecretEffect,
+    /// Who let it through: "no approval required" or "approved by the person".
+    pub approval: &'static str,
+}
+
+/// How long a field is watched for its mask count to change.
+const SETTLE: Duration = Duration::from_millis(800);
+
+impl Session {
+    /// Types the secret `name` into `target` (see the module documentation).
+    pub fn type_secret(&self, name: &str, target: SecretTarget) -> Result<SecretTyped, Error> {
+        let store = self.secrets();
+        let source = store.resolve(name)?;
+        let scope = store.scope(name);
+        self.check_stop(&format!("type secret {name}"))?;
+        match target {
+            SecretTarget::Element(r) => {
+                let Target {
+                    seen, now, element, ..
+                } = self.live_element(&r)?;
+                in_scope(name, &scope, &now)?;
+                if !element.states.protected && !scope.any_field {
+                    return Err(not_password(name, &describe(&element, &now)));
+                }
+                enabled_now(&element)?;
+                let approval = self.secret_gate(
+                    &scope,
+                    &label(&format!("type secret {name} into"), &element, &now),
+                )?;
+                let accessibility = &self.desktop().accessibility;
+                let before = mask_count(self, &element);
+                self.focus_for_secret(&seen, &now, &element)?;
+                self.send_chord(&[Key::Ctrl, Key::Char('a')])?;
+                let chars = store.with_value(name, |value| {
+                    self.desktop().keyboard.type_text(value)?;
+                    Ok(value.chars().count())
+                })?;
+                let effect = match before {
+                    None => SecretEffect::Unverifiable,
+                    Some(before) => {
+                        let deadline = Instant::now() + SETTLE;
+                        loop {
+                            let after = accessibility
+                                .read_text(&element.handle)
+                                .ok()
+                                .map(|t| t.chars().count());
+                            match after {
+                                Some(n) if n == chars => break SecretEffect::Filled,
+                                _ if Instant::now() < deadline => {
+                                    std::thread::sleep(Duration::from_millis(25))
+                                }
+                                Some(n) if n != before && n > 0 => break SecretEffect::Changed,
+                                Some(_) => {
+                                    return Err(Error::Coded {
+                                        code: ErrorCode::ValueNotSet,
+                                        message: format!(
+                                            "typed secret {name} into {}, but the field did not \
+                                             change: it may not have taken the keyboard focus. \
+                                             Hint: look at the window, click the field, and try again.",
+                                            describe(&element, &now)
+                                        ),
+                                    });
+                                }
+                                None => break SecretEffect::Unverifiable,
+                            }
+                        }
+                    }
+                };
+                self.note_secret(name, effect, approval);
+                Ok(SecretTyped {
+                    name: name.to_string(),
+                    source,
+                    window: now,
+                    element: Some((
+                        element.token.clone(),
+                        element.role.to_string(),
+                        element.name.clone(),
+                    )),
+                    password_field: element.states.protected,
+                    effect,
+                    approval,
+                })
+            }
+            SecretTarget::Point(target) => {
+                let checked = self
+                    .check_points(&[target], crate::HitTestMode::Fail)?
+                    .remove(0);
+                let point = checked.point;
+                let Some(window) = checked.window.clone() else {
+                    return Err(Error::InvalidArgument {
+                        message: format!(
+                            "no window at ({}, {}): a secret is typed into a field of a window",
+                            point.x, point.y
+                        ),
+                    });
+                };
+                in_scope(name, &scope, &window)?;
+                let password_field = self.password_field_at(&window, point)?;
+                if !password_field && !scope.any_field {
+                    return Err(not_password(
+                        name,
+                        &format!("the point ({}, {}) in {}", point.x, point.y, window.label()),
+                    ));
+                }
+                let approval = self.secret_gate(
+                    &scope,
+                    &format!(
+                        "type secret {name} at ({}, {}) on {}",
+                        point.x,
+                        point.y,
+                        window.label()
+                    ),
+                )?;
+                self.move_with_receipt(point)?;
+                self.desktop().pointer.button(Button::Left, true)?;
+                self.desktop().pointer.button(Button::Left, false)?;
+                self.activate_for_keys(&window)?;
+                store.with_value(name, |value| {
+                    self.desktop().keyboard.type_text(value)?;
+                    Ok(())
+                })?;
+                self.note_secret(name, SecretEffect::Unverifiable, approval);
+                Ok(SecretTyped {
+                    name: name.to_string(),
+                    source,
+                    window,
+                    element: None,
+                    password_field,
+                    effect: SecretEffect::Unverifiable,
+                    approval,
+                })
+            }
+        }
+    }
+
+    /// The gates of a mutating action, with the approval the secret's scope may add.
+    fn secret_gate(
+        &self,
+        scope: &crate::secrets::SecretScope,
+        label: &str,
+    ) -> Result<&'static str, Error> {
+        let required = scope.approval || self.config().safety.require_approval;
+        self.gate_approving(Mutation::Other, label, scope.approval)?;
+        Ok(if required {
+            "approved by the person"
+        } else {
+            "no approval required"
+        })
+    }
+
+    /// Whether `point` lies on a password field of `window`, as the accessibility backend
+    /// finds them (an application that does not answer in a second counts as none).
+    fn password_field_at(&self, window: &WindowInfo, point: Point) -> Result<bool, Error> {
+        let found = self.desktop().accessibility.password_fields(
+            std::slice::from_ref(window),
+            Instant::now() + Duration::from_secs(1),
+        )?;
+        Ok(found
+            .fields
+            .iter()
+            .any(|f| f.window == window.id && f.bounds.contains(point)))
+    }
+
+    /// Gives `element` the keyboard focus (its accessibility interface, else a click on its
+    /// centre) in an active window; an element that does not take it is an error that names
+    /// no value.
+    fn focus_for_secret(
+        &self,
+        seen: &WindowInfo,
+        now: &WindowInfo,
+        element: &Element,
+    ) -> Result<(), Error> {
+        use deskpilot_backend::Error as B;
+        let accessibility = &self.desktop().accessibility;
+        match accessibility.focus(&element.handle) {
+            Ok(()) => {}
+            Err(B::Unsupported { .. }) => {
+                let _ = seen;
+                let Some(b) = element.bounds else {
+                    return Err(Error::InvalidArgument {
+                        message: format!(
+                            "{} cannot be focused and has no bounds to click",
+                            describe(element, now)
+                        ),
+                    });
+                };
+                self.move_with_receipt(b.center())?;
+                self.desktop().pointer.button(Button::Left, true)?;
+                self.desktop().pointer.button(Button::Left, false)?;
+            }
+            Err(e) => return Err(Error::Backend(e)),
+        }
+        self.activate_for_keys(now)?;
+        let deadline = Instant::now() + Duration::from_millis(500);
+        loop {
+            match accessibility.states(&element.handle) {
+                Ok(s) if s.focused => return Ok(()),
+                Ok(_) if Instant::now() >= deadline => {
+                    return Err(Error::Coded {
+                        code: ErrorCode::ValueNotSet,
+                        message: format!(
+                            "{} did not take the keyboard focus, so nothing was typed. Hint: \
+                             click the field first, then call type_secret with x/y.",
+                            describe(element, now)
+                        ),
+                    });
+                }
+                Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+                Err(_) => return Ok(()),
+            }
+        }
+    }
+}
+
+/// How many characters the field holds now (its mask count), when it can be read.
+fn mask_count(s: &Session, element: &Element) -> Option<usize> {
+    s.desktop()
+        .accessibility
+        .read_text(&element.handle)
+        .ok()
+        .map(|t| t.chars().count())
+}
+
+/// `Edit "Password" (s3:7) in "Sign in" (zenity, pid 42)`.
+fn describe(element: &Element, window: &WindowInfo) -> String {
+    format!(
+        "{} \"{}\" ({}) in {}",
+        element.role,
+        element.name,
+        element.token,
+        window.label()
+    )
+}
+
+fn in_scope(
+    name: &str,
+    scope: &crate::secrets::SecretScope,
+    window: &WindowInfo,
+) -> Result<(), Error> {
+    if scope.allows_window(window) {
+        return Ok(());
+    }
+    Err(Error::Coded {
+        code: ErrorCode::SecretOutOfScope,
+        message: format!(
+            "secret {name} may be typed only into {}; the target is in {}. Hint: bring up the \
+             window the secret is for, or ask the operator to widen [secrets.{name}] windows.",
+            scope.describe(),
+            window.label()
+        ),
+    })
+}
+
+fn not_password(name: &str, target: &str) -> Error {
+    Error::Coded {
+        code: ErrorCode::SecretNotPasswordField,
+        message: format!(
+            "{target} is not a password field, and secret {name} goes only into password \
+             fields. Hint: target the password field (its tree line says password); if this \
+             field really should take it (a terminal prompt), the operator sets anyField = true \
+             in [secrets.{name}]."
+        ),
+    }
+}
