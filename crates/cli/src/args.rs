@@ -57,6 +57,11 @@ pub struct ToolArgs {
     /// serve resources). Wins over `images` in the configuration and DESKPILOT_IMAGES.
     #[arg(long, value_enum)]
     pub images: Option<Images>,
+    /// Named secrets for type_secret: a dotenv file (NAME=value lines) only its owner can
+    /// read. Also `secretsFile` in the configuration, DESKPILOT_SECRETS_FILE, and one
+    /// DESKPILOT_SECRET_<NAME> variable per secret.
+    #[arg(long, value_name = "FILE")]
+    pub secrets: Option<std::path::PathBuf>,
 }
 
 /// `WIDTHxHEIGHT`, each side 64..=16384 pixels.

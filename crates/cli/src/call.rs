@@ -38,7 +38,7 @@ pub fn run(
     let virtual_display = desktop.virtual_display.is_some();
     let profile = crate::serve::profile(tools)?;
     let (desktop, _session) = crate::platform::connect(desktop)?;
-    let (_engine, surface) = crate::serve::server(desktop, profile, tools);
+    let (_engine, surface) = crate::serve::server(desktop, profile, tools)?;
     let server = surface.service;
     let runtime = crate::runtime()?;
     let result = runtime.block_on(async move {

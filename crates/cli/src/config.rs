@@ -40,6 +40,29 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
+/// The `DESKPILOT_SECRET_<NAME>` variables, taken out of the environment at start.
+static ENV_SECRETS: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// Moves every `DESKPILOT_SECRET_<NAME>` variable out of the process environment, so shells,
+/// apps and browsers deskpilot starts never inherit one. Call first thing in `main`, while
+/// the process has one thread.
+pub fn stash_env_secrets() {
+    let taken: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| k.starts_with(deskpilot_engine::secrets::ENV_PREFIX))
+        .collect();
+    for (k, _) in &taken {
+        // SAFETY: called at the top of `main`, before any other thread exists.
+        unsafe { std::env::remove_var(k) };
+    }
+    *ENV_SECRETS.lock().unwrap_or_else(|p| p.into_inner()) = taken;
+}
+
+/// The variables [`stash_env_secrets`] took (handed over once).
+pub fn take_env_secrets() -> Vec<(String, String)> {
+    std::mem::take(&mut *ENV_SECRETS.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
 /// Where the configuration file is looked for when none is named.
 fn default_path() -> Option<PathBuf> {
     Some(
@@ -237,6 +260,9 @@ const KEYS: &[Key] = &[
     file("overlayMessage", Text(|c, v| c.safety.overlay_message = v)),
     file("blocklist", Strings(false, "nothing is blocked", |c, v| c.safety.blocklist = v)),
     file("maskRegions", Own(mask_regions)),
+    both("secretsFile", "DESKPILOT_SECRETS_FILE", Text(|c, v| c.secrets.file = Some(PathBuf::from(v)))),
+    both("secretsKeyring", "DESKPILOT_SECRETS_KEYRING", Flag(true, |c, v| c.secrets.keyring = v)),
+    file("secrets", Own(secret_scopes)),
 ];
 
 /// Where a value came from: the environment (variable, text) or the file.
@@ -565,6 +591,98 @@ fn memory_aliases(
         Some(other) => warnings.push(format!(
             "memoryAliases must be an array of arrays of names, not {other}; ignored"
         )),
+    }
+}
+
+/// `[secrets.NAME]` tables: `windows` and `origins` (arrays of patterns; a key left out does
+/// not restrict), `anyField` and `approval` (booleans). A table that does not read right
+/// restricts its secret to nothing, and says so: a typo must never widen where a password goes.
+fn secret_scopes(
+    config: &mut EngineConfig,
+    in_file: Option<&Value>,
+    _env: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
+) {
+    use deskpilot_engine::secrets::{SecretScope, valid_name};
+    let Some(value) = in_file else { return };
+    let Value::Table(table) = value else {
+        warnings.push(format!(
+            "secrets must be a table of [secrets.NAME] tables, not {value}; ignored"
+        ));
+        return;
+    };
+    for (name, scope) in table {
+        if !valid_name(name) {
+            warnings.push(format!(
+                "[secrets.{name}]: a secret's name is letters, digits and _ (starting with a letter); ignored"
+            ));
+            continue;
+        }
+        let nowhere = SecretScope {
+            windows: Some(Vec::new()),
+            origins: Some(Vec::new()),
+            ..SecretScope::default()
+        };
+        let bad = |why: String, warnings: &mut Vec<String>| {
+            warnings.push(format!(
+                "[secrets.{name}]: {why}; secret {name} is refused everywhere until this is fixed"
+            ));
+        };
+        let Value::Table(t) = scope else {
+            bad(format!("must be a table, not {scope}"), warnings);
+            config.secrets.scopes.insert(name.clone(), nowhere);
+            continue;
+        };
+        let mut out = SecretScope::default();
+        let mut broken = false;
+        for (key, v) in t {
+            match (key.as_str(), v) {
+                ("windows" | "origins", Value::Array(items))
+                    if items
+                        .iter()
+                        .all(|i| i.as_str().is_some_and(|s| !s.trim().is_empty())) =>
+                {
+                    let list = items
+                        .iter()
+                        .filter_map(|i| i.as_str().map(|s| s.trim().to_string()))
+                        .collect();
+                    if key == "windows" {
+                        out.windows = Some(list);
+                    } else {
+                        out.origins = Some(list);
+                    }
+                }
+                ("anyField", Value::Boolean(b)) => out.any_field = *b,
+                ("approval", Value::Boolean(b)) => out.approval = *b,
+                ("windows" | "origins", other) => {
+                    bad(
+                        format!("{key} must be an array of non-empty strings, not {other}"),
+                        warnings,
+                    );
+                    broken = true;
+                }
+                ("anyField" | "approval", other) => {
+                    bad(
+                        format!("{key} must be true or false, not {other}"),
+                        warnings,
+                    );
+                    broken = true;
+                }
+                (other, _) => {
+                    bad(
+                        format!(
+                            "unknown key {other} (known: windows, origins, anyField, approval)"
+                        ),
+                        warnings,
+                    );
+                    broken = true;
+                }
+            }
+        }
+        config
+            .secrets
+            .scopes
+            .insert(name.clone(), if broken { nowhere } else { out });
     }
 }
 

@@ -88,6 +88,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    config::stash_env_secrets();
     platform::tune_allocator();
     logging();
     deskpilot_mcp::set_spill_root(std::env::temp_dir());

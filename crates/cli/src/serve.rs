@@ -46,10 +46,13 @@ pub fn filter(tools: &ToolArgs) -> ToolFilter {
 pub fn engine(
     desktop: deskpilot_backend::Desktop,
     tools: &ToolArgs,
-) -> (Arc<Engine>, ServerIdentity, ToolFilter) {
+) -> anyhow::Result<(Arc<Engine>, ServerIdentity, ToolFilter)> {
     let mut config = crate::config::load(tools.config.as_deref());
     if let Some(images) = tools.images {
         config.engine.images.links = images == crate::args::Images::Link;
+    }
+    if let Some(file) = &tools.secrets {
+        config.engine.secrets.file = Some(file.clone());
     }
     for warning in &config.warnings {
         tracing::warn!("{warning}");
@@ -59,6 +62,14 @@ pub fn engine(
     }
     let enabled = config.enabled;
     let engine = Arc::new(Engine::new(desktop, config.engine));
+    // A secret that cannot be protected stops the start: nobody should believe it is.
+    let loaded = engine
+        .secrets()
+        .load(crate::config::take_env_secrets())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", e.code()))?;
+    if loaded > 0 {
+        tracing::info!(secrets = loaded, "secrets loaded");
+    }
     let identity = ServerIdentity {
         name: env!("CARGO_PKG_NAME").to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -69,7 +80,7 @@ pub fn engine(
         tracing::warn!("enabled = false in the configuration: no tools are served");
         ToolFilter::none()
     };
-    (engine, identity, filter)
+    Ok((engine, identity, filter))
 }
 
 /// Builds the engine on `desktop` and a server of `profile` for one client of it.
@@ -77,10 +88,10 @@ pub fn server(
     desktop: deskpilot_backend::Desktop,
     profile: &Profile,
     tools: &ToolArgs,
-) -> (Arc<Engine>, Surface) {
-    let (engine, identity, filter) = engine(desktop, tools);
+) -> anyhow::Result<(Arc<Engine>, Surface)> {
+    let (engine, identity, filter) = engine(desktop, tools)?;
     let surface = (profile.build)(engine.clone(), identity, &filter);
-    (engine, surface)
+    Ok((engine, surface))
 }
 
 /// `serve --check`: reaches the desktop the server would drive and prints, one line each, the
@@ -93,7 +104,7 @@ pub fn check(desktop: &DesktopArgs, tools: &ToolArgs) -> anyhow::Result<ExitCode
     let profile = profile(tools)?;
     let (desktop, _session) = crate::platform::connect(desktop)?;
     let info = desktop.info.clone();
-    let (engine, _surface) = server(desktop, profile, tools);
+    let (engine, _surface) = server(desktop, profile, tools)?;
     let session = deskpilot_engine::Session::new(engine.clone());
     let mut out = std::io::stdout().lock();
     writeln!(
@@ -174,12 +185,18 @@ pub fn run(desktop: &DesktopArgs, tools: &ToolArgs) -> anyhow::Result<ExitCode> 
     // is torn down after the runtime has stopped.
     let profile = profile(tools)?;
     let (desktop, session) = crate::platform::connect(desktop)?;
-    let (engine, surface) = server(desktop, profile, tools);
+    let (engine, surface) = server(desktop, profile, tools)?;
     crate::platform::supervise(&session, &engine);
     tracing::info!(profile = surface.profile, tools = ?surface.tools, "serving MCP on stdio");
     let runtime = crate::runtime()?;
     let outcome = runtime.block_on(async move {
-        let service = surface.service.serve(rmcp::transport::stdio()).await?;
+        let service = surface
+            .service
+            .serve((
+                tokio::io::stdin(),
+                deskpilot_mcp::ScrubbedWriter::new(tokio::io::stdout()),
+            ))
+            .await?;
         tokio::select! {
             done = service.waiting() => { done?; tracing::info!("client closed the connection"); }
             signal = crate::platform::shutdown_signal() => tracing::info!(signal, "stopping"),

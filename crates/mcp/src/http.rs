@@ -113,7 +113,14 @@ pub(crate) fn endpoint<P: ProfileSpec>(
     McpHttp {
         handler: Arc::new(move |request| {
             let service = service.clone();
-            Box::pin(async move { service.handle(request).await })
+            Box::pin(async move {
+                // Every byte of every answer and event stream, scrubbed of secret values.
+                use http_body_util::BodyExt as _;
+                service.handle(request).await.map(|body| {
+                    body.map_frame(|f| f.map_data(crate::kit::scrub::bytes))
+                        .boxed()
+                })
+            })
         }),
         manager,
     }

@@ -15,6 +15,7 @@ mod profiles;
 
 pub use kit::logging::layer as logging_layer;
 pub use kit::schema::wire_line as tools_list_line;
+pub use kit::scrub::ScrubbedWriter;
 pub use kit::server::{ProfileSpec, Server, ServerIdentity};
 pub use kit::spill::set_root as set_spill_root;
 pub use kit::{Parameters, ToolFilter, Wording};

@@ -32,6 +32,7 @@ pub(crate) mod render;
 pub(crate) mod report;
 pub(crate) mod resources;
 pub(crate) mod schema;
+pub(crate) mod scrub;
 pub(crate) mod server;
 pub(crate) mod shell;
 pub(crate) mod skills;
