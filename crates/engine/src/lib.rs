@@ -30,6 +30,7 @@ mod find;
 mod guard;
 mod ids;
 mod keyboard;
+mod keyring;
 mod labels;
 mod launch;
 pub mod limits;
