@@ -106,6 +106,7 @@ pub fn encode(state: &MemoryState) -> io::Result<Vec<u8>> {
         elements: &state.elements,
         focus: &state.focus,
     })
+    .map(deskpilot_types::redact::scrub_bytes)
     .map_err(io::Error::other)
 }
 

@@ -111,7 +111,10 @@ impl Timeline {
         if fs::metadata(&live).is_ok_and(|m| m.len() >= TIMELINE_ROTATE_BYTES) {
             fs::rename(&live, self.rotated())?;
         }
-        let mut line = serde_json::to_vec(&entry.clipped()).map_err(io::Error::other)?;
+        // No secret value is ever written, whatever text an entry carries.
+        let mut line = serde_json::to_vec(&entry.clipped())
+            .map(deskpilot_types::redact::scrub_bytes)
+            .map_err(io::Error::other)?;
         line.push(b'\n');
         OpenOptions::new()
             .create(true)

@@ -110,6 +110,20 @@ pub fn scrub_string(text: &mut String) {
     }
 }
 
+/// [`scrub`] for UTF-8 bytes about to be written (a file, a JSON line); other bytes are kept.
+pub fn scrub_bytes(bytes: Vec<u8>) -> Vec<u8> {
+    if !any() {
+        return bytes;
+    }
+    match std::str::from_utf8(&bytes) {
+        Ok(text) => match scrub(text) {
+            Cow::Borrowed(_) => bytes,
+            Cow::Owned(clean) => clean.into_bytes(),
+        },
+        Err(_) => bytes,
+    }
+}
+
 /// Whether `text` holds a known value in any of its forms.
 pub fn contains_secret(text: &str) -> bool {
     matches!(scrub(text), Cow::Owned(_))
