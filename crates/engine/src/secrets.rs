@@ -344,10 +344,9 @@ impl SecretStore {
     }
 }
 
-/// The keyring's value of `name`, if it holds one.
-fn keyring_lookup(_name: &str) -> Result<Option<String>, String> {
-    // The keyring module lands separately; until then no keyring answers.
-    Ok(None)
+/// The keyring's value of `name`, if it holds one (blocks up to the keyring's deadline).
+fn keyring_lookup(name: &str) -> Result<Option<String>, crate::keyring::KeyringError> {
+    crate::keyring::lookup(name)
 }
 
 /// The file's text, refused when it is not a plain file only its owner can read.
@@ -526,6 +525,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn a_readable_file_is_refused_and_a_private_one_loads() {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = std::env::temp_dir().join(format!("dp-secrets-{}", std::process::id()));
