@@ -3,11 +3,13 @@
 //! It holds monitors, a stack of windows and one BGRX framebuffer covering the virtual
 //! desktop. Tests add windows (which paints them), paint regions, change window state and
 //! read pixels back; the engine sees exactly what a real backend would return. Nothing here
-//! sleeps or touches the OS.
+//! touches the OS, and nothing sleeps unless a test asks for a hung application
+//! (`hang_password_fields`).
 //!
 //! Scripted trees act like a toolkit: actions flip states, a container given a selection
 //! (`allow_selection`) selects its children, `focus` and a pointer press focus an element, and
-//! keys typed go into the focused editable element (ctrl+a selects its text first). Tests move,
+//! keys typed go into the focused editable element (ctrl+a selects its text first; a password
+//! field keeps one mask character per character, as toolkits report it). Tests move,
 //! rename or re-sort elements between reads with `update_tree`, and take capabilities away
 //! with `lack` to stand in for a backend that cannot re-read or hit-test elements. The trees
 //! themselves are written with [`element`] and [`tree`].
@@ -83,6 +85,10 @@ struct State {
     opens: Vec<(ElementHandle, FakeWindow)>,
     /// Every accessibility action done, in order.
     actions_done: Vec<(ElementHandle, String)>,
+    /// `password_fields` answers only after its deadline (see `hang_password_fields`).
+    password_fields_hang: bool,
+    /// How many times `password_fields` was asked.
+    password_lookups: usize,
     /// Modifiers held now.
     held: Vec<Key>,
     /// ctrl+a selected the focused element's text: the next typing replaces it.
@@ -187,6 +193,8 @@ impl FakeDesktop {
                 actions_done: Vec::new(),
                 held: Vec::new(),
                 all_selected: false,
+                password_fields_hang: false,
+                password_lookups: 0,
             })),
             overlay: FakeOverlay::default(),
             ocr: FakeOcr::default(),
@@ -431,6 +439,17 @@ impl FakeDesktop {
         self.lock().own_drawing_fails.push(window);
     }
 
+    /// Makes `password_fields` answer a second after its deadline, like an application that
+    /// hangs: a capture must not wait for it.
+    pub fn hang_password_fields(&self, hang: bool) {
+        self.lock().password_fields_hang = hang;
+    }
+
+    /// How many times [`Accessibility::password_fields`] was asked.
+    pub fn password_lookups(&self) -> usize {
+        self.lock().password_lookups
+    }
+
     /// Makes the platform hit test answer `window` for every point (`None`: no answer, so the
     /// engine decides from the stacking order).
     pub fn set_hit(&self, window: Option<WindowId>) {
@@ -500,7 +519,12 @@ impl State {
         };
         let new = self.formatted(&handle, &new);
         if let Some(e) = self.element_mut(&handle) {
-            e.value = Some(new);
+            // A password field shows (and its text reads as) one mask character per character.
+            e.value = Some(if e.states.protected {
+                "●".repeat(new.chars().count())
+            } else {
+                new
+            });
         }
     }
 }
@@ -923,6 +947,45 @@ impl Accessibility for FakeDesktop {
             .ok_or_else(|| Error::ElementGone {
                 reason: format!("UnknownObject {}", element.0),
             })
+    }
+
+    /// The protected, on-screen elements with bounds of the windows' scripted trees (no tree
+    /// is read, `tree_reads` does not move); `lack("password_fields")` makes it fail.
+    fn password_fields(
+        &self,
+        windows: &[WindowInfo],
+        deadline: std::time::Instant,
+    ) -> Result<crate::tree::PasswordFields, Error> {
+        let hang = {
+            let mut s = self.lock();
+            s.check("password_fields")?;
+            s.password_lookups += 1;
+            s.password_fields_hang
+        };
+        if hang {
+            let late = deadline + std::time::Duration::from_secs(1);
+            std::thread::sleep(late.saturating_duration_since(std::time::Instant::now()));
+        }
+        let s = self.lock();
+        let fields = windows
+            .iter()
+            .filter_map(|w| s.trees.iter().find(|(id, _)| *id == w.id))
+            .flat_map(|(id, t)| {
+                t.elements
+                    .iter()
+                    .filter(|e| e.states.protected && e.states.onscreen)
+                    .filter_map(|e| {
+                        Some(crate::tree::PasswordField {
+                            window: *id,
+                            bounds: e.bounds?,
+                        })
+                    })
+            })
+            .collect();
+        Ok(crate::tree::PasswordFields {
+            fields,
+            unanswered: Vec::new(),
+        })
     }
 
     /// The point hits the element when it lies inside its bounds (and no test covered it).

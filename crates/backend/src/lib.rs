@@ -38,8 +38,8 @@ pub use overlay::{
 pub use overlay_process::ProcessOverlay;
 pub use screen_pick::{Gesture, NoScreenPick, ScreenPick};
 pub use tree::{
-    Accessibility, ElementHandle, ElementStates, LiveElement, NoUia, RawElement, RawTree,
-    TreeLimits, TreeNote,
+    Accessibility, ElementHandle, ElementStates, LiveElement, NoUia, PasswordField, PasswordFields,
+    RawElement, RawTree, TreeLimits, TreeNote,
 };
 
 /// Monitors and the bounds of the virtual desktop.

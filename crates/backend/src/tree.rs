@@ -6,9 +6,9 @@
 //! advertises and its bounds in physical pixels. Hidden elements are left out by the
 //! backend. Each element carries an opaque handle only the backend that issued it can use.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use deskpilot_types::{Point, Rect, Role, WindowInfo};
+use deskpilot_types::{Point, Rect, Role, WindowId, WindowInfo};
 
 use crate::error::Error;
 
@@ -182,6 +182,24 @@ pub struct LiveElement {
     pub bounds: Option<Rect>,
 }
 
+/// A password field showing on screen, as [`Accessibility::password_fields`] found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PasswordField {
+    /// The top-level window it belongs to.
+    pub window: WindowId,
+    /// Its bounds in physical pixels, placed like a tree's.
+    pub bounds: Rect,
+}
+
+/// What a look for password fields found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PasswordFields {
+    pub fields: Vec<PasswordField>,
+    /// Windows whose application did not answer before the deadline and of which nothing is
+    /// known from an earlier look: their password fields, if any, are not in `fields`.
+    pub unanswered: Vec<WindowId>,
+}
+
 /// Accessibility trees and the semantic operations on their elements.
 ///
 /// Operations other than [`Accessibility::tree`] default to `Unsupported`, so a backend
@@ -263,6 +281,30 @@ pub trait Accessibility: Send + Sync {
             what: "re-reading elements",
             reason: "this platform backend cannot".to_string(),
         })
+    }
+
+    /// The password fields showing in `windows` (top-level windows on screen, topmost first),
+    /// for captures to paint over. It must be cheap — a capture waits for it — so a backend
+    /// asks each application once for its password fields (never walks a tree) and may answer
+    /// from what it found before while the application reported no change. It returns by
+    /// `deadline`: an application that has not answered by then is listed in
+    /// [`PasswordFields::unanswered`] (or answered from its last known fields).
+    ///
+    /// The default finds none.
+    ///
+    /// # Platform-specific
+    ///
+    /// - **X11**: AT-SPI `Collection.GetMatches` (role `PASSWORD_TEXT`, state `SHOWING`) on
+    ///   the application of each window, cached until the application sends an event.
+    /// - **Windows**: standard `Edit` controls with `ES_PASSWORD` and the focused UI
+    ///   Automation element when it is a password field.
+    fn password_fields(
+        &self,
+        windows: &[WindowInfo],
+        deadline: Instant,
+    ) -> Result<PasswordFields, Error> {
+        let _ = (windows, deadline);
+        Ok(PasswordFields::default())
     }
 
     /// Whether the toolkit's own hit test at `at` (physical pixels) lands on the element or

@@ -2,10 +2,21 @@
 //! masked, scaled, encoded and registered under a new screenshot id, its reference signature
 //! refreshed for `compare`; what it shows instead of the target is a typed [`Fallback`] note.
 //! The registry lookups (`screenshot_record`, `last_screenshot`) live here too.
+//!
+//! Privacy masks ([`Masks`]) are the configured `mask_regions` and every password field showing
+//! in the capture. The password fields are asked of the backend
+//! ([`Accessibility::password_fields`]: one cheap question per application, never a tree walk)
+//! on a worker thread while the pixels are grabbed, and waited for at most
+//! [`PASSWORD_LOOKUP`]: a hung application costs a capture that long, never the capture
+//! itself. Invariant: every path that hands out pixels (screenshots, zooms, OCR, perception,
+//! memory's hashes) paints the same masks before anything reads the frame.
+//!
+//! [`Accessibility::password_fields`]: deskpilot_backend::Accessibility::password_fields
 
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use deskpilot_backend::{Frame, WindowCapture};
+use deskpilot_backend::{Frame, PasswordFields, WindowCapture};
 use deskpilot_types::{Rect, WindowId, WindowInfo};
 
 use crate::coords::ViewGeometry;
@@ -114,6 +125,210 @@ impl Captured {
             capture_time: self.capture_time,
             change: self.change,
         }
+    }
+}
+
+/// The longest a capture waits for the password fields on screen.
+pub(crate) const PASSWORD_LOOKUP: Duration = Duration::from_millis(150);
+/// What the backend is given of [`PASSWORD_LOOKUP`]: the rest is the worker's own slack.
+const PASSWORD_LOOKUP_BACKEND: Duration = Duration::from_millis(120);
+
+/// What one capture paints over, in physical pixels.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Masks {
+    /// The configured `mask_regions`.
+    pub regions: Vec<Rect>,
+    /// Each password field's visible parts (a field partly under another window is the parts
+    /// of it that show).
+    pub fields: Vec<Vec<Rect>>,
+    /// Windows whose password fields could not be looked for in time.
+    pub unanswered: Vec<WindowId>,
+}
+
+impl Masks {
+    /// Paints every mask that touches the frame black; returns how many did (a password field
+    /// counts once, however many parts of it show).
+    pub(crate) fn paint<D: AsMut<[u8]>>(&self, frame: &mut Frame<D>) -> usize {
+        let fields: usize = self
+            .fields
+            .iter()
+            .map(|parts| usize::from(pipeline::apply_masks(frame, parts) > 0))
+            .sum();
+        pipeline::apply_masks(frame, &self.regions) + fields
+    }
+}
+
+/// The password fields of `windows` (topmost first) as they show in `rect`: each clipped to its
+/// window and, unless the frame is `own` window's own drawing, cut by the windows above it.
+fn visible_fields(
+    found: &PasswordFields,
+    windows: &[WindowInfo],
+    rect: Rect,
+    own: Option<WindowId>,
+) -> Vec<Vec<Rect>> {
+    found
+        .fields
+        .iter()
+        .filter_map(|f| {
+            let w = windows.iter().find(|w| w.id == f.window)?;
+            let mut parts = vec![f.bounds.intersect(&w.frame)?];
+            if own.is_none() {
+                for above in windows
+                    .iter()
+                    .filter(|o| o.z < w.z && o.state.visible && !o.state.minimized)
+                {
+                    parts = parts
+                        .into_iter()
+                        .flat_map(|p| subtract(p, above.frame))
+                        .collect();
+                }
+            }
+            let parts: Vec<Rect> = parts
+                .into_iter()
+                .filter_map(|p| p.intersect(&rect))
+                .collect();
+            (!parts.is_empty()).then_some(parts)
+        })
+        .collect()
+}
+
+/// `a` without `b`: up to four rectangles (above, below, left and right of the overlap).
+fn subtract(a: Rect, b: Rect) -> Vec<Rect> {
+    let Some(i) = a.intersect(&b) else {
+        return vec![a];
+    };
+    let mut out = Vec::new();
+    let span = |from: i64, to: i64| (to - from) as u32;
+    if i.y > a.y {
+        out.push(Rect::new(a.x, a.y, a.width, span(a.y.into(), i.y.into())));
+    }
+    if i.bottom() < a.bottom() {
+        out.push(Rect::new(
+            a.x,
+            i.bottom() as i32,
+            a.width,
+            span(i.bottom(), a.bottom()),
+        ));
+    }
+    if i.x > a.x {
+        out.push(Rect::new(a.x, i.y, span(a.x.into(), i.x.into()), i.height));
+    }
+    if i.right() < a.right() {
+        out.push(Rect::new(
+            i.right() as i32,
+            i.y,
+            span(i.right(), a.right()),
+            i.height,
+        ));
+    }
+    out
+}
+
+/// A look for the password fields of one capture, running beside the grab.
+pub(crate) struct PendingMasks {
+    regions: Vec<Rect>,
+    answer: Option<mpsc::Receiver<Masks>>,
+    started: Instant,
+}
+
+impl PendingMasks {
+    /// The masks, once the look has answered or [`PASSWORD_LOOKUP`] after it started; a look
+    /// that did not answer in time leaves the configured regions alone (and says so in the log).
+    pub(crate) fn wait(self) -> Masks {
+        let Some(answer) = self.answer else {
+            return Masks {
+                regions: self.regions,
+                ..Masks::default()
+            };
+        };
+        let left = PASSWORD_LOOKUP.saturating_sub(self.started.elapsed());
+        match answer.recv_timeout(left) {
+            Ok(masks) => masks,
+            Err(_) => {
+                tracing::warn!(
+                    after_ms = PASSWORD_LOOKUP.as_millis() as u64,
+                    "password fields: the look did not answer in time; nothing but the \
+                     configured regions is masked in this capture"
+                );
+                Masks {
+                    regions: self.regions,
+                    ..Masks::default()
+                }
+            }
+        }
+    }
+}
+
+impl Session {
+    /// Starts looking for the password fields that show in `rect` (a capture about to be
+    /// taken; `own`: the frame is that window's own drawing, not the screen) on a worker
+    /// thread; [`PendingMasks::wait`] takes the answer.
+    pub(crate) fn masks_for(&self, rect: Rect, own: Option<WindowId>) -> PendingMasks {
+        let regions = self.config.mask_regions.clone();
+        let started = Instant::now();
+        let desktop = self.desktop();
+        let (tx, rx) = mpsc::sync_channel(1);
+        let configured = regions.clone();
+        let look = move || {
+            let deadline = started + PASSWORD_LOOKUP_BACKEND;
+            let windows = match desktop.windows.list_windows() {
+                Ok(ws) => ws,
+                Err(e) => {
+                    tracing::debug!(error = %e, "password fields: no window list");
+                    Vec::new()
+                }
+            };
+            let shown: Vec<WindowInfo> = windows
+                .iter()
+                .filter(|w| match own {
+                    Some(id) => w.id == id,
+                    None => {
+                        w.state.visible && !w.state.minimized && w.frame.intersect(&rect).is_some()
+                    }
+                })
+                .cloned()
+                .collect();
+            let found = if shown.is_empty() {
+                PasswordFields::default()
+            } else {
+                match desktop.accessibility.password_fields(&shown, deadline) {
+                    Ok(found) => found,
+                    Err(e) => {
+                        tracing::debug!(error = %e, "password fields: the backend could not look");
+                        PasswordFields::default()
+                    }
+                }
+            };
+            let fields = visible_fields(&found, &windows, rect, own);
+            tracing::debug!(
+                windows = shown.len(),
+                fields = fields.len(),
+                unanswered = found.unanswered.len(),
+                lookup_ms = started.elapsed().as_secs_f64() * 1e3,
+                "password fields"
+            );
+            let _ = tx.send(Masks {
+                regions: configured,
+                fields,
+                unanswered: found.unanswered,
+            });
+        };
+        let answer = std::thread::Builder::new()
+            .name("deskpilot-password-fields".into())
+            .spawn(look)
+            .map_err(|e| tracing::warn!(error = %e, "password fields: no worker thread"))
+            .ok()
+            .map(|_| rx);
+        PendingMasks {
+            regions,
+            answer,
+            started,
+        }
+    }
+
+    /// The masks of a capture of `rect` (`own`: that window's own drawing), waited for.
+    pub(crate) fn masks_now(&self, rect: Rect, own: Option<WindowId>) -> Masks {
+        self.masks_for(rect, own).wait()
     }
 }
 
@@ -338,11 +553,14 @@ impl Session {
         let view = geometry(rect);
         let mut scaled = std::mem::take(&mut pool.scaled);
         let mut done = None;
+        // Looked for while the pixels are grabbed; a window's own drawing has its fields alone.
+        let own = drawn.as_ref().and(pin.map(|p| p.window));
+        let mut masks = Some(self.masks_for(rect, own));
         // Masks, signature, scaling and encoding run on the frame where the backend lends it
         // (X11: the shared-memory segment itself), so a full screen is never copied whole.
         let mut process = |frame: &mut deskpilot_backend::FrameMut<'_>| {
             let capture_time = started.elapsed();
-            let masked_regions = pipeline::apply_masks(frame, &self.config.mask_regions);
+            let masked_regions = masks.take().map_or(0, |m| m.wait().paint(frame));
             if let Some(inspect) = inspect.as_mut() {
                 inspect(frame);
             }
@@ -598,6 +816,158 @@ mod tests {
         let (_, _, px) = decode_png(&shot.image.bytes);
         assert_eq!(&px[..3], &[0, 0, 0]);
         assert_eq!(&px[30..33], &[255, 255, 255]);
+    }
+
+    /// A GTK password dialog at (100, 100) whose field (200, 180, 200x30) shows the mask
+    /// characters of what was typed, in grey level 77 (which the fake OCR reads as the text).
+    fn password_dialog(fake: &FakeDesktop) -> (WindowId, Rect) {
+        use deskpilot_backend::fake::{element, tree};
+        use deskpilot_types::Role;
+        let field = Rect::new(200, 180, 200, 30);
+        let id = fake.add_window(FakeWindow {
+            fill: [255, 255, 255],
+            ..FakeWindow::new("Password", Rect::new(100, 100, 400, 200))
+        });
+        fake.paint(field, [77, 77, 77]);
+        fake.ocr().write(77, "hunter2hunter", 95.0);
+        fake.set_tree(
+            id,
+            tree([
+                element(Role::Dialog, "Password").bounds(Rect::new(100, 100, 400, 200)),
+                element(Role::Edit, "Password")
+                    .child_of(0, 1)
+                    .bounds(field)
+                    .password("hunter2hunter"),
+            ]),
+        );
+        (id, field)
+    }
+
+    /// The RGB pixel at physical `(x, y)` of a 1:1 PNG screenshot.
+    fn rgb(shot: &Screenshot, x: i32, y: i32) -> [u8; 3] {
+        let (w, _, px) = decode_png(&shot.image.bytes);
+        let (x, y) = (
+            (x - shot.view.capture.x) as u32,
+            (y - shot.view.capture.y) as u32,
+        );
+        let i = ((y * w + x) * 3) as usize;
+        [px[i], px[i + 1], px[i + 2]]
+    }
+
+    /// Regression (issue 39): a screenshot showed a password dialog's field, mask characters
+    /// and all, with `masked_regions: 0`.
+    #[test]
+    fn password_fields_are_painted_over_in_every_capture_and_counted() {
+        let fake = FakeDesktop::new(800, 600);
+        let (id, field) = password_dialog(&fake);
+        let e = engine(&fake, EngineConfig::default());
+        let reads = fake.tree_reads();
+        for target in [CaptureTarget::Screen, CaptureTarget::Window(id)] {
+            let shot = e.screenshot(&req(target)).unwrap();
+            assert_eq!(shot.masked_regions, 1, "{target:?}");
+            // The whole field is one solid box; the dialog around it is untouched.
+            for y in field.y..field.y + field.height as i32 {
+                for x in field.x..field.x + field.width as i32 {
+                    assert_eq!(rgb(&shot, x, y), [0, 0, 0], "({x}, {y}) of {target:?}");
+                }
+            }
+            assert_eq!(rgb(&shot, 150, 150), [255, 255, 255]);
+        }
+        assert_eq!(fake.tree_reads(), reads, "a capture reads no tree");
+        // OCR never sees it, nor does a zoom.
+        let read = e
+            .ocr(&crate::ocr::OcrRequest::new(CaptureTarget::Window(id)))
+            .unwrap();
+        assert!(read.lines.is_empty(), "{:?}", read.lines);
+        let z = e
+            .zoom(&crate::zoom::ZoomRequest {
+                of: None,
+                // Of the window screenshot OCR registered: the dialog's 400x200.
+                region: [0.0, 0.0, 400.0, 200.0],
+                scale: 1.0,
+                max_width: None,
+                format: Some(ImageFormat::Png),
+            })
+            .unwrap();
+        assert_eq!(z.masked_regions, 1);
+        assert_eq!(rgb(&z, 300, 195), [0, 0, 0]);
+        // Configured regions still count on their own.
+        let e = engine(
+            &fake,
+            EngineConfig {
+                mask_regions: vec![Rect::new(0, 0, 10, 10)],
+                ..EngineConfig::default()
+            },
+        );
+        assert_eq!(
+            e.screenshot(&req(CaptureTarget::Screen))
+                .unwrap()
+                .masked_regions,
+            2
+        );
+    }
+
+    #[test]
+    fn a_password_field_under_another_window_is_painted_only_where_it_shows() {
+        let fake = FakeDesktop::new(800, 600);
+        let (id, field) = password_dialog(&fake);
+        // A window over the right half of the field.
+        let cover = fake.add_window(FakeWindow {
+            fill: [0, 128, 255],
+            ..FakeWindow::new("cover", Rect::new(300, 50, 300, 300))
+        });
+        let e = engine(&fake, EngineConfig::default());
+        let shot = e.screenshot(&req(CaptureTarget::Screen)).unwrap();
+        assert_eq!(shot.masked_regions, 1);
+        assert_eq!(rgb(&shot, 250, 195), [0, 0, 0]);
+        assert_eq!(rgb(&shot, 350, 195), [0, 128, 255], "the cover shows");
+        // The dialog's own drawing shows all of its field: all of it is painted.
+        fake.set_own_drawing(id, Some([255, 255, 255]));
+        let shot = e.screenshot(&req(CaptureTarget::Window(id))).unwrap();
+        assert!(matches!(shot.fallback(), Some(Fallback::OwnDrawing { .. })));
+        assert_eq!(shot.masked_regions, 1);
+        assert_eq!(rgb(&shot, 350, 195), [0, 0, 0]);
+        assert_eq!(rgb(&shot, field.x - 5, 195), [255, 255, 255]);
+        // Hidden entirely: nothing to paint.
+        fake.move_window(cover, Rect::new(0, 0, 800, 600));
+        let shot = e.screenshot(&req(CaptureTarget::Screen)).unwrap();
+        assert_eq!(shot.masked_regions, 0);
+        assert_eq!(rgb(&shot, 300, 195), [0, 128, 255]);
+    }
+
+    #[test]
+    fn a_password_look_that_hangs_or_fails_never_holds_up_or_fails_a_capture() {
+        let fake = FakeDesktop::new(800, 600);
+        password_dialog(&fake);
+        let e = engine(&fake, EngineConfig::default());
+        fake.hang_password_fields(true);
+        let started = Instant::now();
+        let shot = e.screenshot(&req(CaptureTarget::Screen)).unwrap();
+        let took = started.elapsed();
+        assert!(
+            took < PASSWORD_LOOKUP + Duration::from_millis(500),
+            "{took:?}"
+        );
+        assert_eq!(shot.masked_regions, 0);
+        fake.hang_password_fields(false);
+        fake.lack("password_fields");
+        let shot = e.screenshot(&req(CaptureTarget::Screen)).unwrap();
+        assert_eq!(shot.masked_regions, 0);
+    }
+
+    #[test]
+    fn subtracting_a_rectangle_leaves_the_parts_around_it() {
+        let a = Rect::new(0, 0, 10, 10);
+        let area = |parts: &[Rect]| parts.iter().map(Rect::area).sum::<u64>();
+        assert_eq!(subtract(a, Rect::new(20, 20, 5, 5)), vec![a]);
+        assert!(subtract(a, Rect::new(-5, -5, 30, 30)).is_empty());
+        let ring = subtract(a, Rect::new(3, 3, 4, 4));
+        assert_eq!((ring.len(), area(&ring)), (4, 100 - 16));
+        let half = subtract(a, Rect::new(5, -1, 10, 20));
+        assert_eq!(half, vec![Rect::new(0, 0, 5, 10)]);
+        for p in &ring {
+            assert!(p.intersect(&Rect::new(3, 3, 4, 4)).is_none(), "{p:?}");
+        }
     }
 
     #[test]

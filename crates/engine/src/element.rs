@@ -1228,15 +1228,23 @@ impl Session {
         }
     }
 
-    /// An element's full text (or value) as it is now.
-    pub fn element_text(&self, target: impl Into<ElementRef>) -> Result<(Element, String), Error> {
+    /// An element's full text (or value) as it is now. `None` for a password field (or a part
+    /// of one, [`Element::password`]): its text is never read, so nothing of it — not its mask
+    /// characters, not their count — can be shown.
+    pub fn element_text(
+        &self,
+        target: impl Into<ElementRef>,
+    ) -> Result<(Element, Option<String>), Error> {
         let Target { element, .. } = self.live_element(&target.into())?;
+        if element.password || element.states.protected {
+            return Ok((element, None));
+        }
         let text = self
             .desktop()
             .accessibility
             .read_text(&element.handle)
             .map_err(|e| element_err(&element, "read its text", e))?;
-        Ok((element, text))
+        Ok((element, Some(text)))
     }
 
     /// Gives an element keyboard focus.

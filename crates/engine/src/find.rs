@@ -11,6 +11,9 @@
 //! a role preference. Disabled and off-screen elements are demoted, not hidden. With
 //! `annotate`, the window's screenshot is taken after ranking with the candidates drawn on it
 //! as numbered pins (1 = best), so a vision model can pick by number.
+//!
+//! A password field is found by its name, label, description and role, never by its text: its
+//! elements carry no value ([`crate::snapshots`]).
 
 use deskpilot_types::{Rect, Role, WindowInfo};
 use serde::Serialize;
@@ -61,6 +64,9 @@ pub struct Candidate {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<(u32, u32)>,
     pub enabled: bool,
+    /// A password field: it has no `value` here, and its text is never matched.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub password: bool,
     pub actions: Vec<String>,
     /// Where the words it is known by came from, for a control with no name of its own:
     /// `label` (the label beside or above it) or `value`.
@@ -104,6 +110,7 @@ fn text_element(index: usize, text: &str, bounds: Rect) -> Element {
         expanded: false,
         editable: false,
         onscreen: true,
+        password: false,
         actions: Vec::new(),
         bounds: Some(bounds),
         handle: deskpilot_backend::ElementHandle(String::new()),
@@ -451,6 +458,7 @@ impl Session {
                     bounds: e.bounds,
                     image,
                     enabled: e.enabled,
+                    password: e.password,
                     actions: e.actions.clone(),
                     name_from: described.map(|d| d.from),
                     described_as: described.map(|d| d.text.clone()),
@@ -527,6 +535,7 @@ impl Session {
                 bounds: Some(line.line.bounds),
                 image: line.image_centre,
                 enabled: true,
+                password: false,
                 actions: Vec::new(),
                 name_from: None,
                 described_as: None,

@@ -14,7 +14,7 @@ use deskpilot_types::{OcrLine, Point, Rect};
 use crate::capture::Resolved;
 use crate::coords::ViewGeometry;
 use crate::decorate::{Decorations, Marker};
-use crate::pipeline::{self, ImageFormat};
+use crate::pipeline::ImageFormat;
 use crate::{
     capture::{CaptureTarget, Screenshot},
     error::Error,
@@ -153,12 +153,15 @@ impl Session {
             drawn,
             notes,
         } = self.resolve_target(request.target)?;
+        // Password fields are looked for while the pixels are grabbed.
+        let own = drawn.as_ref().and(window.as_ref().map(|w| w.id));
+        let masks = self.masks_for(rect, own);
         let mut frame = match drawn {
             Some(frame) => frame,
             None => self.desktop().capture.capture(rect)?,
         };
-        // Masks first: the OCR engine never sees what a mask covers.
-        pipeline::apply_masks(&mut frame, &self.config().mask_regions);
+        // Masks first: the OCR engine never sees what a mask covers (nor a password field).
+        masks.wait().paint(&mut frame);
         let gray = GrayImage::from_frame(&frame);
         let mut page = self.desktop().ocr.recognize(
             &gray,

@@ -1,7 +1,8 @@
 //! The screen outline (dsh-computer-use's `uiSummary`): a short text list of a window's controls —
 //! role, name, token and centre in a screenshot's pixels — so a model that reads no images can
 //! still act. It comes from the accessibility tree, or from OCR lines when the window has no
-//! usable tree, and always says which.
+//! usable tree, and always says which. A password field is listed by its name and marked
+//! `password`, never by its text (which its element does not carry).
 
 use deskpilot_types::{Point, Role, WindowId};
 
@@ -24,6 +25,9 @@ pub struct OutlineItem {
     pub x: u32,
     pub y: u32,
     pub depth: u32,
+    /// A password field: its text is never shown (the line says `password`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub password: bool,
 }
 
 /// A window's outline.
@@ -66,7 +70,7 @@ fn render(items: &[OutlineItem], indent: bool, max_chars: usize) -> (String, usi
     let mut shown = 0;
     for item in items {
         let line = format!(
-            "{}{} \"{}\" @ ({}, {}){}\n",
+            "{}{} \"{}\"{} @ ({}, {}){}\n",
             if indent {
                 "  ".repeat(item.depth.min(12) as usize)
             } else {
@@ -74,6 +78,7 @@ fn render(items: &[OutlineItem], indent: bool, max_chars: usize) -> (String, usi
             },
             item.role,
             item.name,
+            if item.password { " password" } else { "" },
             item.x,
             item.y,
             if item.token.is_empty() {
@@ -128,6 +133,7 @@ impl Session {
                         x,
                         y,
                         depth: e.depth,
+                        password: e.password,
                     })
                 })
                 .collect(),
@@ -150,6 +156,7 @@ impl Session {
                         x,
                         y,
                         depth: 0,
+                        password: false,
                     })
                 })
                 .collect();
@@ -214,5 +221,37 @@ mod tests {
                 .is_none()
         );
         assert!("tree".parse::<OutlineMode>().is_ok() && "all".parse::<OutlineMode>().is_err());
+    }
+
+    #[test]
+    fn a_password_field_is_outlined_by_its_name_and_marked_never_by_its_text() {
+        use deskpilot_backend::fake::{element, tree};
+        let fake = FakeDesktop::new(800, 600);
+        let id = fake.add_window(FakeWindow::new("Sign in", Rect::new(0, 0, 400, 300)));
+        fake.set_tree(
+            id,
+            tree([
+                element(Role::Dialog, "Sign in").bounds(Rect::new(0, 0, 400, 300)),
+                // Unnamed, as GTK's password dialogs leave it: the value would have been used.
+                element(Role::Edit, "")
+                    .child_of(0, 1)
+                    .bounds(Rect::new(100, 100, 200, 30))
+                    .password("hunter2hunter"),
+            ]),
+        );
+        let s = Session::standalone(fake.desktop(), EngineConfig::default());
+        let view = ViewGeometry::new(Rect::new(0, 0, 800, 600), 800, 600);
+        let o = s
+            .outline(id, &view, OutlineMode::Summary, &OutlineConfig::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(o.source, "accessibility");
+        assert!(o.items[0].password && o.items[0].name.is_empty());
+        assert!(
+            o.text.starts_with("Edit \"\" password @ (200, 115) s"),
+            "{}",
+            o.text
+        );
+        assert!(!o.text.contains('●'), "{}", o.text);
     }
 }

@@ -35,7 +35,7 @@ use crate::capture::Screenshot;
 use crate::coords::ViewGeometry;
 use crate::decorate::Decorations;
 use crate::note::{Cover, Note, clamp_max_width};
-use crate::pipeline::{self, ImageFormat};
+use crate::pipeline::ImageFormat;
 use crate::{error::Error, session::Session};
 
 /// A client area this small in either direction is a parked window, not a window.
@@ -539,11 +539,14 @@ impl Session {
         read: &mut dyn FnMut(&deskpilot_backend::FrameMut<'_>),
     ) -> Result<(), Error> {
         let mut pool = std::mem::take(&mut *self.buffers.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut masks = Some(self.masks_for(rect, None));
         let lent = self.desktop().capture.capture_with(
             rect,
             std::mem::take(&mut pool.frame),
             &mut |frame| {
-                pipeline::apply_masks(frame, &self.config.mask_regions);
+                if let Some(m) = masks.take() {
+                    m.wait().paint(frame);
+                }
                 read(frame);
             },
         );
@@ -566,7 +569,7 @@ impl Session {
         let method = self.desktop().capture.window_capture_method();
         match self.desktop().capture.capture_window(w, clip) {
             Ok(WindowCapture::Captured(mut frame)) => {
-                pipeline::apply_masks(&mut frame, &self.config.mask_regions);
+                self.masks_now(clip, Some(w.id)).paint(&mut frame);
                 let client = if w.client.is_empty() {
                     w.frame
                 } else {

@@ -49,7 +49,10 @@ fn element_observation(
     token: Option<String>,
 ) -> Option<ElementObservation> {
     let bounds = e.bounds?;
-    let password = e.platform_role.to_lowercase().contains("password");
+    // The state says it on every platform (AT-SPI's role, MSAA's PROTECTED, UIA's
+    // IsPassword); a part of a field is marked with it. The role name is kept as a backstop.
+    let password =
+        e.password || e.states.protected || e.platform_role.to_lowercase().contains("password");
     Some(ElementObservation {
         window,
         role: e.role,
@@ -57,7 +60,7 @@ fn element_observation(
         bounds,
         path,
         token,
-        value: e.value.clone(),
+        value: e.value.clone().filter(|_| !password),
         password,
     })
 }
@@ -736,5 +739,43 @@ mod tests {
             "unmasked controls are remembered: {all}"
         );
         assert!(!all.contains("IBAN"), "{all}");
+    }
+
+    /// A password field known by its state alone (UI Automation's `IsPassword` on an `Edit`,
+    /// MSAA's `PROTECTED`) is remembered as one: no value, no mask characters.
+    #[test]
+    fn a_password_field_is_remembered_by_its_state_without_its_text() {
+        use deskpilot_backend::fake::{element, tree};
+        use deskpilot_types::Role;
+        let dir = TempDir::new("remember-password");
+        let fake = FakeDesktop::new(400, 200);
+        let w = fake.add_window(FakeWindow::new("Sign in", Rect::new(0, 0, 400, 200)));
+        fake.set_tree(
+            w,
+            tree([
+                element(Role::Window, "Sign in").bounds(Rect::new(0, 0, 400, 200)),
+                element(Role::Edit, "Password")
+                    .child_of(0, 1)
+                    .bounds(Rect::new(10, 50, 200, 24))
+                    .password("hunter2hunter")
+                    .platform_role("Edit"),
+            ]),
+        );
+        let s = session(&fake, &dir, &[]);
+        let snapshot = traced("get_window_state", || {
+            s.window_state(&crate::tree::TreeRequest::new(
+                crate::window::WindowRef::Id(w),
+            ))
+            .unwrap()
+        });
+        let o = element_observation(w, &snapshot.elements[1], "0/0".into(), None).unwrap();
+        assert!(o.password && o.value.is_none(), "{o:?}");
+        s.memory_stats().unwrap();
+        let mut all = String::new();
+        for f in std::fs::read_dir(dir.path()).unwrap() {
+            all.push_str(&std::fs::read_to_string(f.unwrap().path()).unwrap_or_default());
+        }
+        assert!(all.contains("Password"), "the field is remembered: {all}");
+        assert!(!all.contains('●'), "{all}");
     }
 }

@@ -4,6 +4,11 @@
 //! supersedes it, and its tokens are then `STALE_ELEMENT` with what changed).
 //!
 //! Plain data below the session: it knows no session and no desktop.
+//!
+//! Invariant: a password field (`states.protected`) and everything inside it carry no value
+//! from the moment an [`Element`] is made ([`Element::from_raw`], [`protect_descendants`]),
+//! so no renderer, matcher, memory or snapshot above can show or match its text, its length
+//! or its mask characters; [`Element::password`] says so instead.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -39,6 +44,9 @@ pub struct Element {
     pub expanded: bool,
     pub editable: bool,
     pub onscreen: bool,
+    /// A password field, or a part of one: it never carries a value (nor a name, for a part).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub password: bool,
     pub actions: Vec<String>,
     /// Physical pixels.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -51,8 +59,10 @@ pub struct Element {
 
 impl Element {
     /// Element `index` of a tree read as the backend reported it; the token is given when
-    /// its snapshot is recorded.
+    /// its snapshot is recorded. A password field's value (its mask characters, as many as
+    /// were typed) is dropped here.
     pub fn from_raw(index: usize, r: deskpilot_backend::RawElement) -> Self {
+        let password = r.states.protected;
         Element {
             index,
             token: String::new(),
@@ -62,7 +72,7 @@ impl Element {
             platform_role: r.platform_role,
             name: r.name,
             description: r.description,
-            value: r.value,
+            value: r.value.filter(|_| !password),
             enabled: r.states.enabled,
             focusable: r.states.focusable,
             focused: r.states.focused,
@@ -71,10 +81,29 @@ impl Element {
             expanded: r.states.expanded,
             editable: r.states.editable,
             onscreen: r.states.onscreen,
+            password,
             actions: r.actions,
             bounds: r.bounds,
             handle: r.handle,
             states: r.states,
+        }
+    }
+}
+
+/// Marks everything inside a password field as part of it (`elements` in depth-first order,
+/// parents first): a toolkit may put the field's text, or its mask characters, in a child
+/// (a text leaf), so a part keeps neither its value nor its name.
+pub fn protect_descendants(elements: &mut [Element]) {
+    for i in 0..elements.len() {
+        let inside = elements[i]
+            .parent
+            .filter(|p| *p < i)
+            .is_some_and(|p| elements[p].password);
+        let e = &mut elements[i];
+        if inside && !e.password {
+            e.password = true;
+            e.value = None;
+            e.name.clear();
         }
     }
 }

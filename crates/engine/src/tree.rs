@@ -133,6 +133,8 @@ pub fn line(e: &Element) -> String {
         (e.checked, "checked"),
         (e.expanded, "expanded"),
         (e.editable, "editable"),
+        // Its text, length and mask are never shown: the flag says why there is no value.
+        (e.password, "password"),
         (!e.onscreen && e.bounds.is_some(), "offscreen"),
     ];
     for (on, flag) in flags {
@@ -278,12 +280,13 @@ impl Session {
             }
         };
         let tree_time = started.elapsed();
-        let elements: Vec<Element> = raw
+        let mut elements: Vec<Element> = raw
             .elements
             .into_iter()
             .enumerate()
             .map(|(index, r)| Element::from_raw(index, r))
             .collect();
+        crate::snapshots::protect_descendants(&mut elements);
         let limits = (request.max_elements, request.max_depth);
         let (id, elements, unchanged) =
             self.snapshots_now()
@@ -680,6 +683,120 @@ mod tests {
         assert_eq!(rgb(&pinned, 10, 20), [230, 30, 60]);
         assert_ne!(rgb(&plain, 10, 20), [230, 30, 60]);
         assert_eq!(rgb(&pinned, 200, 200), rgb(&plain, 200, 200));
+    }
+
+    /// A GTK password dialog after 12 characters were typed (issue 39): the tree showed
+    /// `Edit "" value="●●●●●●●●●●●●"`, one mask character per character typed.
+    fn password_dialog() -> (FakeDesktop, Session, WindowId) {
+        let fake = FakeDesktop::new(800, 600);
+        let w = fake.add_window(FakeWindow::new("Password", Rect::new(0, 0, 400, 200)));
+        fake.set_tree(
+            w,
+            tree(vec![
+                el(None, 0, Role::Dialog, "Password"),
+                el(Some(0), 1, Role::Text, "Type your password"),
+                element(Role::Edit, "")
+                    .child_of(0, 1)
+                    .bounds(Rect::new(100, 80, 200, 30))
+                    .password("hunter2hunter")
+                    .into(),
+                // A toolkit that keeps the field's text in a leaf of its own.
+                element(Role::Text, "●●●●●●●●●●●●")
+                    .child_of(2, 2)
+                    .value("●●●●●●●●●●●●")
+                    .into(),
+                el(Some(0), 1, Role::Button, "OK"),
+            ]),
+        );
+        let e = Session::standalone(fake.desktop(), EngineConfig::default());
+        (fake, e, w)
+    }
+
+    #[test]
+    fn a_password_field_shows_no_value_length_or_mask_only_that_it_is_one() {
+        let (_fake, e, w) = password_dialog();
+        let s = e.window_state(&TreeRequest::new(WindowRef::Id(w))).unwrap();
+        let lines: Vec<&str> = s.text.lines().collect();
+        assert_eq!(
+            lines[2], "\t2 Edit \"\" focusable editable password",
+            "{}",
+            s.text
+        );
+        assert_eq!(lines[3], "\t\t3 Text \"\" password", "{}", s.text);
+        assert!(!s.text.contains('●'), "{}", s.text);
+        assert!(s.elements[2].password && s.elements[2].value.is_none());
+        assert!(s.elements[3].password && s.elements[3].value.is_none());
+        assert!(!s.elements[1].password && !s.elements[4].password);
+        // Structured output says so, and carries no value either.
+        let json = serde_json::to_value(&s.elements[2]).unwrap();
+        assert_eq!(json["password"], true);
+        assert!(json.get("value").is_none(), "{json}");
+        assert!(
+            serde_json::to_value(&s.elements[4])
+                .unwrap()
+                .get("password")
+                .is_none()
+        );
+        // A query never matches a password field's text.
+        let q = e
+            .window_state(&TreeRequest {
+                query: Some("●".into()),
+                ..TreeRequest::new(WindowRef::Id(w))
+            })
+            .unwrap();
+        assert!(
+            q.notes
+                .iter()
+                .any(|n| matches!(n, Note::Query { matching: 0, .. })),
+            "{:?}",
+            q.notes
+        );
+        // get_element_text answers that it is one, without reading it.
+        let (el, text) = e.element_text(&s.elements[2].token).unwrap();
+        assert!(el.password);
+        assert_eq!(text, None);
+        let (_, text) = e.element_text(&s.elements[1].token).unwrap();
+        assert_eq!(text.as_deref(), Some(""));
+    }
+
+    #[test]
+    fn find_matches_a_password_field_by_its_name_or_kind_never_by_its_text() {
+        let (fake, e, w) = password_dialog();
+        // Named the way GTK dialogs usually name it, by the label beside it.
+        fake.update_tree(w, |t| t.elements[2].name = "Password".into());
+        let find = |description: &str, name_contains: &str| {
+            e.find_elements(&crate::find::FindRequest {
+                tree: TreeRequest {
+                    include_screenshot: false,
+                    ..TreeRequest::new(WindowRef::Id(w))
+                },
+                description: description.into(),
+                name_contains: name_contains.into(),
+                role: String::new(),
+                limit: 10,
+                annotate: false,
+            })
+            .unwrap()
+            .1
+        };
+        for bullets in ["●●●●●●●●●●●●", "●"] {
+            let found = find(bullets, "");
+            assert!(
+                found.iter().all(|c| c.source != "accessibility"),
+                "{found:?}"
+            );
+            let found = find("", bullets);
+            assert!(
+                found.iter().all(|c| c.source != "accessibility"),
+                "{found:?}"
+            );
+        }
+        let found = find("the password field", "");
+        assert_eq!(found[0].index, 2, "{found:?}");
+        assert!(found[0].password && found[0].value.is_none());
+        let json = serde_json::to_value(&found[0]).unwrap();
+        assert_eq!(json["password"], true);
+        assert!(!json.to_string().contains('●'), "{json}");
     }
 
     #[test]

@@ -76,6 +76,17 @@ impl FakeElement {
         self
     }
 
+    /// A password field (`states.protected`, editable) holding `value`, as a toolkit reports
+    /// one: the mask characters, one per character typed.
+    pub fn password(mut self, typed: &str) -> Self {
+        self.0.states.protected = true;
+        self.0.states.editable = true;
+        self.0.states.focusable = true;
+        self.0.platform_role = "password text".to_string();
+        self.0.value = Some("●".repeat(typed.chars().count()));
+        self
+    }
+
     /// Its value or text.
     pub fn value(mut self, value: &str) -> Self {
         self.0.value = Some(value.to_string());

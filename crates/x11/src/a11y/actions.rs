@@ -228,6 +228,16 @@ impl Accessibility for X11Desktop {
     }
 
     /// # Timeouts
+    /// Returns by `deadline` (see the `passwords` module).
+    fn password_fields(
+        &self,
+        windows: &[WindowInfo],
+        deadline: Instant,
+    ) -> Result<deskpilot_backend::PasswordFields, Error> {
+        self.find_password_fields(windows, deadline)
+    }
+
+    /// # Timeouts
     /// See [`X11Desktop::read_tree`]: partial when `limits.timeout` runs out.
     fn tree(&self, window: &WindowInfo, limits: &TreeLimits) -> Result<RawTree, Error> {
         self.read_tree(window, limits)

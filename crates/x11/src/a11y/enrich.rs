@@ -79,6 +79,11 @@ pub(super) async fn enrich_one(
                 .unwrap_or_default()
         };
         let value = async {
+            // A password field's text is its mask characters, one per character typed: never
+            // read, so not even its length leaves the backend.
+            if n.role == atspi::Role::PasswordText {
+                return None;
+            }
             let label = matches!(n.role, atspi::Role::Label | atspi::Role::Static);
             if n.ifaces.contains(Interface::Text) && !label {
                 let t = proxy_at::<TextProxy>(conn, o).await.ok()?;

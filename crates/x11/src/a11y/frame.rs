@@ -41,6 +41,23 @@ pub(super) async fn registry_pids(conn: &zbus::Connection) -> Result<Vec<u32>, E
     Ok(pids.into_iter().flatten().collect())
 }
 
+/// Every application on the bus: its bus name and pid.
+pub(super) async fn registry_names_and_pids(
+    conn: &zbus::Connection,
+) -> Result<HashMap<String, u32>, Error> {
+    let (apps, dbus) = registry_apps(conn).await?;
+    let pids = join_all(apps.iter().map(|app| {
+        let dbus = &dbus;
+        async move {
+            let name = app.name_as_str()?.to_string();
+            let bus = zbus::names::BusName::try_from(name.clone()).ok()?;
+            Some((name, dbus.get_connection_unix_process_id(bus).await.ok()?))
+        }
+    }))
+    .await;
+    Ok(pids.into_iter().flatten().collect())
+}
+
 /// The window's frame in its application's tree. `root_bus` reads the root window property
 /// `AT_SPI_BUS`, asked only to say why an application is not on the bus.
 pub(super) async fn find_frame(

@@ -28,8 +28,9 @@
 //! big to enumerate, read where they show), `shown` (visibility per toolkit), `enrich`,
 //! `placement` (where bounds go on the screen, per window), `live` (an element re-read and
 //! hit-tested), `advertised` (action names, also where a toolkit's bulk answer is malformed),
-//! `tree`, `actions`, and `text` (U+FFFC object characters taken out of every name, value and
-//! text; excerpts within the text's length).
+//! `tree`, `actions`, `text` (U+FFFC object characters taken out of every name, value and
+//! text; excerpts within the text's length), and `passwords` (where password fields show, for
+//! captures to paint over, without reading a tree).
 
 mod actions;
 mod advertised;
@@ -40,6 +41,7 @@ mod grid;
 mod huge;
 pub(crate) mod joining;
 mod live;
+mod passwords;
 mod placement;
 mod roles;
 mod shown;
@@ -114,6 +116,8 @@ pub(crate) struct A11y {
     apps: Mutex<HashMap<String, AppTraits>>,
     /// Application bus name → frame path → where its bounds go, from the latest read.
     placements: Mutex<HashMap<String, HashMap<String, Placement>>>,
+    /// What the password-field lookups of captures learnt (`passwords`).
+    passwords: passwords::Known,
 }
 
 /// What an application's toolkit does differently from the specification.
@@ -264,6 +268,7 @@ impl A11y {
         clear(&self.trees);
         clear(&self.apps);
         clear(&self.placements);
+        self.passwords.forget();
     }
 
     /// Remembers where a window's bounds go, for elements re-read after the tree.

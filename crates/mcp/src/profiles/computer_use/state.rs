@@ -170,7 +170,7 @@ impl ComputerUseServer {
                         ))?;
                         Some(json!({ "x": x, "y": y }))
                     });
-                    json!({
+                    let mut element = json!({
                         "index": index,
                         "depth": depth,
                         "control_type": view::control_type(e.role),
@@ -186,7 +186,12 @@ impl ComputerUseServer {
                         "actions": actions,
                         "bounds": e.bounds,
                         "center_in_screenshot": in_image,
-                    })
+                    });
+                    if e.password {
+                        // Why it has no value: its text is never shown.
+                        element["password"] = json!(true);
+                    }
+                    element
                 })
                 .collect();
             structured["elements"] = json!(elements);

@@ -272,6 +272,10 @@ fn quote(s: &str, max: usize) -> String {
 /// The value a line shows: the element's value, an empty one for editable text without any,
 /// a toggle's state as UI Automation's Toggle pattern says it.
 pub(crate) fn shown_value(e: &Element) -> Option<String> {
+    // A password field shows none, not even an empty one: its line says `password` instead.
+    if e.password {
+        return None;
+    }
     if let Some(v) = &e.value {
         return Some(v.clone());
     }
@@ -305,6 +309,7 @@ pub(crate) fn line(index: usize, e: &Element) -> String {
         (e.focusable, "focusable"),
         (e.focused, "FOCUSED"),
         (e.states.required, "required"),
+        (e.password, "password"),
     ] {
         if on {
             l.push(' ');

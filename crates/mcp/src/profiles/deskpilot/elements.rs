@@ -225,11 +225,12 @@ impl DeskpilotServer {
                 continue;
             }
             text.push_str(&format!(
-                "{}. {} {} \"{}\" score={:.2} — {}{}\n",
+                "{}. {} {} \"{}\"{} score={:.2} — {}{}\n",
                 i + 1,
                 c.token,
                 c.role,
                 c.name,
+                if c.password { " password" } else { "" },
                 c.score,
                 c.why,
                 c.image
@@ -337,7 +338,7 @@ impl DeskpilotServer {
         })
         .await
         {
-            Ok((e, text)) => {
+            Ok((e, Some(text))) => {
                 let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
                     "{} {} \"{}\" holds {} characters:\n{text}",
                     e.token,
@@ -346,6 +347,15 @@ impl DeskpilotServer {
                     text.chars().count()
                 ))]);
                 r.structured_content = Some(json!({ "element": e, "text": text }));
+                r
+            }
+            // A password field: no text, no count, no mask characters; `element.password` says why.
+            Ok((e, None)) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "{} {} \"{}\" is a password field: its text is never shown",
+                    e.token, e.role, e.name,
+                ))]);
+                r.structured_content = Some(json!({ "element": e }));
                 r
             }
             Err(e) => error(&e),

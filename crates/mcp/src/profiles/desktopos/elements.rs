@@ -153,7 +153,7 @@ impl DesktopOsServer {
                 }
                 for e in &controls {
                     text.push_str(&format!(
-                        "\n{:indent$}{} \"{}\"{}{}",
+                        "\n{:indent$}{} \"{}\"{}{}{}",
                         "",
                         e.role.as_str(),
                         e.name.trim(),
@@ -161,6 +161,7 @@ impl DesktopOsServer {
                             .map(|b| format!(" rect {},{} {}x{}", b.x, b.y, b.width, b.height))
                             .unwrap_or_default(),
                         if invokable(e) { " invokable" } else { "" },
+                        if e.password { " password" } else { "" },
                         indent = (e.depth.saturating_sub(1) as usize).min(12) * 2
                     ));
                 }
@@ -170,7 +171,8 @@ impl DesktopOsServer {
                     "count": controls.len(),
                     "source": snap.source,
                     "complete": snap.complete,
-                    "elements": controls.iter().map(|e| json!({
+                    "elements": controls.iter().map(|e| {
+                        let mut c = json!({
                         "name": e.name.trim(),
                         "controlType": e.role.as_str(),
                         "automationId": e.platform_role,
@@ -178,7 +180,12 @@ impl DesktopOsServer {
                         "invokable": invokable(e),
                         "enabled": e.enabled,
                         "depth": e.depth,
-                    })).collect::<Vec<_>>(),
+                        });
+                        if e.password {
+                            c["isPassword"] = json!(true);
+                        }
+                        c
+                    }).collect::<Vec<_>>(),
                 }));
                 r
             }

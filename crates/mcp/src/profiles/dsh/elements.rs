@@ -109,6 +109,8 @@ fn line(e: &deskpilot_engine::Element, path: &str) -> String {
         e.selected.then_some("selected"),
         e.checked.then_some("checked"),
         e.expanded.then_some("expanded"),
+        // A password field: never a value, nor its length (the element carries none).
+        e.password.then_some("password"),
         (!e.onscreen).then_some("offscreen"),
     ]
     .into_iter()
@@ -260,10 +262,11 @@ impl DshServer {
                 .then(|| paths.get(c.index).cloned())
                 .flatten();
             text.push_str(&format!(
-                "\n{}. {} \"{}\"{} score={:.2} - {}{}",
+                "\n{}. {} \"{}\"{}{} score={:.2} - {}{}",
                 n + 1,
                 c.role,
                 c.name,
+                if c.password { " [password]" } else { "" },
                 path.as_ref()
                     .map_or(" (read off pixels: source ocr, no path)".to_string(), |p| {
                         format!(" path={p}")
@@ -273,7 +276,7 @@ impl DshServer {
                 c.image
                     .map_or(String::new(), |(x, y)| format!("; image=({x},{y})"))
             ));
-            list.push(json!({
+            let mut item = json!({
                 "path": path,
                 "role": c.role,
                 "name": c.name,
@@ -286,7 +289,11 @@ impl DshServer {
                 "why": c.why,
                 "source": c.source,
                 "enabled": c.enabled,
-            }));
+            });
+            if c.password {
+                item["isPassword"] = json!(true);
+            }
+            list.push(item);
         }
         if candidates.is_empty() {
             text.push_str("\nNothing matched; try other words, or ui_element tree.");
