@@ -12,6 +12,8 @@
 //! `DESKPILOT_WINDOWS_A11Y=msaa` skips UI Automation, so the fallback can be exercised on a
 //! Windows that has UI Automation.
 //!
+//! `passwords` finds the password fields on screen for captures to paint over, without a tree.
+//!
 //! The modules form layers, each importing only those below it: this one (the `Accessibility`
 //! impl: which reader, which action) over `uia` and `msaa` (the two readers), over `com` (the
 //! thread and its `Variant`), over `session` (what the thread keeps), over `controls` (window
@@ -20,14 +22,15 @@
 pub(crate) mod com;
 mod controls;
 mod msaa;
+mod passwords;
 mod session;
 mod uia;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use deskpilot_backend::{
-    Accessibility, ElementHandle, ElementStates, Error, LiveElement, NoUia, RawTree, TreeLimits,
-    TreeNote,
+    Accessibility, ElementHandle, ElementStates, Error, LiveElement, NoUia, PasswordFields,
+    RawTree, TreeLimits, TreeNote,
 };
 use deskpilot_types::{WindowId, WindowInfo};
 use windows::Win32::Foundation::HWND;
@@ -200,6 +203,16 @@ impl Accessibility for WindowsDesktop {
                     }),
                 }
             })
+    }
+
+    /// `ES_PASSWORD` edit controls and the focused UI Automation password field (see
+    /// `passwords`); returns by `deadline`.
+    fn password_fields(
+        &self,
+        windows: &[WindowInfo],
+        deadline: Instant,
+    ) -> Result<PasswordFields, Error> {
+        self.find_password_fields(windows, deadline)
     }
 
     fn deselect(&self, element: &ElementHandle) -> Result<(), Error> {
