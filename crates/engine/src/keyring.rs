@@ -50,10 +50,6 @@ pub(crate) enum KeyringError {
 /// - Windows: Credential Manager; the blob is read as UTF-16 (what `cmdkey` and the Control
 ///   Panel write) unless it is NUL-free UTF-8.
 /// - Elsewhere: always [`KeyringError::Unavailable`].
-#[allow(
-    dead_code,
-    reason = "called by secrets.rs once the keyring is wired in (issue 39)"
-)]
 pub(crate) fn lookup(name: &str) -> Result<Option<String>, KeyringError> {
     let found = platform::lookup(name);
     match &found {
@@ -72,7 +68,7 @@ pub(crate) fn lookup(name: &str) -> Result<Option<String>, KeyringError> {
 /// - Elsewhere: always [`KeyringError::Unavailable`].
 #[allow(
     dead_code,
-    reason = "called by secrets.rs once the keyring is wired in (issue 39)"
+    reason = "for the secret store's keep-in-keyring and status (issue 39)"
 )]
 pub(crate) fn store(name: &str, value: &str) -> Result<(), KeyringError> {
     let stored = platform::store(name, value);
@@ -91,7 +87,7 @@ pub(crate) fn store(name: &str, value: &str) -> Result<(), KeyringError> {
 /// - Elsewhere: false.
 #[allow(
     dead_code,
-    reason = "called by secrets.rs once the keyring is wired in (issue 39)"
+    reason = "for the secret store's keep-in-keyring and status (issue 39)"
 )]
 pub(crate) fn available() -> bool {
     match platform::probe() {
@@ -214,7 +210,7 @@ mod secret_service {
                 session,
                 Vec::new(),
                 value.as_bytes().to_vec(),
-                "text/plain; charset=utf8".to_owned(),
+                "text/plain".to_owned(),
             );
             let stored = replace_or_create(&c, name, &secret).await;
             secret.2.zeroize();
@@ -661,6 +657,72 @@ mod tests {
         let e = decode_blob(&[0x00, 0xd8], "x").unwrap_err();
         assert!(matches!(e, KeyringError::Failed(_)), "lone surrogate: {e}");
         assert!(e.to_string().contains("cmdkey /generic:deskpilot:x"), "{e}");
+    }
+
+    /// Against Credential Manager (Wine's in CI): values round-trip, the blob is UTF-16 as
+    /// `cmdkey` writes it, and a UTF-8 blob from another tool reads back as the same text.
+    #[cfg(windows)]
+    #[test]
+    fn credentials_round_trip_through_credential_manager() {
+        use windows::Win32::Security::Credentials::{
+            CRED_PERSIST_LOCAL_MACHINE, CRED_TYPE_GENERIC, CREDENTIALW, CredDeleteW, CredFree,
+            CredReadW, CredWriteW,
+        };
+        use windows::core::{PCWSTR, PWSTR};
+
+        let wide = |s: &str| s.encode_utf16().chain([0]).collect::<Vec<u16>>();
+        let raw_blob = |target: &[u16]| {
+            let mut c: *mut CREDENTIALW = std::ptr::null_mut();
+            // SAFETY: `target` is NUL-terminated; `c` is freed below.
+            unsafe { CredReadW(PCWSTR(target.as_ptr()), CRED_TYPE_GENERIC, None, &mut c) }.unwrap();
+            // SAFETY: CredReadW succeeded: `c` is valid with CredentialBlobSize bytes of blob.
+            let blob = unsafe {
+                std::slice::from_raw_parts((*c).CredentialBlob, (*c).CredentialBlobSize as usize)
+                    .to_vec()
+            };
+            // SAFETY: `c` came from CredReadW and is freed once.
+            unsafe { CredFree(c.cast_const().cast()) };
+            blob
+        };
+        let name = format!("keyring-test-{}", std::process::id());
+        let target = wide(&format!("deskpilot:{name}"));
+        assert!(available());
+        assert_eq!(lookup(&name).unwrap(), None, "nothing stored yet");
+
+        store(&name, "pässwörd-中文").unwrap();
+        let utf16: Vec<u8> = "pässwörd-中文"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        assert_eq!(raw_blob(&target), utf16, "the blob is UTF-16LE");
+        assert_eq!(lookup(&name).unwrap().as_deref(), Some("pässwörd-中文"));
+        store(&name, "second").unwrap();
+        assert_eq!(
+            lookup(&name).unwrap().as_deref(),
+            Some("second"),
+            "replaced"
+        );
+
+        let mut utf8 = b"git-credential-style".to_vec();
+        let mut target_mut = target.clone();
+        let credential = CREDENTIALW {
+            Type: CRED_TYPE_GENERIC,
+            TargetName: PWSTR(target_mut.as_mut_ptr()),
+            CredentialBlobSize: utf8.len() as u32,
+            CredentialBlob: utf8.as_mut_ptr(),
+            Persist: CRED_PERSIST_LOCAL_MACHINE,
+            ..Default::default()
+        };
+        // SAFETY: the pointers point into buffers of this frame that outlive the call.
+        unsafe { CredWriteW(&credential, 0) }.unwrap();
+        assert_eq!(
+            lookup(&name).unwrap().as_deref(),
+            Some("git-credential-style")
+        );
+
+        // SAFETY: `target` is NUL-terminated.
+        unsafe { CredDeleteW(PCWSTR(target.as_ptr()), CRED_TYPE_GENERIC, None) }.unwrap();
+        assert_eq!(lookup(&name).unwrap(), None, "deleted");
     }
 
     /// Against a real Secret Service: a private session bus (no service activation) with
