@@ -14,10 +14,28 @@ use crate::args::{DesktopArgs, ToolArgs};
 /// listing them, never a silently wrong tool list).
 pub fn profile(tools: &ToolArgs) -> anyhow::Result<&'static Profile> {
     let profile = deskpilot_mcp::profile(&tools.profile)?;
+    secrets_preflight(tools)?;
     profile
         .check_filter(&filter(tools))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(profile)
+}
+
+/// Reads the secrets file once before any desktop comes up, so a file others can read (or
+/// a value too short to scrub) stops the start at once with its reason.
+fn secrets_preflight(tools: &ToolArgs) -> anyhow::Result<()> {
+    let mut settings = crate::config::load(tools.config.as_deref()).engine.secrets;
+    if let Some(file) = &tools.secrets {
+        settings.file = Some(file.clone());
+    }
+    if settings.file.is_none() {
+        return Ok(());
+    }
+    settings.keyring = false;
+    deskpilot_engine::secrets::SecretStore::new(settings)
+        .load(Vec::new())
+        .map(|_| ())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", e.code()))
 }
 
 /// The tool filter of `--tools` / `DESKPILOT_TOOLS`, `--only` / `DESKTOPOS_TOOLS` (DesktopOS's

@@ -161,8 +161,7 @@ impl Engine {
     ) {
         self.note_call();
         with_trace(|t| {
-            t.route = Some("input");
-            t.effect = Some(format!(
+            t.detail = Some(format!(
                 "secret {name} typed ({}; {approval})",
                 effect.as_str()
             ));

@@ -69,6 +69,26 @@ pub struct SecretTyped {
     pub approval: &'static str,
 }
 
+impl crate::action::Outcome for SecretTyped {
+    fn route(&self) -> crate::action::Route {
+        crate::action::Route::Input
+    }
+
+    fn judged(&self) -> Option<(crate::action::Effect, &'static str)> {
+        match self.effect {
+            SecretEffect::Filled => Some((
+                crate::action::Effect::Confirmed,
+                "the field holds as many characters as the secret (its mask count; the value is never read)",
+            )),
+            SecretEffect::Changed => Some((
+                crate::action::Effect::Confirmed,
+                "the field's mask count changed (the value is never read)",
+            )),
+            SecretEffect::Unverifiable => None,
+        }
+    }
+}
+
 /// How long a field is watched for its mask count to change.
 const SETTLE: Duration = Duration::from_millis(800);
 

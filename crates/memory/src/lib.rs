@@ -452,6 +452,7 @@ mod tests {
             target: None,
             route: None,
             effect: None,
+            detail: None,
         })
         .unwrap();
         m.save().unwrap();
@@ -533,6 +534,7 @@ mod tests {
             target: None,
             route: None,
             effect: None,
+            detail: None,
         })
         .unwrap();
         m.save().unwrap();

@@ -249,6 +249,8 @@ pub struct Trace {
     pub route: Option<&'static str>,
     /// What the action did (the engine's effect name, or `refused: CODE`).
     pub effect: Option<String>,
+    /// What an audit of the call needs beyond that (which secret was typed, who approved).
+    pub detail: Option<String>,
 }
 
 /// What a call acted on: a physical point, or a control.
@@ -275,6 +277,7 @@ pub fn traced<T>(tool: &str, f: impl FnOnce() -> T) -> T {
             target: None,
             route: None,
             effect: None,
+            detail: None,
         })
     });
     struct Pop;
@@ -306,6 +309,7 @@ pub fn traced<T>(tool: &str, f: impl FnOnce() -> T) -> T {
                 }),
                 route: trace.route.map(str::to_string),
                 effect: trace.effect,
+                detail: trace.detail,
             };
             if let Err(e) = inner.memory.record(&entry) {
                 tracing::warn!("memory: timeline append failed: {e}");

@@ -56,6 +56,9 @@ pub struct TimelineEntry {
     pub route: Option<String>,
     /// What it did (`changed`, `no_change`, …), as the action report names it.
     pub effect: Option<String>,
+    /// What else an audit needs (`secret MAIL_PASS typed; approved by the person`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 impl TimelineEntry {
@@ -72,6 +75,7 @@ impl TimelineEntry {
         }
         e.route = e.route.as_deref().map(clip);
         e.effect = e.effect.as_deref().map(clip);
+        e.detail = e.detail.as_deref().map(clip);
         e
     }
 }
@@ -198,6 +202,7 @@ mod tests {
             }),
             route: Some("xtest".into()),
             effect: Some("changed".into()),
+            detail: None,
         }
     }
 

@@ -207,6 +207,11 @@ fn pass_on(line: &str) {
 }
 
 impl<H: ClientHandler> Server<H> {
+    /// Every JSON-RPC line the server wrote on stdout so far.
+    pub fn stdout_lines(&self) -> Vec<String> {
+        self.stdout.lock().unwrap().clone()
+    }
+
     /// What the server wrote on stderr so far, line by line.
     pub fn stderr(&self) -> Vec<String> {
         self.stderr.lock().unwrap().clone()

@@ -550,6 +550,9 @@ fn entry_line(e: &TimelineEntry) -> String {
         (Some(r), None) => s.push_str(&format!(" → {r}")),
         (None, None) => {}
     }
+    if let Some(d) = &e.detail {
+        s.push_str(&format!(" — {d}"));
+    }
     s
 }
 

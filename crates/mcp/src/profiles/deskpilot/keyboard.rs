@@ -1,7 +1,9 @@
 //! Keyboard tools: `press_key` (chords) and `type_text` (any Unicode).
 
 use crate::kit::Parameters;
-use deskpilot_engine::{Check, Error, KeyboardOutcome, MAX_TEXT_CHARS, VerifyTarget};
+use deskpilot_engine::{
+    Check, Error, KeyboardOutcome, MAX_TEXT_CHARS, SecretTarget, SecretTyped, VerifyTarget,
+};
 use deskpilot_types::Key;
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
@@ -34,6 +36,24 @@ pub struct TypeTextArgs {
     pub verify: bool,
     #[serde(default)]
     pub observe: bool,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TypeSecretArgs {
+    /// Secret name.
+    pub name: String,
+    /// Password field token.
+    #[serde(default)]
+    pub element: String,
+    /// Or x/y, as click.
+    #[serde(default)]
+    pub x: Option<f64>,
+    #[serde(default)]
+    pub y: Option<f64>,
+    /// 0: last.
+    #[serde(default)]
+    pub screenshot_id: u64,
 }
 
 /// "into \"Untitled - Mousepad\" (0x1a00003, mousepad)" or "into the focused window".
@@ -113,6 +133,46 @@ impl DeskpilotServer {
         .await
     }
 
+    /// Type a named secret into a password field; its value never enters the conversation.
+    #[tool(
+        name = "type_secret",
+        annotations(
+            title = "Type secret",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn type_secret(&self, Parameters(a): Parameters<TypeSecretArgs>) -> CallToolResult {
+        let target = match (a.element.trim().is_empty(), a.x, a.y) {
+            (false, None, None) => SecretTarget::Element(a.element.trim().into()),
+            (true, Some(x), Some(y)) => {
+                SecretTarget::Point(self.target(x, y, a.screenshot_id, None))
+            }
+            _ => {
+                return error(&Error::InvalidArgument {
+                    message: "pass either element (the password field's token, like s3:12) or x and y, not both"
+                        .to_string(),
+                });
+            }
+        };
+        let name = a.name.trim().to_string();
+        report::act(
+            self.session(),
+            &WORDING,
+            report::Step {
+                what: "type_secret",
+                timeout: self.request_timeout(),
+                check: Check::default(),
+                target: VerifyTarget::Focused,
+            },
+            move |s| s.type_secret(&name, target),
+            secret_body,
+        )
+        .await
+    }
+
     /// Type into the focused window as real keys, exactly: any Unicode, newlines, tabs (≤20000
     /// chars).
     #[tool(
@@ -151,6 +211,31 @@ impl DeskpilotServer {
         )
         .await
     }
+}
+
+/// `Typed secret MAIL_PASS into Edit "Password" (s3:7) in "Sign in" (zenity, pid 42).`
+fn secret_body(o: &SecretTyped) -> Body {
+    let target = match &o.element {
+        Some((token, role, name)) => format!("{role} \"{name}\" ({token}) in {}", o.window.label()),
+        None => format!("the field clicked in {}", o.window.label()),
+    };
+    let mut text = format!("Typed secret {} into {target}.", o.name);
+    if !o.password_field {
+        text.push_str(" It is not a password field (the secret's scope allows any field).");
+    }
+    Body::new(
+        text,
+        json!({
+            "action": "type_secret",
+            "secret": o.name,
+            "source": o.source.as_str(),
+            "window": o.window,
+            "element": o.element.as_ref().map(|(token, role, name)| json!({ "token": token, "role": role, "name": name })),
+            "password_field": o.password_field,
+            "field": o.effect.as_str(),
+            "approval": o.approval,
+        }),
+    )
 }
 
 #[cfg(test)]

@@ -63,6 +63,7 @@ pub(crate) const GROUPS: kit::filter::Groups = &[
             "drag",
             "press_key",
             "type_text",
+            "type_secret",
         ],
     ),
     (

@@ -174,7 +174,7 @@ fn twelve() -> u32 {
 
 impl DeskpilotServer {
     /// A point as the call gives it; without `coordinates`, the deployment's `coordinates`.
-    fn target(
+    pub(super) fn target(
         &self,
         x: f64,
         y: f64,
