@@ -294,7 +294,7 @@ pub fn run(desktop: &DesktopArgs, tools: &ToolArgs, args: &HttpArgs) -> anyhow::
         Some(token(args)?)
     };
     let (desktop, session) = crate::platform::connect(desktop)?;
-    let (engine, identity, filter) = crate::serve::engine(desktop, tools);
+    let (engine, identity, filter) = crate::serve::engine(desktop, tools)?;
     crate::platform::supervise(&session, &engine);
     let cancel = tokio_util::sync::CancellationToken::new();
     let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
