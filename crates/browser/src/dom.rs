@@ -1,6 +1,8 @@
 //! A page's nodes by their backend node id (what a snapshot's refs name): where one shows,
 //! what is at a point, focus, and the scripts deskpilot runs on a node (containment, a short
-//! description, its value, choosing `<select>` options), kept as `.js` files in `js/`.
+//! description, its value, choosing `<select>` options, what a secret may go into), kept as
+//! `.js` files in `js/`. A password field's value never leaves the page: it is read as filled
+//! or empty only.
 
 use serde_json::{Value, json};
 
@@ -12,8 +14,14 @@ use crate::{CALL, Error};
 const CONTAINS: &str = include_str!("js/contains.js");
 /// `function()`: `div#modal.overlay "Please confirm"`.
 const DESCRIBE: &str = include_str!("js/describe.js");
-/// `function()`: a control's value, else its text.
+/// `function()`: a control's value, else its text; for a password field only whether it is
+/// filled.
 const READ_VALUE: &str = include_str!("js/read_value.js");
+/// `function()`: whether a field is a password field, takes typing, is disabled or read-only,
+/// and the origins of its document and of the documents above it.
+const SECRET_FIELD: &str = include_str!("js/secret_field.js");
+/// `function()`: whether a field holds anything (a boolean: never its value or length).
+const FILLED: &str = include_str!("js/filled.js");
 /// `function(values)`: selects a `<select>`'s options by value, then label, then
 /// case-insensitive text, firing `input` and `change`.
 const SELECT_OPTIONS: &str = include_str!("js/select_options.js");
@@ -144,13 +152,98 @@ pub fn describe(cdp: &Connection, session: &str, backend: i64) -> String {
         .unwrap_or_else(|| "another element".to_string())
 }
 
-/// A control's value (`value`), else the node's text; `None` when the node is gone.
-pub fn read_value(cdp: &Connection, session: &str, backend: i64) -> Option<String> {
+/// What a field holds, as deskpilot may say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldValue {
+    /// A control's value, else the node's text.
+    Text(String),
+    /// A password field: only whether it holds anything, never what or how much.
+    Password { filled: bool },
+}
+
+impl FieldValue {
+    /// The text, or `(password field, filled)` / `(password field, empty)`.
+    pub fn shown(&self) -> String {
+        match self {
+            FieldValue::Text(t) => t.clone(),
+            FieldValue::Password { filled: true } => "(password field, filled)".into(),
+            FieldValue::Password { filled: false } => "(password field, empty)".into(),
+        }
+    }
+
+    fn read(v: &Value) -> Option<FieldValue> {
+        match v {
+            Value::String(s) => Some(FieldValue::Text(s.clone())),
+            Value::Object(o) if o.get("password") == Some(&Value::Bool(true)) => {
+                Some(FieldValue::Password {
+                    filled: o.get("filled") == Some(&Value::Bool(true)),
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A control's value (`value`), else the node's text (a password field: whether it is
+/// filled); `None` when the node is gone.
+pub fn read_value(cdp: &Connection, session: &str, backend: i64) -> Option<FieldValue> {
     let o = object_of(cdp, session, backend)?;
-    call_on(cdp, session, &o, READ_VALUE, json!([]))
-        .ok()?
-        .as_str()
-        .map(str::to_string)
+    FieldValue::read(&call_on(cdp, session, &o, READ_VALUE, json!([])).ok()?)
+}
+
+/// What a secret may be typed into, as the page says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretField {
+    /// An `<input type=password>`.
+    pub password: bool,
+    /// Takes typed text (a text input, a textarea, an editable element).
+    pub typable: bool,
+    pub disabled: bool,
+    pub readonly: bool,
+    /// The origin of the field's document, then those of the documents it is framed in, the
+    /// top one last (`location.ancestorOrigins`); `null` for an opaque origin.
+    pub origins: Vec<String>,
+}
+
+impl SecretField {
+    fn read(v: &Value) -> SecretField {
+        let flag = |k: &str| v[k].as_bool() == Some(true);
+        SecretField {
+            password: flag("password"),
+            typable: flag("typable"),
+            disabled: flag("disabled"),
+            readonly: flag("readonly"),
+            origins: strings(&v["origins"]),
+        }
+    }
+}
+
+/// What node `backend` is as a target for a secret; `Ok(None)` when it is gone.
+pub fn secret_field(
+    cdp: &Connection,
+    session: &str,
+    backend: i64,
+) -> Result<Option<SecretField>, Error> {
+    let Some(o) = object_of(cdp, session, backend) else {
+        return Ok(None);
+    };
+    Ok(Some(SecretField::read(&call_on(
+        cdp,
+        session,
+        &o,
+        SECRET_FIELD,
+        json!([]),
+    )?)))
+}
+
+/// Whether the field `backend` holds anything. Only a boolean crosses from the page: never the
+/// value, never its length.
+pub fn filled(cdp: &Connection, session: &str, backend: i64) -> Result<bool, Error> {
+    let o = object_of(cdp, session, backend).ok_or_else(|| Error::Protocol {
+        method: "DOM.resolveNode".into(),
+        message: "the node is gone".into(),
+    })?;
+    Ok(call_on(cdp, session, &o, FILLED, json!([]))?.as_bool() == Some(true))
 }
 
 /// What choosing options of a `<select>` did.
@@ -332,6 +425,23 @@ mod tests {
         let q = Quad([10.0, 20.0, 30.0, 20.0, 30.0, 40.0, 10.0, 40.0]);
         assert_eq!(q.center(), (20.0, 30.0));
         assert_eq!(q.bounds(), (10.0, 20.0, 30.0, 40.0));
+    }
+
+    #[test]
+    fn a_password_field_is_read_as_filled_or_empty_only() {
+        assert_eq!(
+            FieldValue::read(&json!("Ada")),
+            Some(FieldValue::Text("Ada".into()))
+        );
+        let filled = FieldValue::read(&json!({"password": true, "filled": true})).unwrap();
+        assert_eq!(filled, FieldValue::Password { filled: true });
+        assert_eq!(filled.shown(), "(password field, filled)");
+        assert_eq!(FieldValue::read(&json!(null)), None);
+        let f = SecretField::read(&json!({
+            "password": true, "typable": true, "origins": ["http://127.0.0.1:8080", "null"]
+        }));
+        assert!(f.password && f.typable && !f.disabled && !f.readonly);
+        assert_eq!(f.origins, ["http://127.0.0.1:8080", "null"]);
     }
 
     #[test]

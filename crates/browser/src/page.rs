@@ -440,6 +440,182 @@ fn browser_trees(
     Ok(trees)
 }
 
+/// `() => {boxes, opaque}`: where the password fields of a frame show (see the file).
+const PASSWORDS: &str = include_str!("js/passwords.js");
+
+/// A box in viewport CSS pixels: left, top, right, bottom.
+pub type Box = [f64; 4];
+
+/// Where the page's password fields show, and how to ask its top frame again.
+#[derive(Debug, Clone)]
+pub struct Passwords {
+    /// Each visible field's box (a field broken over lines: each part), in the top viewport.
+    pub boxes: Vec<Box>,
+    /// Frames of another origin looked into through their own frame.
+    pub frames: usize,
+    /// The top frame's isolated world, for [`Passwords::again`].
+    context: i64,
+}
+
+impl Passwords {
+    /// The top frame's password fields now (one call: the frames of another origin are not
+    /// looked into again). A capture reads them before and after it and masks both, so a field
+    /// that moved in between is covered where it was and where it is.
+    pub fn again(
+        &self,
+        cdp: &Connection,
+        session: &str,
+        timeout: Duration,
+    ) -> Result<Vec<Box>, Error> {
+        Ok(boxes_in(cdp, session, self.context, timeout)?.0)
+    }
+}
+
+/// The password fields of the frame whose isolated world is `context`, in its viewport's CSS
+/// pixels, and how many frames of another origin it could not look into.
+fn boxes_in(
+    cdp: &Connection,
+    session: &str,
+    context: i64,
+    timeout: Duration,
+) -> Result<(Vec<Box>, u64), Error> {
+    let r = cdp.call(
+        "Runtime.evaluate",
+        json!({
+            "expression": format!("({})()", PASSWORDS.trim()),
+            "contextId": context,
+            "returnByValue": true,
+        }),
+        Some(session),
+        timeout,
+    )?;
+    if let Some(ex) = r.get("exceptionDetails") {
+        return Err(Error::Protocol {
+            method: "the password field finder".into(),
+            message: crate::cdp::thrown(ex).unwrap_or("it threw").to_string(),
+        });
+    }
+    let v = &r["result"]["value"];
+    let boxes = v["boxes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|b| {
+                    let n: Vec<f64> = b.as_array()?.iter().filter_map(Value::as_f64).collect();
+                    <[f64; 4]>::try_from(n.as_slice()).ok()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((boxes, v["opaque"].as_u64().unwrap_or(0)))
+}
+
+/// The content box of the `<iframe>` that holds `frame` (in the viewport of the page
+/// `session` names), when it has one.
+fn owner_content_box(cdp: &Connection, session: &str, frame: &str) -> Option<Box> {
+    let owner = frame_owner(cdp, session, frame)?;
+    let m = cdp
+        .call(
+            "DOM.getBoxModel",
+            json!({ "backendNodeId": owner }),
+            Some(session),
+            CALL,
+        )
+        .ok()?;
+    let q: Vec<f64> = m["model"]["content"]
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_f64)
+        .collect();
+    let (xs, ys): (Vec<f64>, Vec<f64>) = q.chunks_exact(2).map(|p| (p[0], p[1])).unzip();
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (xs.len() == 4).then(|| [min(&xs), min(&ys), max(&xs), max(&ys)])
+}
+
+/// Where the password fields of the page show in its viewport: the top frame's (its shadow
+/// roots and same-origin frames included) read in deskpilot's isolated world, where the
+/// page's scripts cannot hide them; and, when it holds frames of another origin, each of
+/// those frames' own, placed at its `<iframe>`'s content box and clipped to it (one level of
+/// such frames: a frame of a third origin inside one of them is read at the page's offsets).
+/// Each call may take `timeout`; a page that does not answer is an error, so a caller can
+/// refuse to show what it could not mask.
+pub fn password_boxes(
+    cdp: &Connection,
+    session: &str,
+    timeout: Duration,
+) -> Result<Passwords, Error> {
+    let tree = cdp.call("Page.getFrameTree", json!({}), Some(session), timeout)?;
+    let mut frames = Vec::new();
+    collect_origins(&tree["frameTree"], &mut frames);
+    let Some((top, top_origin)) = frames.first().cloned() else {
+        return Err(Error::Protocol {
+            method: "Page.getFrameTree".into(),
+            message: "the page has no frame".into(),
+        });
+    };
+    let context = world(cdp, session, &top)?;
+    let (mut boxes, opaque) = boxes_in(cdp, session, context, timeout)?;
+    let mut looked = 0;
+    if opaque > 0 {
+        // The frames the top frame's script could not read: another origin, in this process or
+        // out of it (those are sessions of their own, missing from the page's frame tree).
+        let mut others: Vec<String> = frames[1..]
+            .iter()
+            .filter(|(_, origin)| *origin != top_origin)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for (frame, _) in cdp.frame_sessions(session) {
+            if !others.contains(&frame) {
+                others.push(frame);
+            }
+        }
+        for frame in others {
+            let Some(at) = owner_content_box(cdp, session, &frame) else {
+                continue;
+            };
+            let reader = session_of(cdp, session, &frame);
+            if reader != session {
+                for method in ["DOM.enable", "Page.enable", "Runtime.enable"] {
+                    let _ = cdp.call(method, json!({}), Some(&reader), timeout);
+                }
+            }
+            let inner = world(cdp, &reader, &frame)?;
+            let (found, _) = boxes_in(cdp, &reader, inner, timeout)?;
+            looked += 1;
+            for b in found {
+                let placed = [
+                    (b[0] + at[0]).max(at[0]),
+                    (b[1] + at[1]).max(at[1]),
+                    (b[2] + at[0]).min(at[2]),
+                    (b[3] + at[1]).min(at[3]),
+                ];
+                if placed[2] > placed[0] && placed[3] > placed[1] {
+                    boxes.push(placed);
+                }
+            }
+        }
+    }
+    Ok(Passwords {
+        boxes,
+        frames: looked,
+        context,
+    })
+}
+
+/// Each frame's id and security origin, the top frame first.
+fn collect_origins(tree: &Value, out: &mut Vec<(String, String)>) {
+    if let Some(id) = tree["frame"]["id"].as_str() {
+        let origin = tree["frame"]["securityOrigin"].as_str().unwrap_or_default();
+        out.push((id.to_string(), origin.to_string()));
+    }
+    if let Some(children) = tree["childFrames"].as_array() {
+        for c in children {
+            collect_origins(c, out);
+        }
+    }
+}
+
 /// The page's viewport as a PNG, drawn within `timeout` (a page in a background tab or a
 /// minimized window never draws); `Ok(None)` when the browser sent no image.
 pub fn capture_png(

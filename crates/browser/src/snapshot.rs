@@ -9,7 +9,8 @@
 //! plain cells is one line (`row: link "Q1" [ref=e9] | "1.20"`); refs go only on interactive nodes
 //! (controls, links, focusable nodes), are short (`e12`) and are keyed by the frame and DOM node,
 //! so an unchanged node keeps its ref across snapshots. Child frames are rendered under their
-//! `<iframe>` node.
+//! `<iframe>` node. A password field shows as `[password]`, never with its value, mask or
+//! length.
 
 use std::collections::HashMap;
 
@@ -198,7 +199,10 @@ impl<'a> Renderer<'a> {
                 _ => {}
             }
         }
-        if let Some(v) = node["value"]["value"].as_str().filter(|v| !v.is_empty()) {
+        if is_password(node) {
+            // Never a value, a mask or a length: only that it is one.
+            line.push_str(" [password]");
+        } else if let Some(v) = node["value"]["value"].as_str().filter(|v| !v.is_empty()) {
             let v: String = v.chars().take(120).collect();
             line.push_str(&format!(" value=\"{v}\""));
         }
@@ -346,6 +350,10 @@ impl<'a> Renderer<'a> {
             }
             let line = self.line(frame, node, depth);
             self.emit(depth, &format!("{prefix}{line}"));
+            if is_password(node) {
+                // Its inner text is the mask (`•` times the length in Chromium's tree).
+                return;
+            }
             next_depth = depth + 1;
             own_name = name;
         }
@@ -382,6 +390,15 @@ fn skipped_outright(node: &Value) -> bool {
         || role == "InlineTextBox"
         || role == "ListMarker"
         || (role == "image" && str_of(node, &["name", "value"]).trim().is_empty())
+}
+
+/// A password field: the walker's `protected` property, or Chromium's own tree showing the
+/// value as mask characters (`•` times its length; it has no property that says so).
+fn is_password(node: &Value) -> bool {
+    matches!(property(node, "protected"), Some(Value::Bool(true)))
+        || node["value"]["value"]
+            .as_str()
+            .is_some_and(|v| !v.is_empty() && v.chars().all(|c| matches!(c, '•' | '●')))
 }
 
 /// Controls, links and focusable nodes: the ones that get a ref.
@@ -530,6 +547,34 @@ mod tests {
         assert_eq!(
             (link.role.as_str(), link.name.as_str(), link.depth),
             ("link", "Story", 1)
+        );
+    }
+
+    #[test]
+    fn a_password_field_shows_no_value_mask_or_length() {
+        let mut walker = node("2", Some("1"), "textbox", "Password", &[], 2);
+        walker["properties"] = json!([{ "name": "protected", "value": { "value": true } }]);
+        let mut chromium = node("3", Some("1"), "textbox", "PIN", &["5"], 3);
+        chromium["value"] = json!({ "type": "string", "value": "••••••••••" });
+        let mask = node("5", Some("3"), "StaticText", "••••••••••", &[], 5);
+        let mut plain = node("4", Some("1"), "textbox", "Name", &[], 4);
+        plain["value"] = json!({ "type": "string", "value": "Ada" });
+        let frames = vec![FrameTree {
+            frame: "top".into(),
+            owner: None,
+            walker: false,
+            nodes: vec![
+                node("1", None, "RootWebArea", "Sign in", &["2", "3", "4"], 1),
+                walker,
+                chromium,
+                plain,
+                mask,
+            ],
+        }];
+        let r = render(&frames, &mut RefTable::default(), 100);
+        assert_eq!(
+            r.text,
+            "- RootWebArea \"Sign in\"\n  - textbox \"Password\" [password] [ref=e1]\n  - textbox \"PIN\" [password] [ref=e2]\n  - textbox \"Name\" value=\"Ada\" [ref=e3]\n"
         );
     }
 

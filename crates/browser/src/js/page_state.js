@@ -1,1 +1,1 @@
-location.href + '\n' + document.title + '\n' + document.getElementsByTagName('*').length + '\n' + (document.body ? document.body.innerText.length : 0) + '\n' + (document.activeElement && 'value' in document.activeElement ? document.activeElement.value : '')
+location.href + '\n' + document.title + '\n' + document.getElementsByTagName('*').length + '\n' + (document.body ? document.body.innerText.length : 0) + '\n' + ((a) => !a || !('value' in a) ? '' : a.tagName === 'INPUT' && String(a.type).toLowerCase() === 'password' ? '•' + a.value.length : a.value)(document.activeElement)

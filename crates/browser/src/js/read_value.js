@@ -1,1 +1,1 @@
-function(){ return 'value' in this ? String(this.value) : (this.innerText || ''); }
+function(){ if (this.tagName === 'INPUT' && String(this.type).toLowerCase() === 'password') return {password: true, filled: this.value.length > 0}; return 'value' in this ? String(this.value) : (this.innerText || ''); }

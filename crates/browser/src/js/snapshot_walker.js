@@ -528,13 +528,16 @@
     }
     if (el.required || aria('aria-required') === 'true') prop(props, 'required', true);
     if (el.readOnly === true || aria('aria-readonly') === 'true') prop(props, 'readonly', true);
+    // A password field says so and shows no value: not its mask, not its length.
+    const secret = tag === 'input' && String(el.type).toLowerCase() === 'password';
+    if (secret) prop(props, 'protected', true);
     if (props.length) n.properties = props;
-    // Values: what a field holds (a password masked), a select's choice, a range's number.
+    // Values: what a field holds (a password never), a select's choice, a range's number.
     let value;
     if (tag === 'input' || tag === 'textarea') {
       if (RANGE.has(role)) value = el.hasAttribute('aria-valuenow') ? Number(aria('aria-valuenow')) : Number(el.value);
       else if (el.type === 'file') value = el.files && el.files.length > 1 ? el.files.length + ' files' : el.files && el.files.length ? el.files[0].name : 'No file chosen';
-      else if (role !== 'button' && role !== 'checkbox' && role !== 'radio' && el.value) value = el.type === 'password' ? '•'.repeat(el.value.length) : el.value;
+      else if (role !== 'button' && role !== 'checkbox' && role !== 'radio' && !secret && el.value) value = el.value;
     } else if (tag === 'select') {
       if (role === 'combobox') value = selectText(el);
     } else if (RANGE.has(role)) {

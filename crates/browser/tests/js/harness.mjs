@@ -152,9 +152,12 @@ export function printed(n) {
     if (v === true || v === 'true') s += ` [${f}]`;
   }
   const v = n.value?.value;
-  if (typeof v === 'string' && v) s += ` value="${[...v].slice(0, 120).join('')}"`;
+  if (isPassword(n)) s += ' [password]';
+  else if (typeof v === 'string' && v) s += ` value="${[...v].slice(0, 120).join('')}"`;
   return s;
 }
+/** A password field: the walker's `protected`, or Chromium's value of mask characters. */
+export const isPassword = (n) => property(n, 'protected') === true || (typeof n.value?.value === 'string' && /^[•●]+$/.test(n.value.value));
 
 export function render(frames, maxLines = Infinity) {
   const refs = new Map();
@@ -227,6 +230,7 @@ export function render(frames, maxLines = Infinity) {
         if (l !== null) return emit(depth, prefix + l);
       }
       emit(depth, prefix + line(frame, n));
+      if (isPassword(n)) return;
       nextDepth = depth + 1;
       ownName = name;
     }

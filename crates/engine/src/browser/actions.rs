@@ -3,7 +3,7 @@
 //! `<select>`'s options, pressing a key or chord, and running its own script. Each is gated
 //! with the page's title and URL, and says what it changed.
 
-use deskpilot_browser::dom::{self, Selection};
+use deskpilot_browser::dom::{self, FieldValue, Selection};
 use deskpilot_browser::input::{self, Click, Key, modifier};
 use deskpilot_browser::script::{self, Evaluated};
 use deskpilot_types::ErrorCode;
@@ -77,10 +77,14 @@ impl Session {
             input::press(&cdp, &session, &enter, 0).map_err(unavailable)?;
         }
         let mut o = BrowserOutcome {
-            changed: value.as_ref().map(|v| v.contains(text)),
+            changed: value.as_ref().map(|v| match v {
+                FieldValue::Text(now) => now.contains(text),
+                FieldValue::Password { filled } => *filled,
+            }),
             detail: format!("typed into {} \"{}\"", t.role, t.name),
             page: info,
-            value: value.map(Value::from),
+            // A password field's value is not echoed, only whether it is filled.
+            value: value.map(|v| Value::from(v.shown())),
             snapshot: None,
             mutation: true,
         };
@@ -279,9 +283,15 @@ impl Session {
         )?;
         let evaluated = script::evaluate_with(&cdp, &session, expression, await_promise)
             .map_err(unavailable)?;
+        // A known secret's value reads `<secret NAME>` here already, whatever else scrubs.
         let value = match evaluated {
-            Evaluated::Value(v) => v,
-            Evaluated::Threw(message) => return Err(coded(ErrorCode::ScriptFailed, message)),
+            Evaluated::Value(v) => super::scrubbed(v),
+            Evaluated::Threw(message) => {
+                return Err(coded(
+                    ErrorCode::ScriptFailed,
+                    deskpilot_types::redact::scrub(&message),
+                ));
+            }
         };
         Ok(BrowserOutcome {
             page: info,

@@ -1,6 +1,7 @@
 //! Filling a form in one call: text typed over what a field held, boxes checked or cleared,
-//! options chosen, dates and colours set, files given to an `<input type=file>` — each value
-//! read back from the page.
+//! options chosen, dates and colours set, files given to an `<input type=file>`, a named secret
+//! typed into a password field ([`super::secret`]'s checks and typing) — each value read back
+//! from the page, except a password field's, which is only said to be filled.
 
 use std::path::Path;
 
@@ -11,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::effects::dialog_after;
 use super::{BrowserOutcome, coded, unavailable};
+use crate::secret_input::SecretEffect;
 use crate::{error::Error, safety::Mutation, session::Session};
 
 /// One field to fill: its ref and what goes in it.
@@ -23,6 +25,8 @@ pub struct FormField {
     pub value: Option<String>,
     /// Several: the options of a multiple `<select>`, or files (paths on this machine).
     pub values: Vec<String>,
+    /// A secret's name, typed instead of a value (a password field, within its scope).
+    pub secret: Option<String>,
 }
 
 /// `"a", "b"`.
@@ -55,6 +59,19 @@ impl Session {
         let mut planned = Vec::new();
         let mut page = None;
         for f in fields {
+            if f.secret.is_some() && (f.value.is_some() || !f.values.is_empty()) {
+                return Err(Error::InvalidArgument {
+                    message: format!("{}: give value or secret, not both", f.r#ref),
+                });
+            }
+            // A secret's name resolves before anything is looked up in the page.
+            let secret = match &f.secret {
+                Some(name) => {
+                    self.secrets().resolve(name)?;
+                    Some((name.clone(), self.secrets().scope(name)))
+                }
+                None => None,
+            };
             let (cdp, session, info, t) = self.resolve_ref(&f.r#ref)?;
             if page
                 .as_ref()
@@ -71,6 +88,12 @@ impl Session {
                 ),
             })?;
             let what = format!("{} \"{}\"", t.role, t.name);
+            if let Some((name, scope)) = &secret {
+                super::secret::check_target(&cdp, &session, &info, &t, name, scope)?;
+                planned.push((t, kind, String::new(), Vec::new(), Vec::new(), what, secret));
+                page.get_or_insert((cdp, session, info));
+                continue;
+            }
             let value = f.value.clone().unwrap_or_default();
             // Several values, or the one.
             let values: Vec<String> = if f.values.is_empty() {
@@ -133,27 +156,45 @@ impl Session {
                     }
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            planned.push((t, kind, value, files, values, what));
+            planned.push((t, kind, value, files, values, what, None));
             page.get_or_insert((cdp, session, info));
         }
         let (cdp, session, info) = page.expect("one field at least");
         let label = planned
             .iter()
-            .map(|(_, kind, value, files, values, what)| match kind {
-                Field::File => format!("upload {} to {what}", files.join(", ")),
-                Field::Select => format!("{what} = {}", crate::safety::quoted(&values.join(", "))),
-                _ => format!("{what} = {}", crate::safety::quoted(value)),
-            })
+            .map(
+                |(_, kind, value, files, values, what, secret)| match (kind, secret) {
+                    (_, Some((name, _))) => format!("{what} = secret {name}"),
+                    (Field::File, _) => format!("upload {} to {what}", files.join(", ")),
+                    (Field::Select, _) => {
+                        format!("{what} = {}", crate::safety::quoted(&values.join(", ")))
+                    }
+                    _ => format!("{what} = {}", crate::safety::quoted(value)),
+                },
+            )
             .collect::<Vec<_>>()
             .join("; ");
-        self.gate(
-            Mutation::Other,
-            &format!("fill {label} in \"{}\" ({})", info.title, info.url),
-        )?;
+        let label = format!("fill {label} in \"{}\" ({})", info.title, info.url);
+        // With a secret among the fields, its scope may ask the person to approve.
+        let approve = planned
+            .iter()
+            .any(|p| p.6.as_ref().is_some_and(|(_, scope)| scope.approval));
+        let approval = if planned.iter().any(|p| p.6.is_some()) {
+            self.browser_secret_gate(
+                &crate::secrets::SecretScope {
+                    approval: approve,
+                    ..Default::default()
+                },
+                &label,
+            )?
+        } else {
+            self.gate(Mutation::Other, &label)?;
+            ""
+        };
         let mark = cdp.log_mark(&session);
         let mut done = Vec::new();
         let mut changed = false;
-        for (t, kind, value, files, values, what) in &planned {
+        for (t, kind, value, files, values, what, secret) in &planned {
             let stale = |e: deskpilot_browser::Error| Error::StaleElement {
                 token: t.r#ref.clone(),
                 why: format!(
@@ -161,6 +202,13 @@ impl Session {
                 ),
             };
             let before = dom::read_value(&cdp, &session, t.backend);
+            if let Some((name, _)) = secret {
+                self.type_secret_into(&cdp, &session, t, name)?;
+                self.note_secret(name, SecretEffect::Filled, approval);
+                changed = true;
+                done.push(json!({ "ref": t.r#ref, "field": what, "secret": name, "filled": true }));
+                continue;
+            }
             let now: Value = match kind {
                 Field::Text => {
                     dom::select_all(&cdp, &session, t.backend).map_err(stale)?;
@@ -170,7 +218,11 @@ impl Session {
                     } else {
                         input::insert_text(&cdp, &session, value).map_err(unavailable)?;
                     }
-                    json!(dom::read_value(&cdp, &session, t.backend).unwrap_or_default())
+                    json!(
+                        dom::read_value(&cdp, &session, t.backend)
+                            .map(|v| v.shown())
+                            .unwrap_or_default()
+                    )
                 }
                 Field::Check => {
                     let want = truth(value).unwrap_or(false);

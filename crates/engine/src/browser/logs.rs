@@ -1,11 +1,15 @@
 //! What a page said and fetched, and the dialogs it raised: its console messages (by level,
 //! since a mark), its requests (filtered by URL, since a mark), one request in full (headers,
 //! status, body up to a cap), and answering an open JavaScript dialog.
+//!
+//! A known secret's value in a request's URL or form body is percent-encoded (`p%40ss+w0rd`),
+//! a form the text scrubbing cannot see: each `name=value` pair whose decoded value holds one
+//! is shown decoded, with the value read as `<secret NAME>`.
 
 use base64::Engine as _;
 use deskpilot_browser::cdp::{ConsoleMessage, Request};
 use deskpilot_browser::page as cdp_page;
-use deskpilot_types::ErrorCode;
+use deskpilot_types::{ErrorCode, redact};
 
 use super::effects::dialog_words;
 use super::{BrowserOutcome, PageInfo, coded, unavailable};
@@ -25,6 +29,71 @@ pub struct RequestDetail {
     pub base64: bool,
     /// The body's whole length before the cut.
     pub body_len: usize,
+}
+
+/// `r` with a known secret in its URL's query or its form body read as `<secret NAME>`.
+fn scrub_request(mut r: Request) -> Request {
+    if !redact::any() {
+        return r;
+    }
+    let (url, fragment) = match r.url.split_once('#') {
+        Some((u, f)) => (u.to_string(), format!("#{f}")),
+        None => (r.url.clone(), String::new()),
+    };
+    if let Some((path, query)) = url.split_once('?')
+        && let Some(clean) = scrub_form(query)
+    {
+        r.url = format!("{path}?{clean}{fragment}");
+    }
+    if let Some(body) = r.post_data.as_deref().and_then(scrub_form) {
+        r.post_data = Some(body);
+    }
+    r
+}
+
+/// `a=1&b=x%40y` with each pair whose decoded value (or name) holds a known secret shown
+/// decoded and scrubbed; `None` when no pair does.
+fn scrub_form(text: &str) -> Option<String> {
+    let mut hit = false;
+    let pairs: Vec<String> = text
+        .split('&')
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let (dk, dv) = (form_decoded(k), form_decoded(v));
+            if redact::contains_secret(&dv) || redact::contains_secret(&dk) {
+                hit = true;
+                format!("{}={}", redact::scrub(&dk), redact::scrub(&dv))
+            } else {
+                pair.to_string()
+            }
+        })
+        .collect();
+    hit.then(|| pairs.join("&"))
+}
+
+/// A form-encoded text decoded: `+` is a space, `%XX` a byte (the bytes read as UTF-8).
+fn form_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = |b: u8| (b as char).to_digit(16);
+                match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                    (Some(h), Some(l)) => {
+                        out.push((h * 16 + l) as u8);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl Session {
@@ -67,6 +136,7 @@ impl Session {
             .requests(&session, since)
             .into_iter()
             .filter(|r| filter.is_empty() || r.url.to_lowercase().contains(&filter))
+            .map(scrub_request)
             .collect();
         let mark = cdp.log_mark(&session);
         Ok((info, kept, mark))
@@ -85,6 +155,7 @@ impl Session {
             .requests(&session, seq.saturating_sub(1))
             .into_iter()
             .find(|r| r.seq == seq)
+            .map(scrub_request)
             .ok_or_else(|| Error::InvalidArgument {
                 message: format!(
                     "request {seq}: not among the page's kept requests; browser_log {{kind: \"network\"}} lists them"
@@ -186,5 +257,23 @@ impl Session {
             snapshot: None,
             mutation: true,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_percent_encoded_secret_in_a_form_is_scrubbed() {
+        redact::register("FORM_PASS", "p@ss w0rd&!").unwrap();
+        assert_eq!(form_decoded("p%40ss+w0rd%26%21"), "p@ss w0rd&!");
+        assert_eq!(form_decoded("100%"), "100%");
+        assert_eq!(form_decoded("%zz%E4%B8%AD"), "%zz中");
+        assert_eq!(
+            scrub_form("user=ada&pw=p%40ss+w0rd%26%21").as_deref(),
+            Some("user=ada&pw=<secret FORM_PASS>")
+        );
+        assert_eq!(scrub_form("user=ada&pw=other"), None);
     }
 }

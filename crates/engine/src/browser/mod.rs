@@ -18,7 +18,12 @@
 //! ([`launch`]), refs to nodes ([`refs`]), an action's effect ([`effects`]), snapshots
 //! ([`snapshot`]), ref and focus actions ([`actions`]), pointing ([`pointer`]), forms
 //! ([`forms`]), tabs and navigation ([`tabs`]), waits ([`wait`]), logs and dialogs ([`logs`]),
-//! screenshots ([`shot`]).
+//! screenshots ([`shot`]), named secrets typed into password fields ([`secret`]).
+//!
+//! Secrets: a password field's value never comes back from the page (snapshots mark it
+//! `[password]`, a read-back says only filled or empty, screenshots paint it over), and what
+//! deskpilot reads of a page (a script's value, logged requests) has every known secret value
+//! replaced by `<secret NAME>` here, whatever the surfaces scrub besides.
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -39,6 +44,7 @@ mod logs;
 mod pages;
 mod pointer;
 mod refs;
+mod secret;
 mod shot;
 mod snapshot;
 mod tabs;
@@ -133,6 +139,18 @@ impl Outcome for BrowserInfo {
 
     fn judged(&self) -> Option<(Effect, &'static str)> {
         Some((Effect::Confirmed, "the browser's DevTools endpoint"))
+    }
+}
+
+/// `v` with every known secret value in its strings read as `<secret NAME>`.
+pub(crate) fn scrubbed(v: Value) -> Value {
+    if !deskpilot_types::redact::any() {
+        return v;
+    }
+    let text = v.to_string();
+    match deskpilot_types::redact::scrub(&text) {
+        std::borrow::Cow::Borrowed(_) => v,
+        std::borrow::Cow::Owned(clean) => serde_json::from_str(&clean).unwrap_or(Value::Null),
     }
 }
 

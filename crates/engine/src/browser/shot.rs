@@ -7,6 +7,12 @@
 //! `screenX`/`outerWidth`/`innerWidth`…: the frame Chromium draws around the viewport is even
 //! on the sides and all above it, except for a resize border below it where the backend says
 //! windows have one (Windows; unverified here).
+//!
+//! Every password field showing is painted over (solid black) before anything reads the image:
+//! their boxes are read in deskpilot's isolated world just before the capture (frames of another
+//! origin looked into through their own frames) and the top frame's again just after it, and
+//! both are painted, so a field that moved in between is covered where it was and where it
+//! is. A page that does not say where its password fields are gets no screenshot.
 
 use std::time::Duration;
 
@@ -26,6 +32,24 @@ use crate::{engine::WindowFilter, error::Error, session::Session};
 /// How long the browser may take to draw a frame for the screenshot (a page in a hidden tab
 /// never does).
 const DRAW: Duration = Duration::from_secs(5);
+
+/// How long each look for the page's password fields may take.
+const PASSWORD_LOOKUP: Duration = Duration::from_secs(3);
+
+/// The image-pixel rectangles (clipped to `width` x `height`) of `boxes` (viewport CSS
+/// pixels) at pixel ratio `ratio`, grown outwards to whole pixels.
+fn mask_rects(boxes: &[cdp_page::Box], ratio: f64, width: u32, height: u32) -> Vec<Rect> {
+    boxes
+        .iter()
+        .filter_map(|b| {
+            let px = |v: f64, hi: u32| (v * ratio).clamp(0.0, f64::from(hi));
+            let (l, t) = (px(b[0], width).floor(), px(b[1], height).floor());
+            let (r, bo) = (px(b[2], width).ceil(), px(b[3], height).ceil());
+            (r > l && bo > t)
+                .then(|| Rect::new(l as i32, t as i32, (r - l) as u32, (bo - t) as u32))
+        })
+        .collect()
+}
 
 /// A page's screenshot.
 #[derive(Debug, Clone)]
@@ -131,6 +155,21 @@ impl Session {
             Some(t) => Some(super::refs::visible_quad(&cdp, &session, t, "to show")?.bounds()),
         };
         let geometry = script::metrics(&cdp, &session).map(Geometry);
+        let looked = std::time::Instant::now();
+        let no_masks = |e: deskpilot_browser::Error| {
+            coded(
+                ErrorCode::BrowserUnavailable,
+                format!(
+                    "\"{}\" did not say where its password fields are ({e}), so no screenshot was \
+                     taken: it could show them. Hint: answer an open dialog (browser_dialog) or \
+                     wait for the page, then try again.",
+                    info.title
+                ),
+            )
+        };
+        let passwords =
+            cdp_page::password_boxes(&cdp, &session, PASSWORD_LOOKUP).map_err(no_masks)?;
+        let mut lookup = looked.elapsed();
         let png = cdp_page::capture_png(&cdp, &session, DRAW).map_err(|e| match e {
                 deskpilot_browser::Error::Timeout { .. } => coded(
                     ErrorCode::BrowserUnavailable,
@@ -142,11 +181,33 @@ impl Session {
                 ),
                 other => unavailable(other),
             })?;
+        let again = std::time::Instant::now();
+        let moved = passwords
+            .again(&cdp, &session, PASSWORD_LOOKUP)
+            .map_err(no_masks)?;
+        lookup += again.elapsed();
         let bytes = png
             .and_then(|b| decode_png(&b))
             .ok_or_else(|| coded(ErrorCode::BrowserUnavailable, "the browser sent no image"))?;
-        let (width, height, rgba) = bytes;
+        let (width, height, mut rgba) = bytes;
         let ratio = geometry.map_or(1.0, |g| g.0.ratio);
+        // Painted on the whole viewport, before any crop reads it.
+        let before = mask_rects(&passwords.boxes, ratio, width, height);
+        let after = mask_rects(&moved, ratio, width, height);
+        pipeline::apply_masks(
+            &mut Frame {
+                rect: Rect::new(0, 0, width, height),
+                format: PixelFormat::Rgba,
+                data: &mut rgba[..],
+            },
+            &[before.as_slice(), after.as_slice()].concat(),
+        );
+        tracing::debug!(
+            fields = before.len().max(after.len()),
+            other_origin_frames = passwords.frames,
+            lookup_ms = lookup.as_secs_f64() * 1000.0,
+            "page screenshot: password fields painted over"
+        );
         let area = match box_css {
             None => Rect::new(0, 0, width, height),
             Some((x0, y0, x1, y1)) => {
@@ -167,6 +228,12 @@ impl Session {
                 Rect::new(l as i32, t as i32, r - l, b - t)
             }
         };
+        // The fields that show in what is handed out.
+        let masked_regions = [&before, &after]
+            .map(|r| r.iter().filter(|m| m.intersect(&area).is_some()).count())
+            .into_iter()
+            .max()
+            .unwrap_or(0);
         let pixels = if area == Rect::new(0, 0, width, height) {
             rgba
         } else {
@@ -199,7 +266,7 @@ impl Session {
                     view,
                     image,
                     window: None,
-                    masked_regions: 0,
+                    masked_regions,
                     notes,
                     capture_time: Duration::ZERO,
                     change: None,
@@ -228,9 +295,11 @@ impl Session {
             &|_| Decorations::default(),
             None,
         )?;
+        let mut screenshot = c.into_screenshot(Some(window), notes);
+        screenshot.masked_regions += masked_regions;
         Ok(PageShot {
             page: info,
-            screenshot: c.into_screenshot(Some(window), notes),
+            screenshot,
             on_screen: Some(rect),
         })
     }
@@ -277,6 +346,19 @@ mod tests {
         assert_eq!(g.viewport_origin(g.window(), false), (104, 227));
         // Where the backend says a resize border runs below the window too.
         assert_eq!(g.viewport_origin(g.window(), true), (104, 223));
+    }
+
+    #[test]
+    fn password_boxes_become_whole_pixels_inside_the_image() {
+        let boxes = [
+            [10.2, 20.7, 50.5, 40.1],
+            [90.0, 5.0, 130.0, 15.0],
+            [5.0, 5.0, 5.0, 9.0],
+        ];
+        assert_eq!(
+            mask_rects(&boxes, 2.0, 200, 100),
+            vec![Rect::new(20, 41, 81, 40), Rect::new(180, 10, 20, 20)]
+        );
     }
 
     #[test]

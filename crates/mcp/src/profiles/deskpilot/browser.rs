@@ -1,6 +1,6 @@
 //! The browser channel: `browser_launch`, `browser_attach`, `browser_navigate` (a URL, or
 //! back / forward / reload), `browser_snapshot`, `browser_click` (buttons, double clicks,
-//! modifiers, hover, drag), `browser_type`, `browser_press_key`,
+//! modifiers, hover, drag), `browser_type` (text, or a named secret), `browser_press_key`,
 //! `browser_wait_for`, `browser_eval`, `browser_screenshot`, `browser_close` — Chromium or
 //! Electron pages through the DevTools protocol, elements by the refs of the latest snapshot
 //! (tabs, forms, dialogs, logs and emulation are in `page_tools`). Actions answer briefly; a
@@ -238,12 +238,43 @@ pub struct TypeArgs {
     /// Ref (e12).
     #[serde(rename = "ref")]
     pub element: String,
-    pub text: String,
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Secret name.
+    #[serde(default)]
+    pub secret: Option<String>,
     /// Press Enter after.
     #[serde(default)]
     pub submit: bool,
     #[serde(default)]
     pub snapshot: After,
+}
+
+/// What `browser_type` types: the caller's text, or a named secret's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Typed {
+    Text(String),
+    Secret(String),
+}
+
+impl TypeArgs {
+    /// `text` or `secret`, exactly one of them.
+    fn typed(&self) -> Result<Typed, deskpilot_engine::Error> {
+        match (&self.text, &self.secret) {
+            (Some(text), None) => Ok(Typed::Text(text.clone())),
+            (None, Some(name)) if !name.trim().is_empty() => Ok(Typed::Secret(name.trim().into())),
+            (None, Some(_)) => Err(deskpilot_engine::Error::InvalidArgument {
+                message: "secret: name the secret (its name, never its value)".into(),
+            }),
+            (Some(_), Some(_)) => Err(deskpilot_engine::Error::InvalidArgument {
+                message: "give text or secret, not both: secret types a named secret's value"
+                    .into(),
+            }),
+            (None, None) => Err(deskpilot_engine::Error::InvalidArgument {
+                message: "give text (what to type) or secret (a secret's name)".into(),
+            }),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -499,7 +530,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// A page's accessibility tree as lines with refs (- button "Save" [ref=e4]), frames included.
+    /// A page's accessibility tree as lines with refs, frames included.
     #[tool(
         name = "browser_snapshot",
         annotations(
@@ -583,7 +614,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Type text (any Unicode) into an element by ref.
+    /// Type text (any Unicode) or a named secret into an element by ref.
     #[tool(
         name = "browser_type",
         annotations(
@@ -600,8 +631,9 @@ impl DeskpilotServer {
             &WORDING,
             self.browser_step("browser_type"),
             move |s| {
-                s.browser_then(None, a.snapshot.into(), |s| {
-                    s.browser_type(&a.element, &a.text, a.submit)
+                s.browser_then(None, a.snapshot.into(), |s| match a.typed()? {
+                    Typed::Text(text) => s.browser_type(&a.element, &text, a.submit),
+                    Typed::Secret(name) => s.browser_type_secret(&a.element, &name, a.submit),
                 })
             },
             outcome_body,
@@ -639,7 +671,9 @@ impl DeskpilotServer {
                     let s = &shot.screenshot;
                     let mut text =
                         format!("Page image {}x{} of {what}.", s.view.width, s.view.height);
-                    render::masks_and_notes(&mut text, 0, &s.notes, |_| String::new());
+                    render::masks_and_notes(&mut text, s.masked_regions, &s.notes, |_| {
+                        String::new()
+                    });
                     let mut r = CallToolResult::success(vec![
                         ContentBlock::text(text),
                         ContentBlock::image(
@@ -650,6 +684,7 @@ impl DeskpilotServer {
                     r.structured_content = Some(json!({
                         "page": shot.page, "screenshot_id": null, "width": s.view.width,
                         "height": s.view.height, "notes": s.notes,
+                        "masked_regions": s.masked_regions,
                     }));
                     r
                 }
@@ -684,7 +719,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Wait for text, a selector, a navigation or network idle (500 ms quiet) in a page.
+    /// Wait for text, a selector, a navigation or network idle in a page.
     #[tool(
         name = "browser_wait_for",
         annotations(
@@ -809,7 +844,7 @@ impl DeskpilotServer {
 
 #[cfg(test)]
 mod tests {
-    use super::{After, ClickArgs};
+    use super::{After, ClickArgs, TypeArgs, Typed};
     use crate::kit::args::parse;
     use serde_json::json;
 
@@ -830,6 +865,34 @@ mod tests {
         }
         let e = parse::<A>(json!({ "snapshot": "full" })).unwrap_err();
         assert!(e.contains("\"diff\""), "{e}");
+    }
+
+    #[test]
+    fn browser_type_takes_text_or_a_secret_name_exactly_one() {
+        let typed = |v| parse::<TypeArgs>(v).unwrap().typed();
+        assert_eq!(
+            typed(json!({ "ref": "e1", "text": "Ada" })).unwrap(),
+            Typed::Text("Ada".into())
+        );
+        assert_eq!(
+            typed(json!({ "ref": "e1", "text": "" })).unwrap(),
+            Typed::Text(String::new())
+        );
+        assert_eq!(
+            typed(json!({ "ref": "e1", "secret": " SITE_PASS " })).unwrap(),
+            Typed::Secret("SITE_PASS".into())
+        );
+        for (bad, says) in [
+            (
+                json!({ "ref": "e1", "text": "x", "secret": "SITE_PASS" }),
+                "not both",
+            ),
+            (json!({ "ref": "e1" }), "give text"),
+            (json!({ "ref": "e1", "secret": "  " }), "name the secret"),
+        ] {
+            let e = typed(bad.clone()).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! More of the browser channel: `browser_tabs` (list, new, select, close), `browser_fill`
-//! (several fields and file inputs in one call), `browser_dialog` (answer an alert, confirm
+//! (several fields, file inputs and named secrets in one call), `browser_dialog` (answer an alert, confirm
 //! or prompt), `browser_log` (console messages, requests, one request in full) and
 //! `browser_emulate` (viewport, colour scheme, reduced motion, print media).
 
@@ -49,6 +49,9 @@ pub struct FieldArg {
     /// Several options, or files.
     #[serde(default)]
     pub values: Vec<String>,
+    /// Secret name.
+    #[serde(default)]
+    pub secret: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -276,6 +279,7 @@ impl DeskpilotServer {
                 r#ref: f.element,
                 value: f.value,
                 values: f.values,
+                secret: f.secret.map(|n| n.trim().to_string()),
             })
             .collect();
         report::act(
