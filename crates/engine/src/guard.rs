@@ -163,6 +163,46 @@ pub enum Approval {
 /// elicitation.
 pub trait Approver: Send + Sync {
     fn approve(&self, label: &str, timeout: Duration) -> Approval;
+
+    /// Asks the person for the value of a secret nobody configured, on a page of deskpilot's
+    /// own that the client opens for them (URL-mode elicitation): the value reaches deskpilot
+    /// from the person's browser and never crosses the MCP channel. Blocking.
+    fn ask_secret(&self, request: &SecretRequest, timeout: Duration) -> SecretAnswer {
+        let _ = (request, timeout);
+        SecretAnswer::Unavailable("this surface cannot ask for secrets".to_string())
+    }
+}
+
+/// A secret the person is asked for, and what for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretRequest {
+    /// The secret's name.
+    pub name: String,
+    /// Where it will go (`Edit "Password" in "Sign in" (zenity, pid 42)`).
+    pub purpose: String,
+}
+
+/// The person's answer to a [`SecretRequest`].
+pub enum SecretAnswer {
+    /// The value, and whether to keep it in the desktop keyring.
+    Given { value: String, keep: bool },
+    /// Declined, cancelled or no answer in time; the text says which.
+    Declined(String),
+    /// Nobody can be asked this way; the text says why.
+    Unavailable(String),
+}
+
+impl std::fmt::Debug for SecretAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SecretAnswer::Given { keep, .. } => f
+                .debug_struct("Given")
+                .field("keep", keep)
+                .finish_non_exhaustive(),
+            SecretAnswer::Declined(why) => f.debug_tuple("Declined").field(why).finish(),
+            SecretAnswer::Unavailable(why) => f.debug_tuple("Unavailable").field(why).finish(),
+        }
+    }
 }
 
 /// The guard's state: kill switch, the mutation count, the indicator's idle deadline.

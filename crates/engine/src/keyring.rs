@@ -66,10 +66,6 @@ pub(crate) fn lookup(name: &str) -> Result<Option<String>, KeyringError> {
 ///   labelled `deskpilot NAME` is created in the default collection.
 /// - Windows: a generic credential, persisted on this machine, blob in UTF-16.
 /// - Elsewhere: always [`KeyringError::Unavailable`].
-#[allow(
-    dead_code,
-    reason = "for the secret store's keep-in-keyring and status (issue 39)"
-)]
 pub(crate) fn store(name: &str, value: &str) -> Result<(), KeyringError> {
     let stored = platform::store(name, value);
     match &stored {

@@ -15,7 +15,7 @@ use deskpilot_types::{ErrorCode, Key, Point, WindowInfo};
 
 use crate::element::{Target, enabled_now, label};
 use crate::error::Error;
-use crate::guard::Mutation;
+use crate::guard::{Mutation, SecretAnswer, SecretRequest};
 use crate::pointer::PointerTarget;
 use crate::secrets::SecretSource;
 use crate::session::Session;
@@ -89,6 +89,9 @@ impl crate::action::Outcome for SecretTyped {
     }
 }
 
+/// How long the person has to type a secret on deskpilot's page.
+pub const ASK_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// How long a field is watched for its mask count to change.
 const SETTLE: Duration = Duration::from_millis(800);
 
@@ -96,7 +99,7 @@ impl Session {
     /// Types the secret `name` into `target` (see the module documentation).
     pub fn type_secret(&self, name: &str, target: SecretTarget) -> Result<SecretTyped, Error> {
         let store = self.secrets();
-        let source = store.resolve(name)?;
+        let known = self.known_secret(name)?;
         let scope = store.scope(name);
         self.check_stop(&format!("type secret {name}"))?;
         match target {
@@ -109,6 +112,7 @@ impl Session {
                     return Err(not_password(name, &describe(&element, &now)));
                 }
                 enabled_now(&element)?;
+                let source = self.secret_or_ask(name, known, &describe(&element, &now))?;
                 let approval = self.secret_gate(
                     &scope,
                     &label(&format!("type secret {name} into"), &element, &now),
@@ -188,6 +192,16 @@ impl Session {
                         &format!("the point ({}, {}) in {}", point.x, point.y, window.label()),
                     ));
                 }
+                let source = self.secret_or_ask(
+                    name,
+                    known,
+                    &format!(
+                        "the field at ({}, {}) in {}",
+                        point.x,
+                        point.y,
+                        window.label()
+                    ),
+                )?;
                 let approval = self.secret_gate(
                     &scope,
                     &format!(
@@ -216,6 +230,66 @@ impl Session {
                     approval,
                 })
             }
+        }
+    }
+
+    /// Where secret `name`'s value comes from, `None` when it is known nowhere yet (the person
+    /// may still be asked, once the target passed its checks: [`Session::secret_or_ask`]).
+    pub(crate) fn known_secret(&self, name: &str) -> Result<Option<SecretSource>, Error> {
+        match self.secrets().resolve(name) {
+            Ok(source) => Ok(Some(source)),
+            Err(e) if e.code() == ErrorCode::SecretUnknown => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `known`, or the value the person types on deskpilot's own page (URL-mode elicitation
+    /// through the client), kept for the session — and in the desktop keyring when the person
+    /// ticks that. `purpose` says where it will go.
+    pub(crate) fn secret_or_ask(
+        &self,
+        name: &str,
+        known: Option<SecretSource>,
+        purpose: &str,
+    ) -> Result<SecretSource, Error> {
+        if let Some(source) = known {
+            return Ok(source);
+        }
+        let store = self.secrets();
+        let unknown = |why: &str| {
+            let e = store.unknown(name);
+            Error::Coded {
+                code: ErrorCode::SecretUnknown,
+                message: format!("{e} The person could not be asked: {why}."),
+            }
+        };
+        let Some(approver) = self.approver() else {
+            return Err(unknown("no client is connected that could ask"));
+        };
+        let request = SecretRequest {
+            name: name.to_string(),
+            purpose: purpose.to_string(),
+        };
+        self.check_stop(&format!("ask for secret {name}"))?;
+        match approver.ask_secret(&request, ASK_TIMEOUT) {
+            SecretAnswer::Given { value, keep } => {
+                if keep && let Err(e) = crate::keyring::store(name, &value) {
+                    tracing::warn!(
+                        secret = name,
+                        "keeping the secret in the keyring failed: {e}"
+                    );
+                }
+                store.insert(name, value, SecretSource::Person)?;
+                Ok(SecretSource::Person)
+            }
+            SecretAnswer::Declined(why) => Err(Error::Coded {
+                code: ErrorCode::SecretUnknown,
+                message: format!(
+                    "the person did not give secret {name} ({why}); nothing was typed. Hint: \
+                     ask them whether to go on, or use another way to sign in."
+                ),
+            }),
+            SecretAnswer::Unavailable(why) => Err(unknown(&why)),
         }
     }
 

@@ -15,6 +15,7 @@
 
 mod http;
 mod page;
+pub mod secret_page;
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

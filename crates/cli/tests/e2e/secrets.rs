@@ -6,6 +6,7 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -411,4 +412,235 @@ async fn a_secrets_file_others_can_read_stops_the_start() {
     );
     assert!(leaks(FORM_VALUE, &stderr).is_empty(), "{stderr}");
     assert!(out.stdout.is_empty(), "nothing but JSON-RPC on stdout");
+}
+
+/// A client whose person answers URL-mode elicitation: it opens the page (GET), types `value`
+/// and submits it (POST with the page's Origin), as a browser would.
+#[derive(Clone)]
+struct Person {
+    value: &'static str,
+    asked: Arc<Mutex<Vec<(String, String, String)>>>,
+    completed: Arc<Mutex<Vec<Value>>>,
+}
+
+impl rmcp::ClientHandler for Person {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut capabilities = rmcp::model::ClientCapabilities::default();
+        capabilities.elicitation = Some(
+            rmcp::model::ElicitationCapability::new()
+                .with_url(rmcp::model::UrlElicitationCapability::new()),
+        );
+        rmcp::model::ClientConfig::new(
+            capabilities,
+            rmcp::model::Implementation::new("deskpilot-e2e-person", "1"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let rmcp::model::ElicitRequestParams::UrlElicitationParams {
+            message,
+            url,
+            elicitation_id,
+            ..
+        } = request
+        else {
+            return Ok(rmcp::model::ElicitResult::new(
+                rmcp::model::ElicitationAction::Decline,
+            ));
+        };
+        self.asked
+            .lock()
+            .unwrap()
+            .push((message, url.clone(), elicitation_id));
+        let value = self.value;
+        // The person opens the page after the client said yes.
+        tokio::spawn(async move {
+            let http = reqwest::Client::new();
+            let page = http.get(&url).send().await.expect("GET the page");
+            assert_eq!(page.status().as_u16(), 200);
+            let html = page.text().await.unwrap();
+            assert!(html.contains("type=\"password\""), "{html}");
+            let origin = url.split("/secret/").next().unwrap().to_string();
+            let posted = http
+                .post(&url)
+                .header("origin", origin)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(format!(
+                    "value={}",
+                    value.replace('!', "%21").replace('#', "%23")
+                ))
+                .send()
+                .await
+                .expect("POST the value");
+            assert_eq!(posted.status().as_u16(), 200);
+        });
+        Ok(rmcp::model::ElicitResult::new(
+            rmcp::model::ElicitationAction::Accept,
+        ))
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: rmcp::model::CustomNotification,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        if notification.method == "notifications/elicitation/complete" {
+            self.completed
+                .lock()
+                .unwrap()
+                .push(notification.params.unwrap_or_default());
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_nobody_configured_is_asked_of_the_person_on_deskpilots_page() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    const ASKED_VALUE: &str = "Ux3!kR8#wE2m";
+    let person = Person {
+        value: ASKED_VALUE,
+        asked: Arc::default(),
+        completed: Arc::default(),
+    };
+    let server = harness::serve_with(
+        Some(desktop),
+        &[],
+        &[
+            ("DESKPILOT_LOG", "debug"),
+            ("DESKPILOT_SECRETS_KEYRING", "false"),
+        ],
+        person.clone(),
+    )
+    .await;
+    let mut cmd = std::process::Command::new("zenity");
+    cmd.args(["--password", "--title", "deskpilot secret asked"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    desktop.configure(&mut cmd);
+    let (mut zenity, printed) = harness::spawn_reporting(cmd);
+    window_of(&server, zenity.id()).await;
+    let pass = wait_for(Duration::from_secs(20), "the password field", || async {
+        let r = server
+            .call(
+                "get_window_state",
+                json!({ "title_match": "deskpilot secret asked", "include_screenshot": false }),
+            )
+            .await;
+        ok(&r)["elements"]
+            .as_array()?
+            .iter()
+            .find(|e| e["password"] == true)
+            .cloned()
+    })
+    .await;
+    let r = server
+        .call(
+            "type_secret",
+            json!({ "name": "ASKED_PASS", "element": pass["token"] }),
+        )
+        .await;
+    let typed = ok(&r).clone();
+    assert_eq!(typed["source"], "given by the person", "{typed}");
+    assert_eq!(typed["field"], "filled", "{}", text(&r));
+    {
+        let asked = person.asked.lock().unwrap();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        let (message, url, id) = &asked[0];
+        assert!(message.contains("ASKED_PASS"), "{message}");
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        let done = person.completed.lock().unwrap();
+        assert_eq!(done.len(), 1, "elicitation/complete was sent: {done:?}");
+        assert_eq!(done[0]["elicitationId"], json!(id));
+    }
+    // Known for the rest of the session: no second question.
+    let r = server
+        .call(
+            "type_secret",
+            json!({ "name": "ASKED_PASS", "element": pass["token"] }),
+        )
+        .await;
+    ok(&r);
+    assert_eq!(person.asked.lock().unwrap().len(), 1);
+    let r = server
+        .call(
+            "get_window_state",
+            json!({ "title_match": "deskpilot secret asked", "include_screenshot": false }),
+        )
+        .await;
+    let submit = harness::element(ok(&r), "Button", "OK")["token"].clone();
+    ok(&server.call("click", json!({ "element": submit })).await);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while zenity.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "zenity did not close after OK");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let got = wait_for(Duration::from_secs(5), "zenity's answer", || async {
+        printed.lock().unwrap().first().cloned()
+    })
+    .await;
+    assert_eq!(got, ASKED_VALUE);
+    let stdout = server.stdout_lines().join("\n");
+    let stderr = server.stderr().join("\n");
+    server.finish().await;
+    for (what, haystack) in [("an MCP message", &stdout), ("stderr", &stderr)] {
+        let found = leaks(ASKED_VALUE, haystack);
+        assert!(
+            found.is_empty(),
+            "{what} holds slices {found:?} of the secret"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_secret_is_refused_when_the_client_cannot_open_a_page() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    let server = serve(
+        Some(desktop),
+        &[],
+        &[("DESKPILOT_SECRETS_KEYRING", "false")],
+    )
+    .await;
+    let zenity = harness::launch(
+        desktop,
+        "zenity",
+        &["--password", "--title", "deskpilot secret refused"],
+    );
+    window_of(&server, zenity.0.id()).await;
+    let pass = wait_for(Duration::from_secs(20), "the password field", || async {
+        let r = server
+            .call(
+                "get_window_state",
+                json!({ "title_match": "deskpilot secret refused", "include_screenshot": false }),
+            )
+            .await;
+        ok(&r)["elements"]
+            .as_array()?
+            .iter()
+            .find(|e| e["password"] == true)
+            .cloned()
+    })
+    .await;
+    let r = server
+        .call(
+            "type_secret",
+            json!({ "name": "NEVER_GIVEN", "element": pass["token"] }),
+        )
+        .await;
+    assert_eq!(error_code(&r), "SECRET_UNKNOWN", "{}", text(&r));
+    assert!(
+        text(&r).contains("cannot open a page for the person"),
+        "{}",
+        text(&r)
+    );
+    server.finish().await;
 }

@@ -36,11 +36,11 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use deskpilot_engine::{Approval, Approver, Session};
+use deskpilot_engine::{Approval, Approver, SecretAnswer, SecretRequest, Session};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientResult, ElicitRequest, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
-    InputRequiredResult, ServerRequest,
+    CallToolRequestParams, CallToolResponse, ClientResult, CustomNotification, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest,
+    InputRequests, InputRequiredResult, ServerNotification, ServerRequest,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RequestContext};
 use rmcp::task_manager::{TaskContext, TaskExit};
@@ -229,6 +229,117 @@ impl Approver for SessionApprover {
                 elicit(&self.peer, declared, &self.runtime, label, timeout)
             }
         }
+    }
+
+    fn ask_secret(&self, request: &SecretRequest, timeout: Duration) -> SecretAnswer {
+        match ON_THREAD.with(|t| t.borrow().clone()) {
+            Some(Asker::Elicit { peer, runtime, .. }) => by_url(&peer, &runtime, request, timeout),
+            None => by_url(&self.peer, &self.runtime, request, timeout),
+            Some(Asker::Inputs(_)) => SecretAnswer::Unavailable(
+                "a 2026-07-28 request cannot open a page for the person; configure the secret \
+                 (file, environment or keyring), or call over a 2025-11-25 session"
+                    .to_string(),
+            ),
+            Some(Asker::Task { .. }) => SecretAnswer::Unavailable(
+                "a call running as a task cannot open a page for the person; call type_secret \
+                 without a task"
+                    .to_string(),
+            ),
+        }
+    }
+}
+
+/// Asks the person for a secret on deskpilot's own page, which the client opens for them
+/// (URL-mode elicitation, 2025-11-25): the client's `accept` means the person agreed to
+/// open it; the value arrives from their browser, and `notifications/elicitation/complete`
+/// tells the client the page is done. The value never crosses the MCP channel.
+fn by_url(
+    peer: &Peer<RoleServer>,
+    runtime: &Handle,
+    request: &SecretRequest,
+    timeout: Duration,
+) -> SecretAnswer {
+    let declared = peer.peer_info().is_some_and(|info| {
+        info.capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.url.is_some())
+    });
+    if !declared {
+        return SecretAnswer::Unavailable(
+            "the client cannot open a page for the person (it did not declare URL-mode \
+             elicitation), and a password is never asked for through a form"
+                .to_string(),
+        );
+    }
+    let page =
+        match deskpilot_picker::secret_page::SecretPage::open(&request.name, &request.purpose) {
+            Ok(p) => p,
+            Err(e) => {
+                return SecretAnswer::Unavailable(format!("the page could not be opened: {e}"));
+            }
+        };
+    static ASKED: AtomicU64 = AtomicU64::new(0);
+    let id = format!(
+        "deskpilot-secret-{}-{}",
+        std::process::id(),
+        ASKED.fetch_add(1, Ordering::Relaxed) + 1
+    );
+    let params = ElicitRequestParams::UrlElicitationParams {
+        meta: None,
+        message: format!(
+            "deskpilot needs the secret {} to type it into {}. Open the page and enter it there; \
+             the agent never sees it.",
+            request.name, request.purpose
+        ),
+        url: page.url(),
+        elicitation_id: id.clone(),
+    };
+    let deadline = Instant::now() + timeout;
+    let mut options = PeerRequestOptions::no_options();
+    options.timeout = Some(timeout);
+    let asking = peer.clone();
+    let answer = runtime.block_on(async move {
+        let pending = asking
+            .send_request_with_option(
+                ServerRequest::ElicitRequest(ElicitRequest::new(params)),
+                options,
+            )
+            .await
+            .map_err(|e| format!("the question could not be sent: {e}"))?;
+        pending
+            .await_response()
+            .await
+            .map_err(|e| format!("no answer within {} s ({e})", timeout.as_secs()))
+    });
+    let action = match answer {
+        Ok(ClientResult::ElicitResult(r)) => r.action,
+        Ok(other) => return SecretAnswer::Declined(format!("unexpected answer {other:?}")),
+        Err(why) => return SecretAnswer::Declined(why),
+    };
+    if action != ElicitationAction::Accept {
+        return SecretAnswer::Declined(match verdict(action) {
+            Approval::Declined(why) => why,
+            _ => "not accepted".to_string(),
+        });
+    }
+    let given = page.wait(deadline, &|| false);
+    let done = peer.clone();
+    let note = ServerNotification::CustomNotification(CustomNotification::new(
+        "notifications/elicitation/complete",
+        Some(serde_json::json!({ "elicitationId": id })),
+    ));
+    runtime.block_on(async move {
+        if let Err(e) = done.send_notification(note).await {
+            tracing::debug!("elicitation/complete not sent: {e}");
+        }
+    });
+    match given {
+        Ok(g) => SecretAnswer::Given {
+            value: g.value,
+            keep: g.keep,
+        },
+        Err(why) => SecretAnswer::Declined(why),
     }
 }
 
