@@ -325,6 +325,8 @@ pub fn select_options(
 pub enum Field {
     /// Typed into: text inputs, textareas, editable elements.
     Text,
+    /// Typed into, and never read back or shown: an `<input type=password>`.
+    Password,
     /// Checked or not: checkboxes, radios, switches.
     Check,
     /// A `<select>`.
@@ -361,6 +363,7 @@ fn fill(
 pub fn field(cdp: &Connection, session: &str, backend: i64) -> Result<Field, Error> {
     Ok(match fill(cdp, session, backend, "kind", "")?.as_str() {
         Some("text") => Field::Text,
+        Some("password") => Field::Password,
         Some("check") => Field::Check,
         Some("select") => Field::Select,
         Some("file") => Field::File,

@@ -261,6 +261,19 @@ async fn a_secret_typed_by_name_reaches_the_page_and_nothing_else_holds_it() {
     assert_eq!(field("user").await, "", "the user field took nothing");
     assert_eq!(field("pass").await, "", "the password field took nothing");
 
+    // Text an agent types into a password field itself is not echoed back either; the secret
+    // typed next replaces it.
+    let r = call(
+        "browser_type",
+        json!({ "ref": pass, "text": "typed-in-plain" }),
+    )
+    .await;
+    assert!(
+        !text(&r).contains("typed-in-plain") && text(&r).contains("(password field, filled)"),
+        "{}",
+        text(&r)
+    );
+
     // Typed by name: the result names the secret and the field, the page holds the value.
     let r = call(
         "browser_type",

@@ -54,11 +54,20 @@ impl Session {
     /// Enter after it; the element's value is read back.
     pub fn browser_type(&self, r: &str, text: &str, submit: bool) -> Result<BrowserOutcome, Error> {
         let (cdp, session, info, t) = self.resolve_ref(r)?;
+        // What goes into a password field is not repeated, not even to the approver.
+        let password = matches!(
+            dom::field(&cdp, &session, t.backend),
+            Ok(dom::Field::Password)
+        );
         self.gate(
             Mutation::Other,
             &format!(
                 "type {} into {} \"{}\" in \"{}\" ({})",
-                crate::safety::quoted(text),
+                if password {
+                    "a password (not shown)".to_string()
+                } else {
+                    crate::safety::quoted(text)
+                },
                 t.role,
                 t.name,
                 info.title,

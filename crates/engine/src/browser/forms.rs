@@ -166,6 +166,8 @@ impl Session {
                 |(_, kind, value, files, values, what, secret)| match (kind, secret) {
                     (_, Some((name, _))) => format!("{what} = secret {name}"),
                     (Field::File, _) => format!("upload {} to {what}", files.join(", ")),
+                    // What goes into a password field is not repeated, not even to the approver.
+                    (Field::Password, _) => format!("{what} = (a password, not shown)"),
                     (Field::Select, _) => {
                         format!("{what} = {}", crate::safety::quoted(&values.join(", ")))
                     }
@@ -210,7 +212,7 @@ impl Session {
                 continue;
             }
             let now: Value = match kind {
-                Field::Text => {
+                Field::Text | Field::Password => {
                     dom::select_all(&cdp, &session, t.backend).map_err(stale)?;
                     if value.is_empty() {
                         let key = Key::named("Backspace").expect("a named key");
