@@ -271,6 +271,7 @@ impl Session {
         let configured = regions.clone();
         let look = move || {
             let deadline = started + PASSWORD_LOOKUP_BACKEND;
+            let spawned = started.elapsed();
             let windows = match desktop.windows.list_windows() {
                 Ok(ws) => ws,
                 Err(e) => {
@@ -288,6 +289,7 @@ impl Session {
                 })
                 .cloned()
                 .collect();
+            let listed = started.elapsed();
             let found = if shown.is_empty() {
                 PasswordFields::default()
             } else {
@@ -304,6 +306,8 @@ impl Session {
                 windows = shown.len(),
                 fields = fields.len(),
                 unanswered = found.unanswered.len(),
+                spawn_ms = spawned.as_secs_f64() * 1e3,
+                list_ms = (listed - spawned).as_secs_f64() * 1e3,
                 lookup_ms = started.elapsed().as_secs_f64() * 1e3,
                 "password fields"
             );
@@ -556,11 +560,16 @@ impl Session {
         // Looked for while the pixels are grabbed; a window's own drawing has its fields alone.
         let own = drawn.as_ref().and(pin.map(|p| p.window));
         let mut masks = Some(self.masks_for(rect, own));
+        // How long the grabbed frame waited for the password fields: what they add to a capture.
+        let mut masks_wait = Duration::ZERO;
         // Masks, signature, scaling and encoding run on the frame where the backend lends it
         // (X11: the shared-memory segment itself), so a full screen is never copied whole.
         let mut process = |frame: &mut deskpilot_backend::FrameMut<'_>| {
             let capture_time = started.elapsed();
-            let masked_regions = masks.take().map_or(0, |m| m.wait().paint(frame));
+            let waiting = Instant::now();
+            let masks = masks.take().map(PendingMasks::wait).unwrap_or_default();
+            masks_wait = waiting.elapsed();
+            let masked_regions = masks.paint(frame);
             if let Some(inspect) = inspect.as_mut() {
                 inspect(frame);
             }
@@ -619,6 +628,7 @@ impl Session {
         tracing::debug!(
             id,
             capture_ms = capture_time.as_secs_f64() * 1e3,
+            masks_wait_ms = masks_wait.as_secs_f64() * 1e3,
             resize_ms = image.resize_time.as_secs_f64() * 1e3,
             encode_ms = image.encode_time.as_secs_f64() * 1e3,
             bytes = image.bytes.len(),

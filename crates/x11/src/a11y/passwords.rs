@@ -18,8 +18,6 @@
 
 use std::collections::HashSet;
 
-use atspi::proxy::collection::CollectionProxy;
-use atspi::{MatchType, ObjectMatchRule, SortOrder};
 use deskpilot_backend::{PasswordField, PasswordFields};
 use deskpilot_types::WindowId;
 
@@ -100,27 +98,65 @@ enum Asked {
     NoCollection,
 }
 
+/// `Collection.GetMatches`'s rule, `(aiia{ss}iaiiasib)`, as at-spi2-core reads it: states and
+/// roles as bit sets (two and four 32-bit words), then attributes, interfaces and inversion,
+/// each with its match type. (`atspi::ObjectMatchRule` sends roles as a list of role numbers,
+/// which the toolkit bridge reads as a bit set: role 40 became roles 3 and 5, nothing matched.)
+type MatchRule = (
+    Vec<i32>,
+    i32,
+    HashMap<String, String>,
+    i32,
+    Vec<i32>,
+    i32,
+    Vec<String>,
+    i32,
+    bool,
+);
+
+/// `ATSPI_Collection_MATCH_ALL`: every criterion holds (an empty set always does).
+const MATCH_ALL: i32 = 1;
+/// `ATSPI_Collection_MATCH_ANY`.
+const MATCH_ANY: i32 = 2;
+/// `ATSPI_Collection_SORT_ORDER_CANONICAL`.
+const SORT_CANONICAL: u32 = 1;
+
+/// The rule "a showing password field".
+fn password_rule() -> MatchRule {
+    let states = StateSet::new(State::Showing).bits();
+    let mut roles = vec![0i32; 4];
+    let role = atspi::Role::PasswordText as usize;
+    roles[role / 32] |= 1 << (role % 32);
+    (
+        vec![states as u32 as i32, (states >> 32) as u32 as i32],
+        MATCH_ALL,
+        HashMap::new(),
+        MATCH_ALL,
+        roles,
+        MATCH_ANY,
+        Vec::new(),
+        MATCH_ALL,
+        false,
+    )
+}
+
 /// `app`'s showing password fields through `Collection.GetMatches` on its root, placed.
 async fn by_collection(
     conn: &zbus::Connection,
     app: &str,
     placement: Placement,
 ) -> Result<Asked, Error> {
-    let root = zbus::proxy::Builder::<CollectionProxy>::new(conn)
-        .destination(app.to_string())
-        .map_err(dbus_err("destination"))?
-        .path(APP_ROOT)
-        .map_err(dbus_err("path"))?
-        .cache_properties(zbus::proxy::CacheProperties::No)
-        .build()
+    let root = zbus::Proxy::new(conn, app.to_string(), APP_ROOT, "org.a11y.atspi.Collection")
         .await
-        .map_err(dbus_err("proxy"))?;
-    let rule = ObjectMatchRule::builder()
-        .roles(&[atspi::Role::PasswordText], MatchType::Any)
-        .states([State::Showing], MatchType::All)
-        .build();
-    let matches = match root.get_matches(rule, SortOrder::Canonical, 0, true).await {
-        Ok(m) => m,
+        .map_err(dbus_err("Collection proxy"))?;
+    let reply = root
+        .call_method("GetMatches", &(password_rule(), SORT_CANONICAL, 0i32, true))
+        .await;
+    let matches: Vec<ObjectRefOwned> = match reply {
+        Ok(m) => m
+            .body()
+            .deserialize()
+            .map_err(|e| Error::os("Collection.GetMatches reply", e))?,
         Err(e) => {
             return match dbus_err("Collection.GetMatches")(e) {
                 Error::Unsupported { .. } => Ok(Asked::NoCollection),
@@ -129,6 +165,12 @@ async fn by_collection(
         }
     };
     let bounds = join_all(matches.iter().map(|o| screen_bounds(conn, o))).await;
+    tracing::debug!(
+        app,
+        matches = matches.len(),
+        ?bounds,
+        "password fields: Collection matches"
+    );
     Ok(Asked::Fields(
         bounds
             .into_iter()
