@@ -29,6 +29,9 @@ pub enum SecretTarget {
     /// A point (image or physical coordinates, as pointer tools take them): clicked first,
     /// and it must lie on a password field.
     Point(PointerTarget),
+    /// The one password field of a window (read fresh): the drop-in profiles' default, whose
+    /// systems name no element by token.
+    PasswordFieldOf(crate::window::WindowRef),
 }
 
 /// How the field looked after typing, judged without reading the value.
@@ -102,7 +105,14 @@ impl Session {
         let known = self.known_secret(name)?;
         let scope = store.scope(name);
         self.check_stop(&format!("type secret {name}"))?;
+        let target = match target {
+            SecretTarget::PasswordFieldOf(window) => {
+                SecretTarget::Element(self.password_field_of(window)?.into())
+            }
+            other => other,
+        };
         match target {
+            SecretTarget::PasswordFieldOf(_) => unreachable!("resolved above"),
             SecretTarget::Element(r) => {
                 let Target {
                     seen, now, element, ..
@@ -230,6 +240,43 @@ impl Session {
                     approval,
                 })
             }
+        }
+    }
+
+    /// The token of the one password field showing in `window`: none and several are refused
+    /// with what the window holds.
+    fn password_field_of(&self, window: crate::window::WindowRef) -> Result<String, Error> {
+        let snapshot = self.window_state(&crate::tree::TreeRequest {
+            max_elements: 2000,
+            ..crate::tree::TreeRequest::new(window)
+        })?;
+        let fields: Vec<&Element> = snapshot
+            .elements
+            .iter()
+            .filter(|e| e.states.protected)
+            .collect();
+        match fields.as_slice() {
+            [one] => Ok(one.token.clone()),
+            [] => Err(Error::Coded {
+                code: ErrorCode::SecretNotPasswordField,
+                message: format!(
+                    "{} shows no password field. Hint: open the sign-in form first, or name the \
+                     field (a token, an index, or x/y).",
+                    snapshot.window.label()
+                ),
+            }),
+            many => Err(Error::Coded {
+                code: ErrorCode::AmbiguousElement,
+                message: format!(
+                    "{} shows {} password fields ({}); name the one to type into.",
+                    snapshot.window.label(),
+                    many.len(),
+                    many.iter()
+                        .map(|e| format!("{} \"{}\"", e.token, e.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }),
         }
     }
 

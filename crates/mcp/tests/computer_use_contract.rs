@@ -129,6 +129,14 @@ const TOOLS: &[(&str, Kind, &[(&str, &str)], &[&str], bool)] = &[
         &["text"],
         true,
     ),
+    // deskpilot's addition: computer-use-mcp has no way to type a secret.
+    (
+        "type_secret",
+        Mutating,
+        &[("name", "string"), ("element_index", "integer")],
+        &["name"],
+        true,
+    ),
 ];
 
 /// One element of the form: 120×20 at (20, `y`), with its platform role name.
@@ -263,6 +271,7 @@ async fn tools_list_is_computer_use_mcps_table() {
             "press_key",
             "scroll",
             "set_value",
+            "type_secret",
             "type_text",
         ]
     );

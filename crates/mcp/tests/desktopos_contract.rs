@@ -124,6 +124,17 @@ const TOOLS: &[(&str, &str, Kind, &[(&str, &str)])] = &[
             ("verifyRegion", "object:x,y,w,h"),
         ],
     ),
+    // deskpilot's addition: DesktopOS has no way to type a secret.
+    (
+        "desktop_type_secret",
+        "desktop",
+        Mutating,
+        &[
+            ("secret", "string"),
+            ("handle", "integer"),
+            ("name", "string"),
+        ],
+    ),
     (
         "desktop_key",
         "desktop",
@@ -298,8 +309,8 @@ async fn tools_list_is_desktoposs_table() {
     let (fake, _) = desktop();
     let client = connect("desktopos", EngineConfig::default(), &fake).await;
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 33);
-    assert_eq!(TOOLS.len(), 33);
+    assert_eq!(tools.len(), 34);
+    assert_eq!(TOOLS.len(), 34);
     for (name, _, kind, params) in TOOLS {
         let (t, schema) = common::listed(&tools, name);
         let mut want: Vec<&str> = params

@@ -18,10 +18,14 @@ enum Kind {
     Mutating,
     Neutral,
     Control,
+    /// A mutation whose own checks come before the gates: a secret goes only into a password
+    /// field, and the fake desktop shows none.
+    Secret,
 }
 use Kind::*;
 
-/// dsh-computer-use's "Tools": five tools, 38 actions, each with its kind.
+/// dsh-computer-use's "Tools": five tools, 38 actions, each with its kind (and deskpilot's
+/// type_secret).
 const ACTIONS: &[(&str, &[(&str, Kind)])] = &[
     (
         "computer",
@@ -67,6 +71,8 @@ const ACTIONS: &[(&str, &[(&str, Kind)])] = &[
             ("expand", Mutating),
             ("collapse", Mutating),
             ("select", Mutating),
+            // deskpilot's addition: dsh-computer-use has no way to type a secret.
+            ("type_secret", Secret),
         ],
     ),
     ("clipboard", &[("get", Read), ("set", Mutating)]),
@@ -145,6 +151,7 @@ const PARAMS: &[(&str, &[(&str, &str)])] = &[
             ("limit", "integer"),
             ("annotate", "boolean"),
             ("value", "string"),
+            ("secret", "string"),
             ("maxDepth", "integer"),
             ("maxNodes", "integer"),
             ("observe", "boolean"),
@@ -247,7 +254,7 @@ async fn tools_list_is_dsh_computer_uses_tables() {
             "ui_element"
         ]
     );
-    assert_eq!(ACTIONS.iter().map(|(_, a)| a.len()).sum::<usize>(), 38);
+    assert_eq!(ACTIONS.iter().map(|(_, a)| a.len()).sum::<usize>(), 39);
     for (tool, params) in PARAMS {
         let (_, schema) = common::listed(&tools, tool);
         let props = schema["properties"].as_object().unwrap();
@@ -309,6 +316,9 @@ fn args_for(tool: &str, action: &str, w: WindowId) -> Value {
         ("ui_element", "set_value") => {
             json!({ "action": action, "hwnd": hwnd, "path": "0/0", "value": "x" })
         }
+        ("ui_element", "type_secret") => {
+            json!({ "action": action, "hwnd": hwnd, "path": "0/0", "secret": "SOME_PASS" })
+        }
         ("ui_element", _) => json!({ "action": action, "hwnd": hwnd, "path": "0/0" }),
         ("clipboard", "set") => json!({ "action": action, "text": "x" }),
         ("app_skill", "save" | "append") => {
@@ -339,6 +349,14 @@ async fn every_mutating_action_passes_the_gates_and_no_read_does() {
             let dry = text(&r).starts_with("[dry run] Would");
             match kind {
                 Mutating => assert!(dry, "{tool} {action} did not pass the gates: {}", text(&r)),
+                Secret => {
+                    assert!(!dry, "{tool} {action} reached the gates");
+                    assert!(
+                        text(&r).starts_with("SECRET_NOT_PASSWORD_FIELD"),
+                        "{tool} {action}: {}",
+                        text(&r)
+                    );
+                }
                 Read | Neutral | Control => {
                     assert!(!dry, "{tool} {action} was gated like a mutation");
                 }

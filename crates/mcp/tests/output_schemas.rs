@@ -65,6 +65,10 @@ fn desktop() -> (FakeDesktop, WindowId) {
                     s.focusable = true;
                 })
                 .bounds(Rect::new(20, 80, 200, 20)),
+            element(Role::Edit, "Password")
+                .child_of(0, 1)
+                .password("")
+                .bounds(Rect::new(20, 110, 200, 20)),
         ]),
     );
     fake.add_window(FakeWindow::new("Terminal", Rect::new(700, 0, 400, 300)));
@@ -183,6 +187,14 @@ fn deskpilot() -> Cases {
             json!({ "from_x": 30, "from_y": 60, "to_x": 100, "to_y": 100 }),
         ),
         ("type_text", json!({ "text": "hi" })),
+        (
+            "type_secret",
+            json!({ "name": "SCHEMA_PASS", "element": "s1:3" }),
+        ),
+        (
+            "type_secret",
+            json!({ "name": "SCHEMA_PASS", "x": 30, "y": 115 }),
+        ),
         ("press_key", json!({ "keys": "ctrl+a", "verify": true })),
         ("set_value", json!({ "element": "s1:2", "value": "Bob" })),
         (
@@ -363,6 +375,10 @@ fn dsh() -> Cases {
         ),
         (
             "ui_element",
+            json!({ "action": "type_secret", "hwnd": "$WIN", "path": "0/2", "secret": "SCHEMA_PASS" }),
+        ),
+        (
+            "ui_element",
             json!({ "action": "focus", "hwnd": "$WIN", "path": "0/1" }),
         ),
         (
@@ -430,6 +446,10 @@ fn desktopos() -> Cases {
         ),
         ("desktop_key", json!({ "combo": "ctrl+a" })),
         ("desktop_type", json!({ "text": "hi" })),
+        (
+            "desktop_type_secret",
+            json!({ "secret": "SCHEMA_PASS", "handle": "$WIN" }),
+        ),
         ("desktop_move", json!({ "x": 3, "y": 4 })),
         ("desktop_scroll", json!({ "x": 30, "y": 60, "delta": -120 })),
         (
@@ -475,6 +495,10 @@ fn computer_use() -> Cases {
             json!({ "window_id": "$WIN", "element_index": 2, "value": "Bob" }),
         ),
         ("type_text", json!({ "window_id": "$WIN", "text": "hi" })),
+        (
+            "type_secret",
+            json!({ "window_id": "$WIN", "name": "SCHEMA_PASS" }),
+        ),
         ("press_key", json!({ "window_id": "$WIN", "key": "ctrl+a" })),
         (
             "scroll",
@@ -586,7 +610,17 @@ async fn connect(profile: &str, dir: &std::path::Path, dry_run: bool) -> (Client
     config.memory.enabled = true;
     config.memory.dir = Some(dir.join("memory"));
     config.skills.library.dir = Some(dir.join("skills"));
-    (common::connect(profile, config, &fake).await, w)
+    config.secrets.keyring = false;
+    let engine = std::sync::Arc::new(deskpilot_engine::Engine::new(fake.desktop(), config));
+    engine
+        .secrets()
+        .insert(
+            "SCHEMA_PASS",
+            "schema-secret-0123".to_string(),
+            deskpilot_engine::secrets::SecretSource::File,
+        )
+        .unwrap();
+    (common::connect_to(profile, engine, ()).await, w)
 }
 
 /// Calls `tool` with `args` (`$WIN` read as `w`) and checks the answer; a JSON-RPC error (bad

@@ -118,6 +118,19 @@ pub(crate) const DRY_RUN: Shape = &[("dry_run", BOOL), ("would", STR), ("effect"
 /// `effect`.
 pub(crate) const ACTION: Shape = &[("route", STR), ("effect", STR)];
 
+/// `type_secret` in every profile (`report::secret_body`): which secret went where, never its
+/// value or length.
+const SECRET: Shape = &[
+    ("action", STR),
+    ("secret", STR),
+    ("source", STR),
+    ("window", OBJ),
+    ("element", opt(OBJ)),
+    ("password_field", BOOL),
+    ("field", STR),
+    ("approval", STR),
+];
+
 /// What an action that takes `verify` / `observe` adds when asked: the screen verdict (or why
 /// there is none) and the image seen after it.
 pub(crate) const VERDICT: Shape = &[("verify", OBJ), ("observation", OBJ)];
@@ -503,6 +516,7 @@ const DESKPILOT: Table = &[
     ),
     ("shell_reset", Shell, &[SHELL_PLACE, ACTION]),
     ("status", Windows, &[D_STATUS]),
+    ("type_secret", Input, &[SECRET, ACTION, VERDICT]),
     ("type_text", Input, &[D_KEYBOARD, D_TEXT, ACTION, VERDICT]),
     ("ui_context_clear", Context, &[CONTEXT_CLEAR]),
     ("ui_context_current", Context, &[CONTEXT]),
@@ -626,7 +640,11 @@ const DSH: Table = &[
         Screen,
         &[H_COMPUTER, H_IMAGE, H_SCREENSHOT, ACTION, VERDICT],
     ),
-    ("ui_element", Elements, &[H_ELEMENT, ACTION, VERDICT]),
+    (
+        "ui_element",
+        Elements,
+        &[H_ELEMENT, ACTION, VERDICT, SECRET],
+    ),
 ];
 
 // ---- the desktopos profile (DesktopOS) --------------------------------------------------------
@@ -754,6 +772,7 @@ const DESKTOPOS: Table = &[
         Input,
         &[O_INPUT, &[("characters", INT)], O_VERDICT, ACTION],
     ),
+    ("desktop_type_secret", Input, &[SECRET, O_VERDICT, ACTION]),
     ("memory_clear", Memory, &[MEMORY_CLEAR, ACTION]),
     ("memory_recall", Memory, &[MEMORY_RECALL]),
     ("memory_stats", Memory, &[MEMORY_STATS]),
@@ -840,6 +859,7 @@ const COMPUTER_USE: Table = &[
         &[U_WINDOW, U_POINTER, &[("dx", INT), ("dy", INT)], ACTION],
     ),
     ("set_value", Elements, &[U_WINDOW, U_ELEMENT, ACTION]),
+    ("type_secret", Input, &[SECRET, ACTION]),
     ("type_text", Input, &[U_WINDOW, U_KEYS, ACTION]),
 ];
 

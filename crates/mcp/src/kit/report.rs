@@ -153,3 +153,28 @@ fn effect_line(effect: Effect, evidence: Evidence, route: Route, wording: &dyn W
         (effect, _) => format!("Effect: {}.", effect.as_str()),
     }
 }
+
+/// `Typed secret MAIL_PASS into Edit "Password" (s3:7) in "Sign in" (zenity, pid 42).`
+pub(crate) fn secret_body(o: &deskpilot_engine::SecretTyped) -> Body {
+    let target = match &o.element {
+        Some((token, role, name)) => format!("{role} \"{name}\" ({token}) in {}", o.window.label()),
+        None => format!("the field clicked in {}", o.window.label()),
+    };
+    let mut text = format!("Typed secret {} into {target}.", o.name);
+    if !o.password_field {
+        text.push_str(" It is not a password field (the secret's scope allows any field).");
+    }
+    Body::new(
+        text,
+        json!({
+            "action": "type_secret",
+            "secret": o.name,
+            "source": o.source.as_str(),
+            "window": o.window,
+            "element": o.element.as_ref().map(|(token, role, name)| json!({ "token": token, "role": role, "name": name })),
+            "password_field": o.password_field,
+            "field": o.effect.as_str(),
+            "approval": o.approval,
+        }),
+    )
+}

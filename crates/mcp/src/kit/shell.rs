@@ -79,7 +79,6 @@ pub struct ExecArgs {
 pub struct CdArgs {
     /// Absolute or relative.
     pub path: String,
-    /// Default main.
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -87,7 +86,6 @@ pub struct CdArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionArgs {
-    /// Default main.
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -97,7 +95,6 @@ pub struct SessionArgs {
 pub struct EnvGetArgs {
     /// Letters, digits, _.
     pub name: String,
-    /// Default main.
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -109,7 +106,6 @@ pub struct EnvSetArgs {
     pub name: String,
     /// Exact; any Unicode, newlines too.
     pub value: String,
-    /// Default main.
     #[serde(default = "main_session")]
     pub session: String,
 }
@@ -149,7 +145,6 @@ pub struct VerifiedArgs {
     /// ms per attempt (default 30000, max 600000).
     #[serde(default = "default_timeout", alias = "timeout")]
     pub timeout_ms: u64,
-    /// Default main.
     #[serde(default = "main_session")]
     pub session: String,
     /// Create a missing parent dir and rerun (default true; additive).

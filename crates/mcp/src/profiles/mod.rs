@@ -268,7 +268,12 @@ mod tests {
             assert_eq!(grouped, tools, "{}: groups and tools differ", p.name);
         }
         let d = profile("desktopos").unwrap();
-        assert_eq!((d.tools)().len(), 33, "DesktopOS has 33 tools");
+        // DesktopOS's 33, and desktop_type_secret (DesktopOS has no way to type a secret).
+        assert_eq!(
+            (d.tools)().len(),
+            34,
+            "DesktopOS has 33 tools, and deskpilot's secrets one"
+        );
     }
 
     /// What a model reads of the `deskpilot` profile's `tools/list` — each tool's name, title,

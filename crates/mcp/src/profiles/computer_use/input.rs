@@ -101,6 +101,21 @@ pub struct SetValueArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct TypeSecretArgs {
+    #[serde(default, deserialize_with = "crate::kit::args::window_id")]
+    pub window_id: u64,
+    /// Codex form {app, id}; one of window_id/window is required.
+    #[serde(default)]
+    pub window: Option<WindowSel>,
+    /// The password field; omit for the window's only one.
+    #[serde(default)]
+    pub element_index: Option<usize>,
+    /// The secret's name (its value never enters the conversation).
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ScrollArgs {
     #[serde(default, deserialize_with = "crate::kit::args::window_id")]
     pub window_id: u64,
@@ -556,6 +571,41 @@ impl ComputerUseServer {
                     .map_err(|e| in_indexes(e, i))
             },
             |(o, read)| element_body("Set the value of", i, o, Some(read)),
+        )
+        .await
+    }
+
+    /// Type a named secret into a password field (element_index, or the window's only one);
+    /// the value never enters the conversation.
+    #[tool(
+        name = "type_secret",
+        annotations(
+            title = "Type secret",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn type_secret(&self, Parameters(a): Parameters<TypeSecretArgs>) -> CallToolResult {
+        report::act(
+            self.session(),
+            &WORDING,
+            step("type_secret", self.request_timeout()),
+            move |s| {
+                let w = view::resolve(s, a.window_id, a.window.as_ref())?;
+                let target = match a.element_index {
+                    Some(i) => {
+                        let (token, _) = view::element(s, &w, i)?;
+                        deskpilot_engine::SecretTarget::Element(token)
+                    }
+                    None => deskpilot_engine::SecretTarget::PasswordFieldOf(
+                        deskpilot_engine::WindowRef::Id(w.id),
+                    ),
+                };
+                s.type_secret(a.name.trim(), target)
+            },
+            report::secret_body,
         )
         .await
     }

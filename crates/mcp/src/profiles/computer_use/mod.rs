@@ -70,6 +70,7 @@ pub(crate) const GROUPS: crate::kit::filter::Groups = &[
             "drag",
             "press_key",
             "type_text",
+            "type_secret",
         ],
     ),
 ];

@@ -61,7 +61,6 @@ pub struct SetValueArgs {
     pub element: String,
     /// Exact text, or a number for sliders and spinners.
     pub value: String,
-    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
     #[serde(default)]
@@ -75,7 +74,6 @@ pub struct ActionArgs {
     pub element: String,
     /// An advertised action, or toggle, expand, collapse, select, focus.
     pub action: String,
-    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
     #[serde(default)]
@@ -156,8 +154,8 @@ impl DeskpilotServer {
 
 #[tool_router(router = elements_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Rank controls by description ("save button", "保存"): tokens, centres in screenshot pixels;
-    /// OCR text where the tree lacks it.
+    /// Rank controls by description ("save button", "保存"): tokens and centres; OCR where the
+    /// tree has no text.
     #[tool(
         name = "find_elements",
         annotations(

@@ -1,9 +1,7 @@
 //! Keyboard tools: `press_key` (chords) and `type_text` (any Unicode).
 
 use crate::kit::Parameters;
-use deskpilot_engine::{
-    Check, Error, KeyboardOutcome, MAX_TEXT_CHARS, SecretTarget, SecretTyped, VerifyTarget,
-};
+use deskpilot_engine::{Check, Error, KeyboardOutcome, MAX_TEXT_CHARS, SecretTarget, VerifyTarget};
 use deskpilot_types::Key;
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
@@ -20,7 +18,6 @@ pub struct PressKeyArgs {
     /// "ctrl+s" or ["ctrl","s"]; key names (esc, pageup, up, f1–f24…) or a character.
     #[serde(deserialize_with = "crate::kit::args::key_list")]
     pub keys: Vec<String>,
-    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
     #[serde(default)]
@@ -31,7 +28,6 @@ pub struct PressKeyArgs {
 #[serde(deny_unknown_fields)]
 pub struct TypeTextArgs {
     pub text: String,
-    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
     #[serde(default)]
@@ -133,7 +129,7 @@ impl DeskpilotServer {
         .await
     }
 
-    /// Type a named secret into a password field; its value never enters the conversation.
+    /// Type a named secret into a password field; its value is never shown.
     #[tool(
         name = "type_secret",
         annotations(
@@ -168,13 +164,12 @@ impl DeskpilotServer {
                 target: VerifyTarget::Focused,
             },
             move |s| s.type_secret(&name, target),
-            secret_body,
+            report::secret_body,
         )
         .await
     }
 
-    /// Type into the focused window as real keys, exactly: any Unicode, newlines, tabs (≤20000
-    /// chars).
+    /// Type into the focused window as real keys: any Unicode, newlines, tabs (≤20000 chars).
     #[tool(
         name = "type_text",
         annotations(
@@ -211,31 +206,6 @@ impl DeskpilotServer {
         )
         .await
     }
-}
-
-/// `Typed secret MAIL_PASS into Edit "Password" (s3:7) in "Sign in" (zenity, pid 42).`
-fn secret_body(o: &SecretTyped) -> Body {
-    let target = match &o.element {
-        Some((token, role, name)) => format!("{role} \"{name}\" ({token}) in {}", o.window.label()),
-        None => format!("the field clicked in {}", o.window.label()),
-    };
-    let mut text = format!("Typed secret {} into {target}.", o.name);
-    if !o.password_field {
-        text.push_str(" It is not a password field (the secret's scope allows any field).");
-    }
-    Body::new(
-        text,
-        json!({
-            "action": "type_secret",
-            "secret": o.name,
-            "source": o.source.as_str(),
-            "window": o.window,
-            "element": o.element.as_ref().map(|(token, role, name)| json!({ "token": token, "role": role, "name": name })),
-            "password_field": o.password_field,
-            "field": o.effect.as_str(),
-            "approval": o.approval,
-        }),
-    )
 }
 
 #[cfg(test)]

@@ -68,7 +68,6 @@ pub struct WindowArgs {
     /// launch: ms to await a window (default 10000, max 60000).
     #[serde(default = "ten_seconds")]
     pub wait_ms: u64,
-    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
     #[serde(default)]

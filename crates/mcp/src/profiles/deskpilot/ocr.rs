@@ -205,8 +205,7 @@ pub(crate) fn rendered(read: &OcrResult, max_lines: usize, with_image: bool) -> 
 
 #[tool_router(router = ocr_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// OCR (terminals, canvases): text lines, confidence, centres in pixels of the screenshot it
-    /// registers.
+    /// OCR (terminals, canvases): lines, confidence, centres in its screenshot's pixels.
     #[tool(
         name = "ocr",
         annotations(

@@ -59,7 +59,6 @@ pub struct PointArgs {
     pub hit_test: Option<HitTestArg>,
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
     #[serde(default)]
@@ -95,7 +94,6 @@ pub struct ClickArgs {
     pub count: u8,
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
     #[serde(default)]
@@ -125,7 +123,6 @@ pub struct ScrollArgs {
     pub hit_test: Option<HitTestArg>,
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
     #[serde(default)]
@@ -157,7 +154,6 @@ pub struct DragArgs {
     pub hit_test: Option<HitTestArg>,
     #[serde(default)]
     pub modifiers: Vec<String>,
-    /// Pixel diff.
     #[serde(default)]
     pub verify: bool,
     #[serde(default)]
@@ -282,7 +278,7 @@ impl DeskpilotServer {
 #[tool_router(router = pointer_router, vis = "pub(crate)")]
 impl DeskpilotServer {
     /// Click x/y of the last screenshot (or screenshot_id); refused if its window moved, vanished
-    /// or is covered there.
+    /// or is covered.
     #[tool(
         name = "click",
         annotations(

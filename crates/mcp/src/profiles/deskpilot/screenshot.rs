@@ -158,8 +158,8 @@ impl ScreenshotArgs {
 
 #[tool_router(router = screenshot_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Capture the screen, a monitor, window or region, scaled to ≤1280 px wide and ≤600000 px; its
-    /// x/y map to exact screen pixels via screenshot_id.
+    /// Capture the screen, a monitor, window or region (≤1280 px wide, ≤600000 px); its x/y map
+    /// to screen pixels via screenshot_id.
     #[tool(
         name = "screenshot",
         annotations(

@@ -19,8 +19,7 @@ pub struct ResumeArgs {}
 
 #[tool_router(router = status_router, vis = "pub(crate)")]
 impl DeskpilotServer {
-    /// Clear the kill switch after a human's Esc (or overlay death) ONLY when they say so; refused
-    /// for 5 s after.
+    /// Clear the kill switch after a human's Esc ONLY when they say so; refused for 5 s after.
     #[tool(
         name = "resume",
         annotations(
@@ -57,7 +56,7 @@ impl DeskpilotServer {
         }
     }
 
-    /// Platform, display, monitors, active window, last screenshot, guard state, shells, tools.
+    /// Platform, display, monitors, active window, guard state, shells, tools.
     #[tool(
         name = "status",
         annotations(

@@ -30,8 +30,7 @@ fn one() -> f64 {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitForArgs {
-    /// stable (pixels quiet), window (title/process match), element (name in tree), text (tree,
-    /// else OCR).
+    /// stable (pixels quiet), window (title/process), element (in tree), text (tree, else OCR).
     #[serde(alias = "waitKind")]
     pub wait_kind: String,
     /// Give up after ms (default 10000, max 60000).
@@ -108,7 +107,7 @@ impl DeskpilotServer {
     }
 
     /// Poll until the screen is stable or a window, element or text appears; a timeout says what
-    /// changed or is there.
+    /// is there.
     #[tool(
         name = "wait_for",
         annotations(

@@ -15,7 +15,7 @@ use crate::kit::render;
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListWindowsArgs {
-    /// Title, process or class substring ("记事本").
+    /// Title/process/class substring ("记事本").
     #[serde(default)]
     pub filter: String,
 }
@@ -41,7 +41,7 @@ pub(crate) fn window_line(w: &WindowInfo) -> String {
 impl AppsProfile for Deskpilot {
     const APPS: AppsWording = AppsWording {
         description: "Running apps with windows; installed apps to start with window launch.",
-        filter: "Title, process or class substring (\"记事本\").",
+        filter: "Title/process/class substring (\"记事本\").",
         label: "list apps",
         running: |n| format!("{n} running app(s):"),
         app: app_line,

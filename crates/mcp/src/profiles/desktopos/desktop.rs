@@ -75,6 +75,18 @@ pub struct NoArgs {}
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct TypeSecretArgs {
+    /// The secret's name (its value is never shown).
+    pub secret: String,
+    /// The window, from desktop_list_windows.
+    pub handle: u64,
+    /// The password field's name; omit for the window's only one.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct MoveArgs {
     /// Screen pixels.
     pub x: i32,
@@ -513,6 +525,62 @@ impl DesktopOsServer {
                     }),
                 )
             },
+        )
+        .await
+    }
+
+    /// 输入密钥 / Type a named secret into a window's password field; the value never enters the conversation.
+    #[tool(
+        name = "desktop_type_secret",
+        annotations(
+            title = "Type secret",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn desktop_type_secret(
+        &self,
+        Parameters(a): Parameters<TypeSecretArgs>,
+    ) -> CallToolResult {
+        report::act(
+            self.session(),
+            &WORDING,
+            Step {
+                what: "desktop_type_secret",
+                timeout: self.request_timeout(),
+                check: Check::default(),
+                target: VerifyTarget::Focused,
+            },
+            move |s| {
+                let window = WindowRef::Id(WindowId(a.handle));
+                let target = match a.name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+                    None => deskpilot_engine::SecretTarget::PasswordFieldOf(window),
+                    Some(name) => {
+                        let tree = deskpilot_engine::TreeRequest {
+                            max_elements: 2000,
+                            ..deskpilot_engine::TreeRequest::new(window)
+                        };
+                        match s.element_named(&tree, name)? {
+                            deskpilot_engine::ByName::One(e) => {
+                                deskpilot_engine::SecretTarget::Element(e.token.as_str().into())
+                            }
+                            _ => {
+                                return Err(Error::Coded {
+                                    code: deskpilot_types::ErrorCode::ElementNotFound,
+                                    message: format!(
+                                        "no single control named \"{name}\" in window {}; omit name for the window's only password field",
+                                        a.handle
+                                    ),
+                                });
+                            }
+                        }
+                    }
+                };
+                s.type_secret(a.secret.trim(), target)
+            },
+            report::secret_body,
         )
         .await
     }

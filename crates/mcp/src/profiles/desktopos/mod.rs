@@ -63,6 +63,7 @@ pub(crate) const GROUPS: &[(&str, &[&str])] = &[
             "desktop_move",
             "desktop_click",
             "desktop_type",
+            "desktop_type_secret",
             "desktop_key",
             "desktop_scroll",
             "desktop_focus_window",

@@ -39,6 +39,8 @@ pub enum UiElementAction {
     Expand,
     Collapse,
     Select,
+    /// deskpilot's addition: a named secret into a password field.
+    TypeSecret,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -62,6 +64,8 @@ pub struct UiElementArgs {
     pub annotate: Option<bool>,
     /// set_value: the exact text.
     pub value: Option<String>,
+    /// type_secret: the secret's name (its value never enters the conversation).
+    pub secret: Option<String>,
     /// tree: depth, default 8 (clamped 1–20).
     pub max_depth: Option<i64>,
     /// tree: node budget, default 1200 (clamped 1–5000).
@@ -340,6 +344,33 @@ impl DshServer {
             return error(&e);
         }
         let action = a.action;
+        if action == UiElementAction::TypeSecret {
+            let Some(secret) = a.secret.clone().filter(|n| !n.trim().is_empty()) else {
+                return error(&Error::InvalidArgument {
+                    message: "secret: type_secret needs the secret's name".to_string(),
+                });
+            };
+            let hwnd = a.hwnd;
+            return report::act(
+                self.session(),
+                &WORDING,
+                report::Step {
+                    what: "ui_element type_secret",
+                    timeout: self.request_timeout(),
+                    check: Check::default(),
+                    target: VerifyTarget::Focused,
+                },
+                move |s| {
+                    let (_, element) = s.element_at_path(&path, read(window(hwnd, true), false))?;
+                    s.type_secret(
+                        secret.trim(),
+                        deskpilot_engine::SecretTarget::Element(element.token.as_str().into()),
+                    )
+                },
+                report::secret_body,
+            )
+            .await;
+        }
         let value = match (action, a.value.clone()) {
             (UiElementAction::SetValue, None) => {
                 return error(&Error::InvalidArgument {
