@@ -62,7 +62,13 @@ pub fn register(name: &str, value: &str) -> Result<(), TooShort> {
             chars,
         });
     }
-    let mut forms = vec![value.to_string(), json_escaped(value)];
+    let mut forms = vec![
+        value.to_string(),
+        json_escaped(value),
+        // In a URL or a form body (a request line in a log, curl's output).
+        percent_encoded(value, false),
+        percent_encoded(value, true),
+    ];
     let debug = format!("{value:?}");
     forms.push(debug[1..debug.len() - 1].to_string());
     forms.sort();
@@ -129,6 +135,24 @@ pub fn contains_secret(text: &str) -> bool {
     matches!(scrub(text), Cow::Owned(_))
 }
 
+/// The value percent-encoded as `encodeURIComponent` does, or (`form`) as a form body does
+/// (`application/x-www-form-urlencoded`: a space is `+`).
+fn percent_encoded(value: &str, form: bool) -> String {
+    let mut out = String::with_capacity(value.len() * 3);
+    for b in value.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            b'!' | b'\'' | b'(' | b')' | b'*' if !form => out.push(b as char),
+            b'*' if form => out.push('*'),
+            b' ' if form => out.push('+'),
+            b => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
 /// The value as it appears between the quotes of a JSON string.
 fn json_escaped(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
@@ -161,6 +185,19 @@ mod tests {
         assert!(!scrub(&debug).contains("et-"), "{}", scrub(&debug));
         assert!(matches!(scrub("nothing here"), Cow::Borrowed(_)));
         assert!(contains_secret(raw) && !contains_secret("s3cr"));
+    }
+
+    #[test]
+    fn values_in_urls_and_form_bodies_are_replaced() {
+        register("FORM_VALUE", "p@ss w0rd!").unwrap();
+        assert_eq!(
+            scrub("POST /login user=a&pass=p%40ss+w0rd%21"),
+            "POST /login user=a&pass=<secret FORM_VALUE>"
+        );
+        assert_eq!(
+            scrub("GET /?q=p%40ss%20w0rd!"),
+            "GET /?q=<secret FORM_VALUE>"
+        );
     }
 
     #[test]
