@@ -1054,7 +1054,23 @@ impl Session {
             ),
         )?;
         let accessibility = &self.desktop().accessibility;
-        let took = |read: &str| read == value || reads_as_formatted(value, read);
+        // A password field reads back as its mask: one character per character held. It is
+        // judged by that count, and its text (or length) is never handed back.
+        let protected = element.states.protected;
+        let took = |read: &str| {
+            if protected {
+                read.chars().count() == value.chars().count()
+            } else {
+                read == value || reads_as_formatted(value, read)
+            }
+        };
+        let hidden = |read: String| {
+            if protected {
+                "(a password field: its text is not shown)".to_string()
+            } else {
+                read
+            }
+        };
         let first = match accessibility.set_value(&element.handle, value) {
             Ok(()) => Some(self.read_back(&element, value, CLICK_WAIT)?),
             // Editable text without an interface to replace it: typing does it.
@@ -1074,7 +1090,7 @@ impl Session {
                         role: element.role.to_string(),
                         name: element.name.clone(),
                         wanted: value.to_string(),
-                        read,
+                        read: hidden(read),
                         how: if first.is_some() {
                             "after setting it through the accessibility interface and after typing it"
                         } else {
@@ -1083,7 +1099,9 @@ impl Session {
                     })));
                 }
                 if let Some(first) = first {
-                    notes.push(ElementNote::SetValueIgnored { read: first });
+                    notes.push(ElementNote::SetValueIgnored {
+                        read: hidden(first),
+                    });
                 }
                 (
                     Route::Input,
@@ -1092,7 +1110,9 @@ impl Session {
                 )
             }
         };
-        let evidence = if read == value {
+        let evidence = if protected {
+            "the password field's mask count"
+        } else if read == value {
             "the value read back"
         } else {
             notes.push(ElementNote::ReadsOtherwise { read: read.clone() });
@@ -1109,7 +1129,7 @@ impl Session {
                 effect: Some((Effect::Confirmed, evidence)),
                 notes,
             },
-            read,
+            if protected { String::new() } else { read },
         ))
     }
 
@@ -1180,7 +1200,11 @@ impl Session {
                         role: element.role.to_string(),
                         name: element.name.clone(),
                         wanted: value.to_string(),
-                        read: accessibility.read_text(&element.handle).unwrap_or_default(),
+                        read: if element.states.protected {
+                            "(a password field: its text is not shown)".to_string()
+                        } else {
+                            accessibility.read_text(&element.handle).unwrap_or_default()
+                        },
                         how: "and it did not take the keyboard focus, so nothing was typed",
                     })));
                 }

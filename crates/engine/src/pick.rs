@@ -357,8 +357,10 @@ impl Session {
 
     /// The screen now, masked, as PNG at its own resolution.
     fn native_png(&self, rect: Rect) -> Result<Vec<u8>, Error> {
+        let masks = self.masks_now(rect, None);
         let mut frame = self.desktop().capture.capture(rect)?;
-        pipeline::apply_masks(&mut frame, &self.config().mask_regions);
+        // The deployment's regions and every password field on screen.
+        masks.paint(&mut frame);
         let view = ViewGeometry::new(frame.rect, frame.rect.width, frame.rect.height);
         let mut scratch = Vec::new();
         Ok(pipeline::encode(
