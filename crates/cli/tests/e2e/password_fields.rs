@@ -55,6 +55,53 @@ fn all_of(r: &CallToolResult) -> String {
     )
 }
 
+/// The colours inside the physical rectangle (`x`, `y`, `w`×`h`) of a screenshot, two pixels in
+/// from its edges (scaling blends a box's edge with what is around it).
+fn solid(shot: &CallToolResult, x: f64, y: f64, w: f64, h: f64) -> Vec<[u8; 3]> {
+    let s = ok(shot);
+    let (width, _, px) = image(shot);
+    let view = &s["view"];
+    let scale = view["scale"].as_f64().unwrap();
+    let at = |px_: f64, py: f64| {
+        (
+            ((px_ - view["capture"]["x"].as_f64().unwrap()) * scale) as u32,
+            ((py - view["capture"]["y"].as_f64().unwrap()) * scale) as u32,
+        )
+    };
+    let (x0, y0) = at(x, y);
+    let (x1, y1) = at(x + w, y + h);
+    let mut colours = std::collections::BTreeSet::new();
+    for y in y0 + 2..y1.saturating_sub(2) {
+        for x in x0 + 2..x1.saturating_sub(2) {
+            let i = ((y * width + x) * 3) as usize;
+            colours.insert([px[i], px[i + 1], px[i + 2]]);
+        }
+    }
+    colours.into_iter().collect()
+}
+
+/// A process stopped (SIGSTOP) until dropped, when it is continued.
+struct Stopped(u32);
+
+impl Stopped {
+    fn new(pid: u32) -> Stopped {
+        // SAFETY: plain signal delivery to a child of this test.
+        unsafe {
+            libc::kill(pid as i32, libc::SIGSTOP);
+        }
+        Stopped(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe {
+            libc::kill(self.0 as i32, libc::SIGCONT);
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_typed_gtk_password_is_never_shown_and_every_capture_paints_its_field_over() {
     let Some(desktop) = harness::desktop() else {
@@ -67,8 +114,10 @@ async fn a_typed_gtk_password_is_never_shown_and_every_capture_paints_its_field_
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     desktop.configure(&mut cmd);
-    let (mut zenity, printed) = harness::spawn_reporting(cmd);
-    let pid = zenity.id();
+    let (child, printed) = harness::spawn_reporting(cmd);
+    // Killed when the test ends, however it ends.
+    let mut zenity = harness::App(child);
+    let pid = zenity.0.id();
     let pid_s = pid.to_string();
     let w = window_of(&server, pid).await;
     let id = w["id"].clone();
@@ -176,7 +225,6 @@ async fn a_typed_gtk_password_is_never_shown_and_every_capture_paints_its_field_
         "masked_regions {}",
         s["masked_regions"]
     );
-    let (width, _, px) = image(&shot);
     let view = &s["view"];
     let scale = view["scale"].as_f64().unwrap();
     let to_image = |x: f64, y: f64| {
@@ -192,16 +240,8 @@ async fn a_typed_gtk_password_is_never_shown_and_every_capture_paints_its_field_
     );
     let (x0, y0) = to_image(fx, fy);
     let (x1, y1) = to_image(fx + fw, fy + fh);
-    // Inside by two pixels: scaling blends the box's edge with what is around it.
-    let mut colours = std::collections::BTreeSet::new();
-    for y in y0 + 2..y1.saturating_sub(2) {
-        for x in x0 + 2..x1.saturating_sub(2) {
-            let i = ((y * width + x) * 3) as usize;
-            colours.insert([px[i], px[i + 1], px[i + 2]]);
-        }
-    }
     assert_eq!(
-        colours.into_iter().collect::<Vec<_>>(),
+        solid(&shot, fx, fy, fw, fh),
         vec![[0, 0, 0]],
         "the field ({fx}, {fy}, {fw}x{fh}) is one solid box in the screenshot"
     );
@@ -225,13 +265,46 @@ async fn a_typed_gtk_password_is_never_shown_and_every_capture_paints_its_field_
 
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 
+    // A hung application holds no capture up, and its field stays painted where its window
+    // goes: moved (no event from the app: its last answer moves along) and resized (asked
+    // again, no answer in time: the last answer stands).
+    let stopped = Stopped::new(pid);
+    for (action, args) in [
+        ("move", json!({ "x": 60, "y": 80 })),
+        ("resize", json!({ "width": 420, "height": 260 })),
+    ] {
+        let mut call = json!({ "action": action, "window_id": id });
+        call.as_object_mut()
+            .unwrap()
+            .extend(args.as_object().unwrap().clone());
+        let r = server.call("window", call).await;
+        let now = ok(&r)["window"]["frame"].clone();
+        let dx = now["x"].as_f64().unwrap() - w["frame"]["x"].as_f64().unwrap();
+        let dy = now["y"].as_f64().unwrap() - w["frame"]["y"].as_f64().unwrap();
+        let started = Instant::now();
+        let shot = server.call("screenshot", json!({ "format": "png" })).await;
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(2), "{action}: {took:?}");
+        assert!(
+            ok(&shot)["masked_regions"].as_u64().unwrap() >= 1,
+            "{action}"
+        );
+        let colours = solid(&shot, fx + dx, fy + dy, fw, fh);
+        assert_eq!(
+            colours,
+            vec![[0, 0, 0]],
+            "{action}: the stopped dialog's field is still one solid box where it went"
+        );
+    }
+    drop(stopped);
+
     // The value really was in the field: accepted, zenity prints it.
     ok(&server
         .call("press_key", json!({ "keys": ["Return"] }))
         .await);
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {
-        if let Some(status) = zenity.try_wait().unwrap() {
+        if let Some(status) = zenity.0.try_wait().unwrap() {
             break status;
         }
         assert!(

@@ -5,14 +5,15 @@
 //! `PASSWORD_TEXT`, state `SHOWING`; the toolkit searches its own tree in-process, ~0.4 ms for
 //! a GTK 3 dialog), and the extents of what matched are read concurrently. The answer is kept
 //! per application with its event count ([`Changes`](crate::a11y_changes::Changes)) and its
-//! windows' frames: while the application has sent no event and its windows have not moved,
-//! the next capture reuses it without asking (a keystroke, a focus change, a page switch are all
-//! events). An application without `Collection` (Qt, GTK 4) is answered from its windows' last
+//! windows' frames: while the application has sent no event, the next capture reuses it without
+//! asking, each field moved with its window (a keystroke, a focus change, a page switch are all
+//! events; a window that changed size is asked again). An application without `Collection` (Qt, GTK 4) is answered from its windows' last
 //! tree reads and the object that last took its focus, each checked for role and showing state.
 //!
 //! Deadlines: everything is raced against the capture's deadline. An application that has not
-//! answered by then keeps its last answer (used as it was) and is not asked again for
-//! [`SLOW_PAUSE`]; one with no earlier answer is reported unanswered. A window without
+//! answered by then keeps its last answer (used as it was), or is reported unanswered when it
+//! never answered, and is not asked again for [`SLOW_PAUSE`]: a hung application costs one
+//! capture the deadline, not every capture. A window without
 //! `_NET_WM_PID` cannot be tied to its application and is skipped; a pid not on the
 //! accessibility bus (xterm) is looked for again after [`ABSENT_RECHECK`].
 
@@ -60,10 +61,49 @@ struct Answer {
     count: u64,
     /// Its windows on screen then.
     frames: Vec<(WindowId, Rect)>,
-    /// Its password fields, placed on the screen.
-    fields: Vec<Rect>,
+    /// Its password fields, each with its window, placed on the screen as `frames` were.
+    fields: Vec<PasswordField>,
     /// It did not answer in time: not asked again before this.
     slow_until: Option<Instant>,
+    /// `fields` is an answer; `false` for an application that has never answered in time
+    /// (its windows are reported unanswered while it is not asked again).
+    answered: bool,
+}
+
+impl Answer {
+    /// The fields where they are with the application's windows at `now`: a field moves with
+    /// its window; a window gone takes its fields with it. `None` when a window changed size
+    /// or appeared (its content may have been laid out anew).
+    fn moved_to(&self, now: &[(WindowId, Rect)]) -> Option<Vec<PasswordField>> {
+        let same_windows = now.len() == self.frames.len()
+            && now.iter().all(|(id, f)| {
+                self.frames
+                    .iter()
+                    .any(|(was, old)| was == id && (old.width, old.height) == (f.width, f.height))
+            });
+        same_windows.then(|| self.shifted(now))
+    }
+
+    /// The fields moved with their windows to `now` (fields of windows not in `now` dropped).
+    fn shifted(&self, now: &[(WindowId, Rect)]) -> Vec<PasswordField> {
+        self.fields
+            .iter()
+            .filter_map(|f| {
+                let (_, old) = self.frames.iter().find(|(id, _)| *id == f.window)?;
+                let (_, new) = now.iter().find(|(id, _)| *id == f.window)?;
+                let b = f.bounds;
+                Some(PasswordField {
+                    window: f.window,
+                    bounds: Rect::new(
+                        b.x + (new.x - old.x),
+                        b.y + (new.y - old.y),
+                        b.width,
+                        b.height,
+                    ),
+                })
+            })
+            .collect()
+    }
 }
 
 /// Which window of an application a field belongs to: the one whose frame holds its centre,
@@ -349,36 +389,84 @@ impl X11Desktop {
                 async move {
                     let now = Instant::now();
                     let count = self.a11y.changes.count(app);
-                    let reuse = last.as_ref().filter(|a| {
-                        (settled && a.count == count && a.frames == *frames)
-                            || a.slow_until.is_some_and(|until| now < until)
-                    });
-                    if let Some(a) = reuse {
-                        return (app, frames, Some(a.clone()), false);
+                    // Nothing happened in the application since it answered: its fields are
+                    // where they were, moved with their windows.
+                    let unchanged = last
+                        .as_ref()
+                        .filter(|a| a.answered && settled && a.count == count)
+                        .and_then(|a| Some((a, a.moved_to(frames)?)));
+                    if let Some((a, fields)) = unchanged {
+                        let a = Answer {
+                            frames: frames.clone(),
+                            fields,
+                            ..a.clone()
+                        };
+                        return (app, frames, Some(a), true);
                     }
-                    match before(deadline, self.ask(conn, app)).await {
-                        Some(Ok(fields)) => (
+                    if let Some(a) = last
+                        .as_ref()
+                        .filter(|a| a.slow_until.is_some_and(|until| now < until))
+                    {
+                        // Not asked again yet: its last answer, moved with its windows.
+                        let fields = a.shifted(frames);
+                        return (
                             app,
                             frames,
                             Some(Answer {
+                                fields,
+                                ..a.clone()
+                            }),
+                            false,
+                        );
+                    }
+                    match before(deadline, self.ask(conn, app)).await {
+                        Some(Ok(found)) => {
+                            let fields = found
+                                .into_iter()
+                                .filter_map(|b| {
+                                    Some(PasswordField {
+                                        window: owner(b, frames)?,
+                                        bounds: b,
+                                    })
+                                })
+                                .collect();
+                            let a = Answer {
                                 count,
                                 frames: frames.clone(),
                                 fields,
                                 slow_until: None,
-                            }),
-                            true,
-                        ),
+                                answered: true,
+                            };
+                            (app, frames, Some(a), true)
+                        }
                         Some(Err(e)) => {
                             tracing::debug!(app, error = %e, "password fields: not answered");
                             (app, frames, None, false)
                         }
                         None => {
                             tracing::debug!(app, "password fields: no answer in time");
-                            let stale = last.map(|a| Answer {
+                            // Its last answer stands (moved with its windows), or none; either
+                            // way it is not asked again for a while, so a hung application
+                            // costs one capture the deadline, not every capture.
+                            let stale = match last {
+                                Some(a) => Answer {
+                                    fields: a.shifted(frames),
+                                    frames: frames.clone(),
+                                    ..a
+                                },
+                                None => Answer {
+                                    count,
+                                    frames: frames.clone(),
+                                    fields: Vec::new(),
+                                    slow_until: None,
+                                    answered: false,
+                                },
+                            };
+                            let stale = Answer {
                                 slow_until: Some(now + SLOW_PAUSE),
-                                ..a
-                            });
-                            (app, frames, stale, true)
+                                ..stale
+                            };
+                            (app, frames, Some(stale), true)
                         }
                     }
                 }
@@ -389,19 +477,13 @@ impl X11Desktop {
             if answers.len() > 256 {
                 answers.clear();
             }
-            for (app, frames, answer, fresh) in asked {
-                let Some(answer) = answer else {
-                    out.unanswered.extend(frames.iter().map(|(id, _)| *id));
-                    continue;
-                };
-                out.fields.extend(answer.fields.iter().filter_map(|b| {
-                    Some(PasswordField {
-                        window: owner(*b, frames)?,
-                        bounds: *b,
-                    })
-                }));
-                if fresh {
-                    answers.insert(app.clone(), answer);
+            for (app, frames, answer, keep) in asked {
+                match &answer {
+                    Some(a) if a.answered => out.fields.extend(a.fields.iter().copied()),
+                    _ => out.unanswered.extend(frames.iter().map(|(id, _)| *id)),
+                }
+                if let Some(a) = answer.filter(|_| keep) {
+                    answers.insert(app.clone(), a);
                 }
             }
             Ok(out)
@@ -436,6 +518,58 @@ mod tests {
             Some(WindowId(1))
         );
         assert_eq!(owner(Rect::new(0, 900, 100, 30), &frames), None);
+    }
+
+    /// A field moves with its window while the application says nothing; a window that changed
+    /// size (or appeared) is asked again; a window gone takes its field along.
+    #[test]
+    fn an_answer_follows_its_windows_until_one_changes_size() {
+        let field = |window, x, y| PasswordField {
+            window: WindowId(window),
+            bounds: Rect::new(x, y, 168, 34),
+        };
+        let answer = Answer {
+            count: 7,
+            frames: vec![
+                (WindowId(1), Rect::new(814, 445, 292, 189)),
+                (WindowId(2), Rect::new(0, 0, 400, 300)),
+            ],
+            fields: vec![field(1, 923, 542), field(2, 10, 10)],
+            slow_until: None,
+            answered: true,
+        };
+        let moved = [
+            (WindowId(1), Rect::new(60, 80, 292, 189)),
+            (WindowId(2), Rect::new(0, 0, 400, 300)),
+        ];
+        assert_eq!(
+            answer.moved_to(&moved),
+            Some(vec![field(1, 169, 177), field(2, 10, 10)])
+        );
+        let resized = [
+            (WindowId(1), Rect::new(814, 445, 420, 260)),
+            (WindowId(2), Rect::new(0, 0, 400, 300)),
+        ];
+        assert_eq!(answer.moved_to(&resized), None);
+        assert_eq!(answer.moved_to(&moved[..1]), None, "a window went away");
+        assert_eq!(answer.shifted(&moved[..1]), vec![field(1, 169, 177)]);
+    }
+
+    /// Regression: `atspi::ObjectMatchRule` sent role 40 as a list `[40]`, which at-spi2-atk
+    /// reads as a bit set (roles 3 and 5): GetMatches found no password field in a zenity
+    /// password dialog.
+    #[test]
+    fn the_rule_asks_for_showing_password_fields_as_the_bridge_reads_it() {
+        let (states, states_mt, attrs, attrs_mt, roles, roles_mt, ifaces, ifaces_mt, invert) =
+            password_rule();
+        // ATSPI_ROLE_PASSWORD_TEXT = 40: bit 8 of the second word.
+        assert_eq!(roles, vec![0, 1 << 8, 0, 0]);
+        // ATSPI_STATE_SHOWING = 25.
+        assert_eq!(states, vec![1 << 25, 0]);
+        assert_eq!((states_mt, roles_mt), (MATCH_ALL, MATCH_ANY));
+        // Empty criteria must be MATCH_ALL: the bridge fails every object on an invalid type.
+        assert!(attrs.is_empty() && ifaces.is_empty() && !invert);
+        assert_eq!((attrs_mt, ifaces_mt), (MATCH_ALL, MATCH_ALL));
     }
 
     #[test]
