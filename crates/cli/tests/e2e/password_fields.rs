@@ -263,6 +263,51 @@ async fn a_typed_gtk_password_is_never_shown_and_every_capture_paints_its_field_
     let read = server.call("ocr", json!({})).await;
     problems.extend(leaks("ocr", &all_of(&read)));
 
+    // The other profiles' trees and finds, each in its own words.
+    let id_u64 = id.as_u64().unwrap();
+    for (profile, tool, args, mark) in [
+        (
+            "dsh",
+            "ui_element",
+            json!({ "action": "tree", "hwnd": id_u64 }),
+            "password]",
+        ),
+        (
+            "dsh",
+            "ui_element",
+            json!({ "action": "find", "description": "password box", "hwnd": id_u64,
+                    "annotate": false }),
+            "[password]",
+        ),
+        (
+            "desktopos",
+            "desktop_elements",
+            json!({ "handle": id_u64 }),
+            " password",
+        ),
+        (
+            "computer-use",
+            "get_window_state",
+            json!({ "window_id": id_u64 }),
+            " password",
+        ),
+    ] {
+        let other = serve(Some(desktop), &["--profile", profile], &[]).await;
+        let r = other.call(tool, args).await;
+        problems.extend(leaks(&format!("{profile} {tool}"), &all_of(&r)));
+        ok(&r);
+        let line = text(&r)
+            .lines()
+            .find(|l| l.contains("Edit") && l.contains(mark))
+            .map(str::to_string);
+        assert!(
+            line.as_ref().is_some_and(|l| !l.contains("value=")),
+            "{profile} {tool} marks the password field with {mark:?} and shows no value: {}",
+            text(&r)
+        );
+        other.finish().await;
+    }
+
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 
     // A hung application holds no capture up, and its field stays painted where its window

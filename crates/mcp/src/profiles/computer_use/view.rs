@@ -458,4 +458,22 @@ mod tests {
         off.actions = vec!["click".into()];
         assert!(actions(&off).is_empty());
     }
+
+    /// Regression (issue 39): a password field's line showed its mask characters, one per
+    /// character typed; an Edit without a value still shows `value=""`, a password field none.
+    #[test]
+    fn a_password_field_line_shows_no_value_and_says_password() {
+        let raw = element(Role::Edit, "Password")
+            .bounds(Rect::new(0, 0, 10, 10))
+            .password("hunter2hunter")
+            .build();
+        let field = Element::from_raw(3, raw);
+        assert_eq!(shown_value(&field), None);
+        assert_eq!(
+            line(3, &field),
+            "3 Edit \"Password\" focusable password actions=[SetValue, Focus]"
+        );
+        let plain = Element::from_raw(4, element(Role::Edit, "User").build());
+        assert!(line(4, &plain).starts_with("4 Edit \"User\" value=\"\""));
+    }
 }
