@@ -121,6 +121,8 @@ pub async fn run(
                 // Root (CI) cannot use Chromium's sandbox.
                 "--no-sandbox",
                 "--no-default-browser-check",
+                // A desktop keyring on the session bus would otherwise hold its start.
+                "--password-store=basic",
                 "--disable-gpu",
                 "--window-size=700,500",
                 "--window-position=1100,60",

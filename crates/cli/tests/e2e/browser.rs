@@ -494,6 +494,8 @@ async fn an_attached_chromium_is_driven_and_left_running() {
         "--headless=new",
         "--no-sandbox",
         "--no-first-run",
+        // A desktop keyring on the session bus would otherwise hold Chromium's start.
+        "--password-store=basic",
         &format!("--remote-debugging-port={debug}"),
         &format!("--user-data-dir={}", profile.display()),
         &format!("http://127.0.0.1:{port}/second"),
@@ -673,6 +675,8 @@ async fn a_chromium_window_without_accessibility_points_at_browser_attach() {
         "--no-sandbox",
         "--no-first-run",
         "--no-default-browser-check",
+        // A desktop keyring on the session bus would otherwise hold Chromium's start.
+        "--password-store=basic",
         "--window-size=1000,700",
         &format!("--remote-debugging-port={debug}"),
         &format!("--user-data-dir={}", profile.display()),
