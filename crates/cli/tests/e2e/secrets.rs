@@ -644,3 +644,112 @@ async fn an_unknown_secret_is_refused_when_the_client_cannot_open_a_page() {
     );
     server.finish().await;
 }
+
+/// A client whose person answers every approval question with `answer`.
+#[derive(Clone)]
+struct Approver {
+    answer: rmcp::model::ElicitationAction,
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl rmcp::ClientHandler for Approver {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_elicitation()
+                .build(),
+            rmcp::model::Implementation::new("deskpilot-e2e-approver", "1"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        if let rmcp::model::ElicitRequestParams::FormElicitationParams { message, .. } = request {
+            self.asked.lock().unwrap().push(message);
+        }
+        Ok(rmcp::model::ElicitResult::new(self.answer.clone()))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_whose_scope_wants_approval_is_typed_only_once_the_person_says_yes() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    let _guard = harness::exclusive().await;
+    const APPROVED_VALUE: &str = "Gt5$hM7&cV1p";
+    let setup = Setup::new("approval");
+    std::fs::write(
+        setup.path("approval.toml"),
+        "[secrets.APPROVED_PASS]\nwindows = [\"deskpilot secret approved\"]\napproval = true\n",
+    )
+    .unwrap();
+    let config = setup.path("approval.toml").display().to_string();
+    let zenity = harness::launch(
+        desktop,
+        "zenity",
+        &["--password", "--title", "deskpilot secret approved"],
+    );
+    for (answer, want) in [
+        (rmcp::model::ElicitationAction::Decline, "APPROVAL_DENIED"),
+        (rmcp::model::ElicitationAction::Accept, ""),
+    ] {
+        let person = Approver {
+            answer,
+            asked: Arc::default(),
+        };
+        let server = harness::serve_with(
+            Some(desktop),
+            &["--config", &config],
+            &[
+                ("DESKPILOT_SECRET_APPROVED_PASS", APPROVED_VALUE),
+                ("DESKPILOT_SECRETS_KEYRING", "false"),
+            ],
+            person.clone(),
+        )
+        .await;
+        window_of(&server, zenity.0.id()).await;
+        let pass = wait_for(Duration::from_secs(20), "the password field", || async {
+            let r = server
+                .call(
+                    "get_window_state",
+                    json!({ "title_match": "deskpilot secret approved", "include_screenshot": false }),
+                )
+                .await;
+            ok(&r)["elements"]
+                .as_array()?
+                .iter()
+                .find(|e| e["password"] == true)
+                .cloned()
+        })
+        .await;
+        let r = server
+            .call(
+                "type_secret",
+                json!({ "name": "APPROVED_PASS", "element": pass["token"] }),
+            )
+            .await;
+        {
+            let asked = person.asked.lock().unwrap();
+            assert_eq!(asked.len(), 1, "the person was asked once: {asked:?}");
+            assert!(
+                asked[0].contains("type secret APPROVED_PASS"),
+                "{}",
+                asked[0]
+            );
+        }
+        if want.is_empty() {
+            let typed = ok(&r).clone();
+            assert_eq!(typed["approval"], "approved by the person", "{typed}");
+            assert_eq!(typed["field"], "filled", "{}", text(&r));
+        } else {
+            assert_eq!(error_code(&r), want, "{}", text(&r));
+        }
+        let stdout = server.stdout_lines().join("\n");
+        server.finish().await;
+        assert!(leaks(APPROVED_VALUE, &stdout).is_empty());
+    }
+}
