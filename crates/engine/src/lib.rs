@@ -97,8 +97,8 @@ pub use pointer::{Aim, CoordinateSpace, HitWarning, PointerOutcome, PointerTarge
 pub use registry::{Pin, ScreenshotId, ScreenshotRecord};
 pub use remember::{LiveToken, MAX_TIMELINE_READ, MemoryCleared, MemoryReport, Recollection};
 pub use safety::{
-    APPROVAL_TIMEOUT, Approval, Approver, DEFAULT_OVERLAY_MESSAGE, SecretAnswer, SecretRequest, GuardStatus, Mutation,
-    OverlayMode, RESUME_COOLDOWN, SafetyConfig, Stop, StopReason,
+    APPROVAL_TIMEOUT, Approval, Approver, DEFAULT_OVERLAY_MESSAGE, GuardStatus, Mutation,
+    OverlayMode, RESUME_COOLDOWN, SafetyConfig, SecretAnswer, SecretRequest, Stop, StopReason,
 };
 pub use secret_input::{SecretEffect, SecretTarget, SecretTyped};
 pub use session::{Session, SessionId};

@@ -21,8 +21,8 @@ use deskpilot_backend::OverlayStyle;
 use deskpilot_types::WindowInfo;
 
 pub use crate::guard::{
-    APPROVAL_TIMEOUT, Approval, Approver, DEFAULT_OVERLAY_MESSAGE, SecretAnswer, SecretRequest, GuardStatus, Mutation,
-    OverlayMode, RESUME_COOLDOWN, SafetyConfig, Stop, StopReason,
+    APPROVAL_TIMEOUT, Approval, Approver, DEFAULT_OVERLAY_MESSAGE, GuardStatus, Mutation,
+    OverlayMode, RESUME_COOLDOWN, SafetyConfig, SecretAnswer, SecretRequest, Stop, StopReason,
 };
 use crate::{engine::Engine, error::Error, session::Session};
 
