@@ -1,4 +1,4 @@
-//! The `desktopos` profile as a DesktopOS user drives it: 33 tools, group filters (refused at
+//! The `desktopos` profile as a DesktopOS user drives it: 33 tools (and deskpilot's type secret), group filters (refused at
 //! call time too), DesktopOS's loops on real windows — perceive → click with a region verify on
 //! the GTK fixture, elements → click by a Chinese name, a shell in a Chinese directory,
 //! verified execution with its auto-fix, the CDP loop on a headless Chromium, and recall.
@@ -31,7 +31,10 @@ async fn thirty_three_tools_and_group_filters_hold_at_list_and_call_time() {
     // Actions show the overlay: nothing else may be capturing the screen meanwhile.
     let _guard = harness::exclusive().await;
     let all = serve(Some(desktop), &["--profile", "desktopos"], &[]).await;
-    assert_eq!(listed(&all).await.len(), 33);
+    let names = listed(&all).await;
+    // DesktopOS's 33, and desktop_type_secret (DesktopOS has no way to type a secret).
+    assert_eq!(names.len(), 34, "{names:?}");
+    assert!(names.contains(&"desktop_type_secret".to_string()));
     all.finish().await;
 
     let only = serve(
@@ -68,7 +71,8 @@ async fn thirty_three_tools_and_group_filters_hold_at_list_and_call_time() {
     )
     .await;
     let names = listed(&mixed).await;
-    assert_eq!(names.len(), 16, "{names:?}");
+    // The desktop group holds desktop_type_secret too.
+    assert_eq!(names.len(), 17, "{names:?}");
     assert!(!names.contains(&"desktop_screenshot".to_string()));
     mixed.finish().await;
 
