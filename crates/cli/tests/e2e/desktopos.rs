@@ -97,7 +97,7 @@ async fn thirty_three_tools_and_group_filters_hold_at_list_and_call_time() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("\"dekstop\"") && err.contains("desktop (10)") && err.contains("cdp (9)"),
+        err.contains("\"dekstop\"") && err.contains("desktop (11)") && err.contains("cdp (9)"),
         "{err}"
     );
     assert!(out.stdout.is_empty(), "nothing but JSON-RPC on stdout");
