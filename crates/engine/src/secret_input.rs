@@ -138,32 +138,22 @@ impl Session {
                 let effect = match before {
                     None => SecretEffect::Unverifiable,
                     Some(before) => {
-                        let deadline = Instant::now() + SETTLE;
-                        loop {
-                            let after = accessibility
+                        let read = || {
+                            accessibility
                                 .read_text(&element.handle)
                                 .ok()
-                                .map(|t| t.chars().count());
-                            match after {
-                                Some(n) if n == chars => break SecretEffect::Filled,
-                                _ if Instant::now() < deadline => {
-                                    std::thread::sleep(Duration::from_millis(25))
-                                }
-                                Some(n) if n != before && n > 0 => break SecretEffect::Changed,
-                                Some(_) => {
-                                    return Err(Error::Coded {
-                                        code: ErrorCode::ValueNotSet,
-                                        message: format!(
-                                            "typed secret {name} into {}, but the field did not \
-                                             change: it may not have taken the keyboard focus. \
-                                             Hint: look at the window, click the field, and try again.",
-                                            describe(&element, &now)
-                                        ),
-                                    });
-                                }
-                                None => break SecretEffect::Unverifiable,
-                            }
-                        }
+                                .map(|t| t.chars().count())
+                        };
+                        let wait = SETTLE + Duration::from_millis(10) * chars as u32;
+                        settled(read, before, chars, wait).ok_or_else(|| Error::Coded {
+                            code: ErrorCode::ValueNotSet,
+                            message: format!(
+                                "typed secret {name} into {}, but the field did not change: it \
+                                 may not have taken the keyboard focus. Hint: look at the \
+                                 window, click the field, and try again.",
+                                describe(&element, &now)
+                            ),
+                        })?
                     }
                 };
                 self.note_secret(name, effect, approval);
@@ -419,6 +409,48 @@ impl Session {
     }
 }
 
+/// How long a mask count must hold still to count as settled: keys still on their way change it.
+const QUIET: Duration = Duration::from_millis(150);
+
+/// How a field's mask count (`read`) settled after `chars` characters were typed over a field
+/// that held `before`: `None` when it never changed. A count already equal to the secret's
+/// before typing is believed only once it moved, or at the deadline (regression: the field
+/// still showed the previous value's count before ctrl+a arrived, the call answered "filled"
+/// while keys were still on their way, and the next action cut the value short).
+fn settled(
+    mut read: impl FnMut() -> Option<usize>,
+    before: usize,
+    chars: usize,
+    wait: Duration,
+) -> Option<SecretEffect> {
+    let deadline = Instant::now() + wait;
+    let mut moved = false;
+    let mut last: Option<(usize, Instant)> = None;
+    loop {
+        let Some(n) = read() else {
+            return Some(SecretEffect::Unverifiable);
+        };
+        moved |= n != before;
+        let since = match last {
+            Some((m, at)) if m == n => at,
+            _ => {
+                let at = Instant::now();
+                last = Some((n, at));
+                at
+            }
+        };
+        let quiet = since.elapsed() >= QUIET;
+        let late = Instant::now() >= deadline;
+        if n == chars && quiet && (moved || late) {
+            return Some(SecretEffect::Filled);
+        }
+        if late {
+            return (moved && n > 0).then_some(SecretEffect::Changed);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// How many characters the field holds now (its mask count), when it can be read.
 fn mask_count(s: &Session, element: &Element) -> Option<usize> {
     s.desktop()
@@ -467,5 +499,64 @@ fn not_password(name: &str, target: &str) -> Error {
              field really should take it (a terminal prompt), the operator sets anyField = true \
              in [secrets.{name}]."
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A field whose count follows `steps` (each for its duration), then stays at the last.
+    fn field(steps: &[(usize, u64)]) -> impl FnMut() -> Option<usize> {
+        let start = Instant::now();
+        let steps = steps.to_vec();
+        move || {
+            let mut at = 0;
+            for (n, ms) in &steps {
+                at += ms;
+                if start.elapsed() < Duration::from_millis(at) {
+                    return Some(*n);
+                }
+            }
+            steps.last().map(|(n, _)| *n)
+        }
+    }
+
+    #[test]
+    fn a_count_equal_before_typing_is_not_believed_until_it_moved() {
+        // The old value had as many characters; ctrl+a and the keys arrive 100 ms later.
+        let started = Instant::now();
+        let got = settled(
+            field(&[(12, 100), (1, 30), (8, 30), (12, 10)]),
+            12,
+            12,
+            Duration::from_secs(2),
+        );
+        assert_eq!(got, Some(SecretEffect::Filled));
+        assert!(started.elapsed() >= Duration::from_millis(150 + 160));
+    }
+
+    #[test]
+    fn an_empty_field_filled_settles_and_one_that_never_moves_is_none() {
+        let got = settled(
+            field(&[(0, 30), (5, 20), (12, 10)]),
+            0,
+            12,
+            Duration::from_secs(2),
+        );
+        assert_eq!(got, Some(SecretEffect::Filled));
+        let got = settled(field(&[(0, 10)]), 0, 12, Duration::from_millis(300));
+        assert_eq!(got, None);
+        let got = settled(
+            field(&[(0, 20), (9, 10)]),
+            0,
+            12,
+            Duration::from_millis(300),
+        );
+        assert_eq!(got, Some(SecretEffect::Changed));
+        assert_eq!(
+            settled(|| None, 0, 12, Duration::from_millis(300)),
+            Some(SecretEffect::Unverifiable)
+        );
     }
 }

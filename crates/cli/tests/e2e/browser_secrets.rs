@@ -455,3 +455,92 @@ async fn a_secret_typed_by_name_reaches_the_page_and_nothing_else_holds_it() {
     }
     let _ = std::fs::remove_dir_all(&memory);
 }
+
+/// The desktop route into the same login page: Chromium on the desktop (deskpilot starts it
+/// with its accessibility on), the password field found in the window's tree, `type_secret`
+/// by token, Enter — and the POST holds the value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_desktop_route_types_a_secret_into_a_web_login_page() {
+    let Some(desktop) = harness::desktop() else {
+        return;
+    };
+    if !have_chromium() {
+        return;
+    }
+    let _guard = harness::exclusive().await;
+    let (port, posts) = site();
+    let config = crate::safety::ConfigFile::new(
+        "browser-secrets-desktop",
+        "secretsKeyring = false\n[secrets.DESK_PASS]\nwindows = [\"Sign in\"]\n",
+    );
+    let server = serve(
+        Some(desktop),
+        &["--config", config.arg()],
+        &[
+            ("DESKPILOT_SECRET_DESK_PASS", VALUE),
+            ("DESKPILOT_LOG", "debug"),
+        ],
+    )
+    .await;
+    let r = server
+        .call(
+            "browser_launch",
+            json!({ "url": format!("http://127.0.0.1:{port}/"), "headless": false }),
+        )
+        .await;
+    ok(&r);
+    let pass = wait_for(
+        Duration::from_secs(30),
+        "the password field in Chromium's tree",
+        || async {
+            let r = server
+                .call(
+                    "get_window_state",
+                    json!({ "title_match": "Sign in", "include_screenshot": false }),
+                )
+                .await;
+            if r.is_error == Some(true) {
+                return None;
+            }
+            ok(&r)["elements"]
+                .as_array()?
+                .iter()
+                .find(|e| e["password"] == true)
+                .cloned()
+        },
+    )
+    .await;
+    let r = server
+        .call(
+            "type_secret",
+            json!({ "name": "DESK_PASS", "element": pass["token"] }),
+        )
+        .await;
+    let typed = ok(&r).clone();
+    assert_eq!(typed["password_field"], true, "{typed}");
+    assert!(
+        text(&r).starts_with("Typed secret DESK_PASS into"),
+        "{}",
+        text(&r)
+    );
+    ok(&server.call("press_key", json!({ "keys": "Return" })).await);
+    let body = wait_for(Duration::from_secs(10), "the login POST", || async {
+        posts.lock().unwrap().first().cloned()
+    })
+    .await;
+    assert_eq!(form_value(&body, "pass").as_deref(), Some(VALUE), "{body}");
+    let stdout = server.stdout_lines().join("\n");
+    let stderr = server.stderr().join("\n");
+    let _ = server.call("browser_close", json!({})).await;
+    server.finish().await;
+    assert!(
+        leaks(&stdout).is_empty(),
+        "an MCP message holds {:?}",
+        leaks(&stdout)
+    );
+    assert!(
+        leaks(&stderr).is_empty(),
+        "stderr holds {:?}",
+        leaks(&stderr)
+    );
+}
