@@ -129,10 +129,16 @@ impl Session {
         submit: bool,
     ) -> Result<BrowserOutcome, Error> {
         let store = self.secrets();
-        store.resolve(name)?;
+        let known = self.known_secret(name)?;
         let scope = store.scope(name);
         let (cdp, session, info, t) = self.resolve_ref(r)?;
         check_target(&cdp, &session, &info, &t, name, &scope)?;
+        // A name nobody configured is asked of the person once the target passed its checks.
+        self.secret_or_ask(
+            name,
+            known,
+            &format!("{} \"{}\" on {}", t.role, t.name, info.url),
+        )?;
         let approval = self.browser_secret_gate(
             &scope,
             &format!(
