@@ -247,6 +247,17 @@ const TOOLS: &[(&str, &str, Kind, &[(&str, &str)])] = &[
             ("session", "string"),
         ],
     ),
+    // deskpilot's addition: DesktopOS has no way to type a secret.
+    (
+        "desktop_cdp_type_secret",
+        "cdp",
+        Mutating,
+        &[
+            ("secret", "string"),
+            ("target", "string"),
+            ("session", "string"),
+        ],
+    ),
     (
         "desktop_cdp_eval",
         "cdp",
@@ -309,8 +320,8 @@ async fn tools_list_is_desktoposs_table() {
     let (fake, _) = desktop();
     let client = connect("desktopos", EngineConfig::default(), &fake).await;
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 34);
-    assert_eq!(TOOLS.len(), 34);
+    assert_eq!(tools.len(), 35);
+    assert_eq!(TOOLS.len(), 35);
     for (name, _, kind, params) in TOOLS {
         let (t, schema) = common::listed(&tools, name);
         let mut want: Vec<&str> = params

@@ -38,7 +38,7 @@ const DEADLINE: Duration = Duration::from_secs(60);
 type Cases = Vec<(&'static str, Value)>;
 
 /// The page the browser tools work on: a button, a text box and a select.
-const PAGE: &str = "data:text/html,<title>T</title><button onclick=\"document.title='clicked'\">Go</button><input id=q aria-label=Query><select aria-label=Pick><option>a</option><option>b</option></select>";
+const PAGE: &str = "data:text/html,<title>T</title><button onclick=\"document.title='clicked'\">Go</button><input id=q aria-label=Query><select aria-label=Pick><option>a</option><option>b</option></select><input type=password aria-label=Pin>";
 
 /// A window "Editor" (a button "Save" and an editable "Name") and a window "Terminal".
 fn desktop() -> (FakeDesktop, WindowId) {
@@ -412,6 +412,10 @@ fn desktopos_browser() -> Cases {
         (
             "desktop_cdp_type",
             json!({ "text": "hi", "target": "Query" }),
+        ),
+        (
+            "desktop_cdp_type_secret",
+            json!({ "secret": "SCHEMA_PASS", "target": "Pin" }),
         ),
         (
             "desktop_cdp_eval",

@@ -32,9 +32,10 @@ async fn thirty_three_tools_and_group_filters_hold_at_list_and_call_time() {
     let _guard = harness::exclusive().await;
     let all = serve(Some(desktop), &["--profile", "desktopos"], &[]).await;
     let names = listed(&all).await;
-    // DesktopOS's 33, and desktop_type_secret (DesktopOS has no way to type a secret).
-    assert_eq!(names.len(), 34, "{names:?}");
+    // DesktopOS's 33, and desktop_type_secret and desktop_cdp_type_secret.
+    assert_eq!(names.len(), 35, "{names:?}");
     assert!(names.contains(&"desktop_type_secret".to_string()));
+    assert!(names.contains(&"desktop_cdp_type_secret".to_string()));
     all.finish().await;
 
     let only = serve(
@@ -97,7 +98,7 @@ async fn thirty_three_tools_and_group_filters_hold_at_list_and_call_time() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("\"dekstop\"") && err.contains("desktop (11)") && err.contains("cdp (9)"),
+        err.contains("\"dekstop\"") && err.contains("desktop (11)") && err.contains("cdp (10)"),
         "{err}"
     );
     assert!(out.stdout.is_empty(), "nothing but JSON-RPC on stdout");

@@ -732,6 +732,11 @@ const DESKTOPOS: Table = &[
     ("desktop_cdp_targets", Browser, &[O_CDP_TARGETS]),
     ("desktop_cdp_type", Browser, &[O_CDP, O_CDP_ACTION, ACTION]),
     (
+        "desktop_cdp_type_secret",
+        Browser,
+        &[O_CDP, O_CDP_ACTION, ACTION],
+    ),
+    (
         "desktop_click",
         Input,
         &[O_INPUT, O_POINTER, O_VERDICT, ACTION],

@@ -268,11 +268,12 @@ mod tests {
             assert_eq!(grouped, tools, "{}: groups and tools differ", p.name);
         }
         let d = profile("desktopos").unwrap();
-        // DesktopOS's 33, and desktop_type_secret (DesktopOS has no way to type a secret).
+        // DesktopOS's 33, and desktop_type_secret / desktop_cdp_type_secret (DesktopOS has no
+        // way to type a secret).
         assert_eq!(
             (d.tools)().len(),
-            34,
-            "DesktopOS has 33 tools, and deskpilot's secrets one"
+            35,
+            "DesktopOS has 33 tools, and deskpilot's two secret ones"
         );
     }
 

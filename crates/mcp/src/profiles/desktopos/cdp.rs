@@ -246,6 +246,17 @@ fn yes() -> bool {
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct TypeSecretArgs {
+    /// The secret's name (its value is never shown).
+    pub secret: String,
+    /// The password control's name.
+    pub target: String,
+    #[serde(default)]
+    pub session: String,
+}
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct EvalArgs {
     /// JavaScript; its value comes back as JSON.
     pub expression: String,
@@ -616,6 +627,44 @@ impl DesktopOsServer {
                 });
                 outcome_result(format!("Typed into {into}"), &o, &sid)
             }
+            Err(e) => error(&e),
+        }
+    }
+
+    /// 输入密钥 / Type a named secret into the page's password field; the value never enters the conversation.
+    #[tool(
+        name = "desktop_cdp_type_secret",
+        annotations(
+            title = "Type secret into page",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    pub async fn desktop_cdp_type_secret(
+        &self,
+        Parameters(a): Parameters<TypeSecretArgs>,
+    ) -> CallToolResult {
+        let session = self.session();
+        let run = render::blocking(
+            self.request_timeout() + SLACK,
+            "desktop_cdp_type_secret",
+            move || {
+                let cdp = page_of(&session, &a.session)?;
+                let (_, all) = read_elements(&session, &cdp.page)?;
+                let target = by_name(&all, &a.target, None)?.clone();
+                let o = session.browser_type_secret(&target.r#ref, a.secret.trim(), false)?;
+                Ok((cdp.id, target, o))
+            },
+        )
+        .await;
+        match run {
+            Ok((sid, t, o)) => outcome_result(
+                format!("Typed a secret into [{}] {}", t.role, t.name),
+                &o,
+                &sid,
+            ),
             Err(e) => error(&e),
         }
     }

@@ -79,6 +79,7 @@ pub(crate) const GROUPS: &[(&str, &[&str])] = &[
             "desktop_cdp_elements",
             "desktop_cdp_click",
             "desktop_cdp_type",
+            "desktop_cdp_type_secret",
             "desktop_cdp_eval",
             "desktop_cdp_screenshot",
             "desktop_cdp_close",
