@@ -66,6 +66,7 @@ async fn handshake_names_deskpilot_and_lists_annotated_tools() {
         "shell_exec_verified",
         "shell_reset",
         "status",
+        "type_secret",
         "type_text",
         "ui_context_clear",
         "ui_context_current",
@@ -171,7 +172,7 @@ async fn tool_filters_apply_to_list_and_call() {
         .map(|t| t.name.to_string())
         .collect();
     assert!(
-        !names.contains(&"list_windows".to_string()) && names.len() == 57,
+        !names.contains(&"list_windows".to_string()) && names.len() == 58,
         "{names:?}"
     );
     let refused = server
