@@ -77,7 +77,8 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
-fn decode(s: &str) -> String {
+/// Percent-decoding with `+` as a space (query strings and form bodies).
+pub(crate) fn decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
