@@ -1173,6 +1173,41 @@ impl Session {
         element: &Element,
         value: &str,
     ) -> Result<(), Error> {
+        if !self.focus_for_keys(seen, now, element)? {
+            let accessibility = &self.desktop().accessibility;
+            return Err(Error::ValueNotSet(Box::new(crate::error::NotSet {
+                token: element.token.clone(),
+                role: element.role.to_string(),
+                name: element.name.clone(),
+                wanted: value.to_string(),
+                read: if element.states.protected {
+                    "(a password field: its text is not shown)".to_string()
+                } else {
+                    accessibility.read_text(&element.handle).unwrap_or_default()
+                },
+                how: "and it did not take the keyboard focus, so nothing was typed",
+            })));
+        }
+        self.send_chord(&[Key::Ctrl, Key::Char('a')])?;
+        if value.is_empty() {
+            self.send_chord(&[Key::Backspace])
+        } else {
+            self.desktop()
+                .keyboard
+                .type_text(value)
+                .map_err(Error::from)
+        }
+    }
+
+    /// Gives `element` the keyboard focus (its accessibility interface, else a click on its
+    /// centre) in its window made active; `false` when it still has not taken it after
+    /// [`CLICK_WAIT`] (an element whose states cannot be read counts as focused).
+    pub(crate) fn focus_for_keys(
+        &self,
+        seen: &WindowInfo,
+        now: &WindowInfo,
+        element: &Element,
+    ) -> Result<bool, Error> {
         use deskpilot_backend::Error as B;
         let accessibility = &self.desktop().accessibility;
         match accessibility.focus(&element.handle) {
@@ -1193,33 +1228,11 @@ impl Session {
         let deadline = Instant::now() + CLICK_WAIT;
         loop {
             match accessibility.states(&element.handle) {
-                Ok(s) if s.focused => break,
-                Ok(_) if Instant::now() >= deadline => {
-                    return Err(Error::ValueNotSet(Box::new(crate::error::NotSet {
-                        token: element.token.clone(),
-                        role: element.role.to_string(),
-                        name: element.name.clone(),
-                        wanted: value.to_string(),
-                        read: if element.states.protected {
-                            "(a password field: its text is not shown)".to_string()
-                        } else {
-                            accessibility.read_text(&element.handle).unwrap_or_default()
-                        },
-                        how: "and it did not take the keyboard focus, so nothing was typed",
-                    })));
-                }
+                Ok(s) if s.focused => return Ok(true),
+                Ok(_) if Instant::now() >= deadline => return Ok(false),
                 Ok(_) => std::thread::sleep(Duration::from_millis(20)),
-                Err(_) => break,
+                Err(_) => return Ok(true),
             }
-        }
-        self.send_chord(&[Key::Ctrl, Key::Char('a')])?;
-        if value.is_empty() {
-            self.send_chord(&[Key::Backspace])
-        } else {
-            self.desktop()
-                .keyboard
-                .type_text(value)
-                .map_err(Error::from)
         }
     }
 

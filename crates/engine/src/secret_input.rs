@@ -129,7 +129,16 @@ impl Session {
                 )?;
                 let accessibility = &self.desktop().accessibility;
                 let before = mask_count(self, &element);
-                self.focus_for_secret(&seen, &now, &element)?;
+                if !self.focus_for_keys(&seen, &now, &element)? {
+                    return Err(Error::Coded {
+                        code: ErrorCode::ValueNotSet,
+                        message: format!(
+                            "{} did not take the keyboard focus, so nothing was typed. Hint: \
+                             click the field first, then call type_secret with x/y.",
+                            describe(&element, &now)
+                        ),
+                    });
+                }
                 self.send_chord(&[Key::Ctrl, Key::Char('a')])?;
                 let chars = store.with_value(name, |value| {
                     self.desktop().keyboard.type_text(value)?;
@@ -356,56 +365,6 @@ impl Session {
             .fields
             .iter()
             .any(|f| f.window == window.id && f.bounds.contains(point)))
-    }
-
-    /// Gives `element` the keyboard focus (its accessibility interface, else a click on its
-    /// centre) in an active window; an element that does not take it is an error that names
-    /// no value.
-    fn focus_for_secret(
-        &self,
-        seen: &WindowInfo,
-        now: &WindowInfo,
-        element: &Element,
-    ) -> Result<(), Error> {
-        use deskpilot_backend::Error as B;
-        let accessibility = &self.desktop().accessibility;
-        match accessibility.focus(&element.handle) {
-            Ok(()) => {}
-            Err(B::Unsupported { .. }) => {
-                let _ = seen;
-                let Some(b) = element.bounds else {
-                    return Err(Error::InvalidArgument {
-                        message: format!(
-                            "{} cannot be focused and has no bounds to click",
-                            describe(element, now)
-                        ),
-                    });
-                };
-                self.move_with_receipt(b.center())?;
-                self.desktop().pointer.button(Button::Left, true)?;
-                self.desktop().pointer.button(Button::Left, false)?;
-            }
-            Err(e) => return Err(Error::Backend(e)),
-        }
-        self.activate_for_keys(now)?;
-        let deadline = Instant::now() + Duration::from_millis(500);
-        loop {
-            match accessibility.states(&element.handle) {
-                Ok(s) if s.focused => return Ok(()),
-                Ok(_) if Instant::now() >= deadline => {
-                    return Err(Error::Coded {
-                        code: ErrorCode::ValueNotSet,
-                        message: format!(
-                            "{} did not take the keyboard focus, so nothing was typed. Hint: \
-                             click the field first, then call type_secret with x/y.",
-                            describe(element, now)
-                        ),
-                    });
-                }
-                Ok(_) => std::thread::sleep(Duration::from_millis(20)),
-                Err(_) => return Ok(()),
-            }
-        }
     }
 }
 
